@@ -1,0 +1,39 @@
+/**
+ * The whole contract as one HttpApi. It imports nothing from the server side, so
+ * a typed client (`HttpApiClient.make(Api)`) can be built from it alone.
+ */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { AccountsApi } from "./accounts/Api.ts"
+import { ErrorEnvelope } from "./api/Envelope.ts"
+import { ActivityApi } from "./audit/Api.ts"
+import { AuthApi, SessionApi } from "./auth/Api.ts"
+import { DelegationsApi } from "./delegations/Api.ts"
+import { LaunchpadApi } from "./launchpad/Api.ts"
+import { MarketplaceApi, MarketplaceStreamApi } from "./marketplace/Api.ts"
+import { NotificationsApi } from "./notifications/Api.ts"
+import { SystemApi } from "./system/Api.ts"
+import { UserOpsApi } from "./userops/Api.ts"
+
+export class Api extends HttpApi.make("delegated-authority")
+  .add(SystemApi)
+  .add(AuthApi)
+  .add(SessionApi)
+  .add(AccountsApi)
+  .add(DelegationsApi)
+  .add(UserOpsApi)
+  .add(ActivityApi)
+  .add(NotificationsApi)
+  .add(MarketplaceApi)
+  .add(MarketplaceStreamApi)
+  .add(LaunchpadApi)
+  .middleware(ErrorEnvelope)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Delegated-Authority Account Service",
+      version: "1",
+      description:
+        "Scoped, revocable authority over ERC-4337 smart accounts, a user-operation relay and a tamper-evident audit log. " +
+        "Every path is served both as written and under the `/v1` prefix."
+    })
+  )
+{}

@@ -1,0 +1,41 @@
+/**
+ * The HTTP application: every group's handlers, the OpenAPI document at
+ * `/openapi.json`, the browsable reference at `/docs`, and the router-wide
+ * envelope. `AppLive` still needs its services; `main.ts` and the tests provide them.
+ */
+import { Layer } from "effect"
+import { HttpRouter } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { AccountsHandlers } from "./accounts/Http.ts"
+import { Api } from "./Api.ts"
+import { ErrorEnvelopeLive } from "./api/Envelope.ts"
+import { GlobalEnvelope } from "./api/GlobalEnvelope.ts"
+import { notImplementedGroup } from "./api/NotImplemented.ts"
+import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
+import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
+import { SystemHandlers } from "./system/Http.ts"
+
+export const HandlersLive = Layer.mergeAll(
+  SystemHandlers,
+  AuthHandlers,
+  SessionHandlers,
+  AccountsHandlers,
+  notImplementedGroup("delegations", "issue 5"),
+  notImplementedGroup("userops", "issue 4"),
+  notImplementedGroup("activity", "issue 3"),
+  notImplementedGroup("notifications", "issue 3"),
+  notImplementedGroup("marketplace", "issue 6"),
+  notImplementedGroup("marketplaceStream", "issue 6"),
+  notImplementedGroup("launchpad", "issue 7")
+)
+
+export const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
+  Layer.provide(HandlersLive),
+  Layer.provide([ErrorEnvelopeLive, AuthorizationLive])
+)
+
+export const DocsRoute = HttpApiScalar.layer(Api, { path: "/docs" })
+
+export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, GlobalEnvelope)
+
+export const serveApp = HttpRouter.serve(AppLive)

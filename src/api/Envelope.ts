@@ -1,0 +1,73 @@
+/**
+ * The envelope middleware: an API-wide `HttpApiMiddleware` that renders the
+ * framework's own request-decode failures as the contract's envelope (400, with
+ * the failing paths in `details.issues`) and stamps every typed error with the
+ * request's trace id as `requestId`. It declares both errors, so the OpenAPI
+ * document and the typed client know them on every endpoint.
+ */
+import { Cause, Effect, Layer, SchemaIssue } from "effect"
+import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
+import type { ApiError } from "./Errors.ts"
+import { BadRequest, BadRequestError, errorClasses, InternalError, InternalErrorError } from "./Errors.ts"
+
+export class ErrorEnvelope extends HttpApiMiddleware.Service<ErrorEnvelope>()("das/api/ErrorEnvelope", {
+  error: [BadRequestError, InternalErrorError]
+}) {}
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const slotName = (kind: string) =>
+  kind === "Params" ? "path" : kind === "Payload" ? "body" : kind.toLowerCase()
+
+const issuesOf = (error: HttpApiError.HttpApiSchemaError) => {
+  const slot = slotName(error.kind)
+  return formatIssues(error.cause.issue).issues.map((issue) => ({
+    path: [slot, ...(issue.path ?? []).map((p) => String(typeof p === "object" && p !== null ? p.key : p))].join("."),
+    message: issue.message
+  }))
+}
+
+/** The current request's trace id, used as the envelope's `requestId`. */
+export const currentRequestId: Effect.Effect<string | undefined> = Effect.currentParentSpan.pipe(
+  Effect.map((span) => span.traceId),
+  Effect.orElseSucceed(() => undefined)
+)
+
+export const isApiError = (u: unknown): u is ApiError =>
+  typeof u === "object" && u !== null && "_tag" in u && (u._tag as string) in errorClasses && u instanceof Error
+
+/** A copy of a typed error carrying `requestId`. */
+export const withRequestId = <E extends ApiError>(e: E, requestId: string | undefined): E => {
+  if (requestId === undefined || e.requestId !== undefined) return e
+  const Ctor = e.constructor as new(props: object) => E
+  // Error fields (message) are not enumerable: copy them by name.
+  return new Ctor({
+    message: e.message,
+    ...(e.details === undefined ? {} : { details: e.details }),
+    ...("declineReason" in e ? { declineReason: e.declineReason } : {}),
+    requestId
+  })
+}
+
+export const ErrorEnvelopeLive = Layer.succeed(ErrorEnvelope, (httpEffect) =>
+  Effect.catch(httpEffect, (e: unknown) =>
+    Effect.flatMap(currentRequestId, (requestId) => {
+      if (HttpApiError.HttpApiSchemaError.is(e)) {
+        if (e.kind === "Body" || e.kind === "ResponseHeaders") {
+          // Our own response failed its Schema: a defect, reported, never leaked.
+          return Effect.logError("response failed its schema", Cause.fail(e)).pipe(
+            Effect.andThen(Effect.fail(new InternalError({ message: "Internal error", ...(requestId ? { requestId } : {}) })))
+          )
+        }
+        const issues = issuesOf(e)
+        return Effect.fail(
+          new BadRequest({
+            message: `Invalid request: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
+            details: { issues },
+            ...(requestId ? { requestId } : {})
+          })
+        )
+      }
+      return Effect.fail(isApiError(e) ? withRequestId(e, requestId) : e)
+    })
+  ) as never)

@@ -1,0 +1,22 @@
+/**
+ * The project's typed client, built from the same HttpApi the server serves, so
+ * every request and response is checked against the contract's Schemas on both
+ * sides. `token` is the session bearer from `POST /auth/session` (none for the
+ * public endpoints and sign-in).
+ */
+import { Effect, Layer } from "effect"
+import { FetchHttpClient, HttpClientRequest } from "effect/http"
+import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
+import { Api } from "../Api.ts"
+import { Authorization } from "../auth/Middleware.ts"
+
+export type ApiClient = HttpApiClient.ForApi<typeof Api>
+
+export const authorizationClient = (token: string | undefined) =>
+  HttpApiMiddleware.layerClient(Authorization, ({ next, request }) =>
+    next(token === undefined ? request : HttpClientRequest.bearerToken(request, token)))
+
+export const makeClient = (options: { readonly baseUrl: string; readonly token?: string | undefined }) =>
+  HttpApiClient.make(Api, { baseUrl: options.baseUrl }).pipe(
+    Effect.provide(Layer.merge(authorizationClient(options.token), FetchHttpClient.layer))
+  )

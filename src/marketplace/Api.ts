@@ -1,0 +1,125 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import {
+  BadRequestError,
+  NotFoundError,
+  NotImplementedError,
+  OutOfScopeError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError
+} from "../api/Errors.ts"
+import { Authorization } from "../auth/Middleware.ts"
+import { Address, ChainId, Hash32, PageLimit } from "../domain/Primitives.ts"
+import {
+  Agent,
+  AgentsPage,
+  AgentStat,
+  HireBuild,
+  Job,
+  JobOpBuild,
+  ManagedConnection,
+  ManagedConnectStart,
+  ManagedDepositBuild
+} from "./Domain.ts"
+
+const upstream = [UpstreamUnavailableError, UpstreamTimeoutError] as const
+const builds = [BadRequestError, NotFoundError, OutOfScopeError, NotImplementedError, ...upstream] as const
+const PositiveAmount = Schema.Finite.check(Schema.isGreaterThan(0))
+
+/** The public live stats stream: no session needed. */
+export class MarketplaceStreamApi extends HttpApiGroup.make("marketplaceStream")
+  .add(
+    HttpApiEndpoint.get("stream", "/marketplace/agents/stream", {
+      query: { wallets: Schema.optionalKey(Schema.String) },
+      success: HttpApiSchema.StreamSse({ data: AgentStat }),
+      error: [BadRequestError, ...upstream]
+    })
+  )
+  .annotateMerge(OpenApi.annotations({ title: "Marketplace stream", description: "Live agent stats (SSE)." }))
+{}
+
+export class MarketplaceApi extends HttpApiGroup.make("marketplace")
+  .add(
+    HttpApiEndpoint.get("listAgents", "/marketplace/agents", {
+      query: { cursor: Schema.optionalKey(Schema.String), limit: PageLimit },
+      success: AgentsPage,
+      error: [BadRequestError, ...upstream]
+    }),
+    HttpApiEndpoint.get("evaluator", "/marketplace/agents/evaluator", {
+      success: Schema.Struct({ connected: Schema.Boolean, wallet: Address })
+    }),
+    HttpApiEndpoint.get("searchAgents", "/marketplace/agents/search", {
+      query: {
+        query: Schema.String.check(Schema.isMinLength(1)),
+        chainIds: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^\d+(,\d+)*$/))),
+        topK: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
+      },
+      success: Schema.Array(Agent),
+      error: [BadRequestError, OutOfScopeError, ...upstream]
+    }),
+    HttpApiEndpoint.post("hireBuild", "/marketplace/agents/hire/build", {
+      payload: Schema.Struct({
+        agentWallet: Address,
+        chainId: ChainId,
+        perJobBudget: PositiveAmount,
+        delegateeAddress: Address
+      }),
+      success: HireBuild,
+      error: builds
+    }),
+    HttpApiEndpoint.get("getAgent", "/marketplace/agents/:wallet", {
+      params: { wallet: Address },
+      success: Agent,
+      error: [NotFoundError, ...upstream]
+    }),
+    HttpApiEndpoint.get("listJobs", "/marketplace/jobs", {
+      success: Schema.Array(Job),
+      error: upstream
+    }),
+    HttpApiEndpoint.post("createJobBuild", "/marketplace/jobs/create/build", {
+      payload: Schema.Struct({
+        mandateId: Hash32,
+        agentWallet: Address,
+        description: Schema.String.check(Schema.isBetweenLength(1, 4000)),
+        chainId: ChainId
+      }),
+      success: JobOpBuild,
+      error: builds
+    }),
+    HttpApiEndpoint.post("fundJobBuild", "/marketplace/jobs/fund/build", {
+      payload: Schema.Struct({ mandateId: Hash32, jobId: Schema.String, perJobBudget: PositiveAmount, chainId: ChainId }),
+      success: JobOpBuild,
+      error: builds
+    }),
+    HttpApiEndpoint.get("getJob", "/marketplace/jobs/:chainId/:jobId", {
+      params: { chainId: ChainId, jobId: Schema.String },
+      success: Job,
+      error: [NotFoundError, ...upstream]
+    }),
+    HttpApiEndpoint.get("managedConnection", "/marketplace/managed/connection", {
+      success: ManagedConnection,
+      error: upstream
+    }),
+    HttpApiEndpoint.post("managedConnect", "/marketplace/managed/connect", {
+      success: ManagedConnectStart,
+      error: upstream
+    }),
+    HttpApiEndpoint.get("managedConnectStatus", "/marketplace/managed/connect/status", {
+      query: { requestId: Schema.String.check(Schema.isMinLength(1)) },
+      success: ManagedConnection,
+      error: [NotFoundError, ...upstream]
+    }),
+    HttpApiEndpoint.post("managedDepositBuild", "/marketplace/managed/deposit/build", {
+      payload: Schema.Struct({
+        chainId: ChainId,
+        amount: PositiveAmount,
+        tokenSymbol: Schema.String.check(Schema.isMinLength(1)),
+        tokenAddress: Address
+      }),
+      success: ManagedDepositBuild,
+      error: builds
+    })
+  )
+  .middleware(Authorization)
+  .annotateMerge(OpenApi.annotations({ title: "Marketplace", description: "Read-only proxy of the agent marketplace." }))
+{}

@@ -1,0 +1,39 @@
+/**
+ * The service's own configuration, read once through Effect `Config` (environment
+ * variables by default; tests set a `ConfigProvider`). Every key is in the README.
+ */
+import { Config, Context, Duration, Effect, Layer, Option } from "effect"
+
+export interface AppConfigShape {
+  readonly host: string
+  readonly port: number
+  /** Folder for the embedded PostgreSQL data (and other local state). */
+  readonly dataDir: string
+  /** Sign-In with Ethereum: the domain and URI the message must name, and the chain id. */
+  readonly siweDomain: string
+  readonly siweUri: string
+  readonly siweChainId: number
+  /** How long a sign-in nonce stays valid, and how old a signed message may be. */
+  readonly nonceTtl: Duration.Duration
+  readonly sessionTtl: Duration.Duration
+  /** Where OTLP traces go (http/protobuf or http/json endpoint); none: tracing is off. */
+  readonly otlpEndpoint: Option.Option<string>
+  readonly serviceName: string
+}
+
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("das/platform/AppConfig") {
+  static readonly config = Config.all({
+    host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+    port: Config.Port("PORT").pipe(Config.withDefault(8080)),
+    dataDir: Config.String("DATA_DIR").pipe(Config.withDefault(".data")),
+    siweDomain: Config.String("SIWE_DOMAIN").pipe(Config.withDefault("localhost:8080")),
+    siweUri: Config.String("SIWE_URI").pipe(Config.withDefault("http://localhost:8080")),
+    siweChainId: Config.Int("SIWE_CHAIN_ID").pipe(Config.withDefault(31337)),
+    nonceTtl: Config.Duration("SIWE_NONCE_TTL").pipe(Config.withDefault(Duration.minutes(10))),
+    sessionTtl: Config.Duration("SESSION_TTL").pipe(Config.withDefault(Duration.hours(12))),
+    otlpEndpoint: Config.option(Config.String("OTEL_EXPORTER_OTLP_ENDPOINT")),
+    serviceName: Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault("delegated-authority-service"))
+  })
+
+  static readonly layer = Layer.effect(AppConfig, Effect.map(AppConfig.config, AppConfig.of))
+}

@@ -1,0 +1,29 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import {
+  BadRequestError,
+  NotFoundError,
+  NotImplementedError,
+  OutOfScopeError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError
+} from "../api/Errors.ts"
+import { Authorization } from "../auth/Middleware.ts"
+import { SignedUserOp, UserOpReceipt } from "../domain/Operations.ts"
+
+export class UserOpsApi extends HttpApiGroup.make("userops")
+  .add(
+    HttpApiEndpoint.post("submit", "/userops", {
+      payload: SignedUserOp,
+      success: UserOpReceipt.pipe(HttpApiSchema.status(202)),
+      error: [BadRequestError, OutOfScopeError, UpstreamUnavailableError, UpstreamTimeoutError, NotImplementedError]
+    }),
+    HttpApiEndpoint.get("get", "/userops/:userOpId", {
+      params: { userOpId: Schema.String },
+      success: UserOpReceipt,
+      error: [NotFoundError, UpstreamUnavailableError, UpstreamTimeoutError, NotImplementedError]
+    })
+  )
+  .middleware(Authorization)
+  .annotateMerge(OpenApi.annotations({ title: "User operations", description: "The relay." }))
+{}

@@ -1,0 +1,48 @@
+/**
+ * A fresh, migrated database of its own for each test file, in the run's shared
+ * embedded PostgreSQL (see globalSetup.ts).
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import { inject } from "vitest"
+import { runMigrations } from "../../src/db/Database.ts"
+
+export const testDatabaseName = () => `test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
+
+const adminLayer = () => {
+  const pg = inject("pg")
+  return PgClient.layer({
+    host: pg.host,
+    port: pg.port,
+    username: pg.user,
+    password: Redacted.make(pg.password),
+    database: "postgres",
+    maxConnections: 1
+  })
+}
+
+export const createDatabase = (name: string) =>
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    yield* sql.unsafe(`CREATE DATABASE ${name}`)
+  }).pipe(Effect.provide(adminLayer()), Effect.scoped)
+
+export const databaseUrl = (name: string) => {
+  const pg = inject("pg")
+  return `postgres://${pg.user}:${pg.password}@${pg.host}:${pg.port}/${name}`
+}
+
+/** PgClient + SqlClient on a new migrated database. */
+export const TestDatabaseLive = (options?: { readonly name?: string; readonly maxConnections?: number }) => {
+  const name = options?.name ?? testDatabaseName()
+  return Layer.effectDiscard(runMigrations).pipe(
+    Layer.provideMerge(
+      Layer.unwrap(
+        Effect.as(
+          createDatabase(name),
+          PgClient.layer({ url: Redacted.make(databaseUrl(name)), maxConnections: options?.maxConnections ?? 10 })
+        )
+      )
+    )
+  )
+}

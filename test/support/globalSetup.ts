@@ -1,0 +1,26 @@
+/**
+ * One embedded PostgreSQL for the whole test run (each test file creates its own
+ * database in it), stopped when the run ends.
+ */
+import { Effect, Exit, Scope } from "effect"
+import * as fs from "node:fs/promises"
+import type { TestProject } from "vitest/node"
+import { startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    pg: { host: string; port: number; user: string; password: string }
+  }
+}
+
+export default async function setup(project: TestProject) {
+  // Not under a private temp folder: the server runs as its own user and must reach its data folder.
+  const databaseDir = `/tmp/das-test-pg-${process.pid}-${Date.now()}`
+  const scope = Effect.runSync(Scope.make())
+  const pg = await Effect.runPromise(startEmbeddedPostgres({ databaseDir }).pipe(Scope.provide(scope)))
+  project.provide("pg", { host: pg.host, port: pg.port, user: pg.user, password: pg.password })
+  return async () => {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    await fs.rm(databaseDir, { recursive: true, force: true })
+  }
+}
