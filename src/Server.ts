@@ -1,7 +1,9 @@
 /**
  * The HTTP application: every group's handlers, the OpenAPI document at
  * `/openapi.json`, the browsable reference at `/docs`, and the router-wide
- * envelope. `AppLive` still needs its services; `main.ts` and the tests provide them.
+ * envelope. Each feature's `Http.ts` exports its handlers with its own services
+ * provided, so they need only infrastructure (SqlClient, HttpClient, AppConfig, ...),
+ * which `main.ts` and the tests provide.
  */
 import { Layer } from "effect"
 import { HttpRouter } from "effect/http"
@@ -13,17 +15,21 @@ import { GlobalEnvelope } from "./api/GlobalEnvelope.ts"
 import { notImplementedGroup } from "./api/NotImplemented.ts"
 import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
+import { ActivityHandlers } from "./audit/Http.ts"
+import { DelegationsHandlers } from "./delegations/Http.ts"
+import { NotificationsHandlers } from "./notifications/Http.ts"
 import { SystemHandlers } from "./system/Http.ts"
+import { UserOpsHandlers } from "./userops/Http.ts"
 
 export const HandlersLive = Layer.mergeAll(
   SystemHandlers,
   AuthHandlers,
   SessionHandlers,
   AccountsHandlers,
-  notImplementedGroup("delegations", "issue 5"),
-  notImplementedGroup("userops", "issue 4"),
-  notImplementedGroup("activity", "issue 3"),
-  notImplementedGroup("notifications", "issue 3"),
+  DelegationsHandlers,
+  UserOpsHandlers,
+  ActivityHandlers,
+  NotificationsHandlers,
   notImplementedGroup("marketplace", "issue 6"),
   notImplementedGroup("marketplaceStream", "issue 6"),
   notImplementedGroup("launchpad", "issue 7")

@@ -4,7 +4,7 @@
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Context, Effect, Layer } from "effect"
-import { HttpServer } from "effect/http"
+import { FetchHttpClient, HttpServer } from "effect/http"
 import { getContractAddress, keccak256, toHex, type Hex } from "viem"
 import { createServer } from "node:http"
 import { AccountFactory } from "../../src/accounts/AccountFactory.ts"
@@ -66,6 +66,7 @@ export const TestServerLive = (options?: {
     Layer.provideMerge(options?.accountFactory ?? AccountFactoryTest),
     Layer.provideMerge(SignatureVerifier.layerLocal),
     Layer.provideMerge(AppConfig.layer),
+    Layer.provideMerge(FetchHttpClient.layer),
     Layer.provide(testConfig(options?.config))
   )
 
