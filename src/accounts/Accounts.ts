@@ -73,7 +73,7 @@ export class Accounts extends Context.Service<Accounts, {
             INSERT INTO accounts (id, signer_address, idx, label, address, chain_id, type, purpose, deployment_status, created_at)
             VALUES (${`acc_${crypto.randomUUID()}`}, ${signer}, ${index}, ${label}, ${normalizeAddress(address)},
                     ${factory.chainId}, ${factory.accountType}, ${purpose}, ${"counterfactual"}, now())
-            ON CONFLICT (signer_address, idx) DO NOTHING
+            ON CONFLICT DO NOTHING
             RETURNING *`
           return rows.length > 0
         })

@@ -4,7 +4,7 @@
  * defects (500, logged with their cause, never shown to the client). Every one
  * answers with the contract's envelope and the request's trace id.
  */
-import { Cause, Effect } from "effect"
+import { Cause, Effect, type Types } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpServerError } from "effect/http"
 import { currentRequestId, isApiError, withRequestId } from "./Envelope.ts"
@@ -37,7 +37,7 @@ const render = (cause: Cause.Cause<unknown>) =>
   })
 
 export const GlobalEnvelope = HttpRouter.middleware(
-  (httpEffect) =>
+  (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const url = stripVersionPrefix(request.url)
@@ -47,6 +47,6 @@ export const GlobalEnvelope = HttpRouter.middleware(
       return yield* effect.pipe(
         Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : render(cause)))
       )
-    }) as never,
+    }) as Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest>,
   { global: true }
 )
