@@ -11,6 +11,7 @@ import { AccountFactory } from "../../src/accounts/AccountFactory.ts"
 import { SignatureVerifier } from "../../src/auth/SignatureVerifier.ts"
 import { makeClient } from "../../src/client/Client.ts"
 import { AppConfig } from "../../src/platform/AppConfig.ts"
+import { TelemetryLive } from "../../src/platform/Telemetry.ts"
 import { serveApp } from "../../src/Server.ts"
 import { ServicesLive } from "../../src/Services.ts"
 import { TestDatabaseLive } from "./TestDatabase.ts"
@@ -60,7 +61,7 @@ export const TestServerLive = (options?: {
       return { baseUrl: `http://127.0.0.1:${address.port}` }
     })
   ).pipe(
-    Layer.provideMerge(serveApp.pipe(Layer.provide(ServicesLive))),
+    Layer.provideMerge(serveApp.pipe(Layer.provide(ServicesLive), Layer.provide(TelemetryLive))),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(TestDatabaseLive()),
     Layer.provideMerge(options?.accountFactory ?? AccountFactoryTest),
