@@ -17,6 +17,7 @@ import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
 import { ActivityHandlers } from "./audit/Http.ts"
 import { DelegationsHandlers } from "./delegations/Http.ts"
+import { LaunchpadHandlers, LaunchpadLive } from "./launchpad/Http.ts"
 import { NotificationsHandlers } from "./notifications/Http.ts"
 import { SystemHandlers } from "./system/Http.ts"
 import { UserOpsHandlers } from "./userops/Http.ts"
@@ -32,7 +33,7 @@ export const HandlersLive = Layer.mergeAll(
   NotificationsHandlers,
   notImplementedGroup("marketplace", "issue 6"),
   notImplementedGroup("marketplaceStream", "issue 6"),
-  notImplementedGroup("launchpad", "issue 7")
+  LaunchpadHandlers.pipe(Layer.provide(LaunchpadLive))
 )
 
 export const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(

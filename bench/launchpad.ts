@@ -1,0 +1,127 @@
+/**
+ * Requests/s of `GET /launchpad/tokens?chain=all...` through the real HTTP stack, cached
+ * (long TTL) and uncached (TTL 0: every request refreshes from the loopback fake upstream;
+ * single flight still merges identical requests that overlap), beside a bare `node:http`
+ * handler that serves the same cached JSON. Loopback only; about 25 s.
+ *
+ *   npx tsx bench/launchpad.ts [seconds-per-phase=5] [concurrency=16]
+ *
+ * The load generator runs in a worker thread so it does not share the servers' event loop.
+ */
+import { Context, Effect, Layer, Logger } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Worker } from "node:worker_threads"
+import { Fake } from "../test/launchpad/harness.ts"
+import { launchpadServer, LaunchpadServer } from "../test/launchpad/server.ts"
+
+const seconds = Number(process.argv[2] ?? 5)
+const concurrency = Number(process.argv[3] ?? 16)
+const path = "/launchpad/tokens?chain=all&sort=volume24h&page=2&pageSize=30"
+
+const loadWorker = `
+const { parentPort, workerData } = require("node:worker_threads")
+const http = require("node:http")
+const { url, seconds, concurrency } = workerData
+const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
+const once = () => new Promise((resolve) => {
+  http.get(url, { agent }, (res) => { res.resume(); res.on("end", () => resolve(res.statusCode)) })
+    .on("error", () => resolve(0))
+})
+;(async () => {
+  let ok = 0, failed = 0
+  const warmEnd = Date.now() + 500
+  while (Date.now() < warmEnd) await once()
+  const started = Date.now(), end = started + seconds * 1000
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (Date.now() < end) { (await once()) === 200 ? ok++ : failed++ }
+  }))
+  const elapsed = (Date.now() - started) / 1000
+  agent.destroy()
+  parentPort.postMessage({ rps: ok / elapsed, ok, failed })
+})()
+`
+
+interface LoadResult {
+  readonly rps: number
+  readonly ok: number
+  readonly failed: number
+}
+
+const load = (url: string) =>
+  Effect.promise(() =>
+    new Promise<LoadResult>((resolve, reject) => {
+      const w = new Worker(loadWorker, { eval: true, workerData: { url, seconds, concurrency } })
+      w.once("message", (m: LoadResult) => {
+        void w.terminate()
+        resolve(m)
+      })
+      w.once("error", reject)
+    })
+  )
+
+const bareServer = (body: string) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      new Promise<{ url: string; close: () => Promise<void> }>((resolve) => {
+        const server = createServer((_req, res) => {
+          res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+          res.end(body)
+        })
+        server.listen(0, "127.0.0.1", () => {
+          const { port } = server.address() as AddressInfo
+          resolve({
+            url: `http://127.0.0.1:${port}`,
+            close: () =>
+              new Promise<void>((done) => {
+                server.closeAllConnections()
+                server.close(() => done())
+              })
+          })
+        })
+      })
+    ),
+    (s) => Effect.promise(() => s.close())
+  )
+
+const build = (ttl: string) =>
+  Effect.map(
+    Layer.build(launchpadServer({ LAUNCHPAD_CACHE_TTL: ttl })),
+    (ctx) => ({ server: Context.get(ctx, LaunchpadServer), fake: Context.get(ctx, Fake) })
+  )
+
+const program = Effect.gen(function*() {
+  const cached = yield* build("1 hour")
+  const uncached = yield* build("0 millis")
+
+  const body = yield* Effect.promise(() => fetch(`${cached.server.baseUrl}${path}`).then((r) => r.text()))
+  const bare = yield* bareServer(body)
+
+  console.log(`launchpad bench: ${path}`)
+  console.log(`  ${seconds} s per phase, ${concurrency} concurrent keep-alive clients, response ${body.length} bytes\n`)
+
+  const rCached = yield* load(`${cached.server.baseUrl}${path}`)
+  uncached.fake.reset()
+  const rUncached = yield* load(`${uncached.server.baseUrl}${path}`)
+  const upstreamCalls = uncached.fake.count("/api/virtuals")
+  const rBare = yield* load(`${bare.url}${path}`)
+
+  const row = (name: string, r: LoadResult) =>
+    console.log(`  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   (${r.ok} ok, ${r.failed} failed)`)
+  row("bare node:http, same JSON", rBare)
+  row("launchpad, cached", rCached)
+  row("launchpad, uncached (TTL 0)", rUncached)
+  console.log(`\n  ratio cached / bare:    ${(rCached.rps / rBare.rps).toFixed(3)}`)
+  console.log(`  ratio uncached / bare:  ${(rUncached.rps / rBare.rps).toFixed(3)}`)
+  console.log(`  uncached: ${upstreamCalls} upstream requests for ${rUncached.ok} answers (3 per refresh; overlapping requests share one)`)
+})
+
+Effect.runPromise(
+  program.pipe(Effect.scoped, Effect.provide(Logger.layer([])))
+).then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e)
+    process.exit(1)
+  }
+)
