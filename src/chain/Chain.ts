@@ -1,0 +1,260 @@
+/**
+ * Reads from the chain through a viem public client: EntryPoint nonces, account code,
+ * fee data, ERC-20 balances / allowances / permit nonces, and `eth_call` simulation.
+ * Never writes: operations reach the chain through the `Bundler`.
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import {
+  type Address,
+  BaseError,
+  type Chain as ViemChain,
+  createPublicClient,
+  decodeErrorResult,
+  defineChain,
+  erc20Abi,
+  ExecutionRevertedError,
+  type Hash,
+  type Hex,
+  http,
+  type PublicClient,
+  RawContractError,
+  type TransactionReceipt
+} from "viem"
+import { entryPoint07Abi } from "viem/account-abstraction"
+import { Network, type NetworkDescription } from "./Network.ts"
+
+/** The RPC node failed or answered nonsense (not a revert). */
+export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("ChainUnavailable", {
+  operation: Schema.String,
+  message: Schema.String,
+  cause: Schema.optionalKey(Schema.Defect())
+}) {}
+
+/** An `eth_call` reverted: `data` is the raw revert data, `reason` its decoded text when it has one. */
+export class CallReverted extends Schema.TaggedError<CallReverted>()("CallReverted", {
+  data: Schema.String,
+  reason: Schema.optionalKey(Schema.String)
+}) {}
+
+export interface FeeData {
+  readonly maxFeePerGas: bigint
+  readonly maxPriorityFeePerGas: bigint
+}
+
+export interface CallRequest {
+  readonly to: Address
+  readonly data: Hex
+  readonly from?: Address
+  readonly value?: bigint
+}
+
+const permitNonceAbi = [
+  {
+    type: "function",
+    name: "nonces",
+    stateMutability: "view",
+    inputs: [{ name: "owner", type: "address" }],
+    outputs: [{ name: "", type: "uint256" }]
+  }
+] as const
+
+/** Decodes revert data into a readable reason: `Error(string)`, `Panic(uint256)` or a selector. */
+export const revertReason = (data: Hex): string | undefined => {
+  if (data === "0x" || data.length < 10) return undefined
+  try {
+    const decoded = decodeErrorResult({ data })
+    const args = decoded.args ?? []
+    return args.length > 0 ? `${decoded.errorName}: ${args.map(String).join(", ")}` : decoded.errorName
+  } catch {
+    return `custom error ${data.slice(0, 10)}`
+  }
+}
+
+/** The revert data when `error` is an execution revert (`0x` when the node gave none), else undefined. */
+const revertDataOf = (error: unknown): Hex | undefined => {
+  if (!(error instanceof BaseError)) return undefined
+  const isRevert = error.walk((e) => e instanceof RawContractError || e instanceof ExecutionRevertedError) !== null
+  if (!isRevert) return undefined
+  // viem keeps the node's revert data on an inner cause (RpcRequestError or the raw RPC error).
+  let cause: unknown = error
+  while (cause !== null && typeof cause === "object") {
+    const data = (cause as { data?: unknown }).data
+    if (typeof data === "string" && data.startsWith("0x")) return data as Hex
+    if (data !== null && typeof data === "object" && typeof (data as { data?: unknown }).data === "string") {
+      return (data as { data: Hex }).data
+    }
+    cause = (cause as { cause?: unknown }).cause
+  }
+  return "0x"
+}
+
+export const viemChainOf = (network: Pick<NetworkDescription, "chainId" | "rpcUrl">): ViemChain =>
+  defineChain({
+    id: network.chainId,
+    name: `chain ${network.chainId}`,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [network.rpcUrl] } }
+  })
+
+export class Chain extends Context.Service<Chain, {
+  readonly chainId: number
+  readonly entryPoint: Address
+  /** The underlying client, for contract reads that belong to another module (e.g. Accounts4337). */
+  readonly client: PublicClient
+  /** `EntryPoint.getNonce(sender, key)`: the full 256-bit nonce (key << 64 | sequence). */
+  entryPointNonce(sender: Address, key?: bigint): Effect.Effect<bigint, ChainUnavailable>
+  getCode(address: Address): Effect.Effect<Hex | undefined, ChainUnavailable>
+  isDeployed(address: Address): Effect.Effect<boolean, ChainUnavailable>
+  readonly feeData: Effect.Effect<FeeData, ChainUnavailable>
+  readonly blockNumber: Effect.Effect<bigint, ChainUnavailable>
+  erc20Balance(token: Address, owner: Address): Effect.Effect<bigint, ChainUnavailable>
+  erc20Allowance(token: Address, owner: Address, spender: Address): Effect.Effect<bigint, ChainUnavailable>
+  /** EIP-2612 `nonces(owner)`. */
+  permitNonce(token: Address, owner: Address): Effect.Effect<bigint, ChainUnavailable>
+  nativeBalance(address: Address): Effect.Effect<bigint, ChainUnavailable>
+  /** `eth_call` at the latest block; a revert is a typed `CallReverted`. */
+  call(request: CallRequest): Effect.Effect<Hex, ChainUnavailable | CallReverted>
+  /** `null` while the transaction is unknown or pending. */
+  getTransactionReceipt(hash: Hash): Effect.Effect<TransactionReceipt | null, ChainUnavailable>
+}>()("app/chain/Chain") {
+  /** Over a viem public client for the `Network` in context. */
+  static readonly layer = Layer.effect(
+    Chain,
+    Effect.gen(function*() {
+      const network = yield* Network
+      const client = createPublicClient({
+        chain: viemChainOf(network),
+        transport: http(network.rpcUrl, { timeout: 10_000, retryCount: 2 }),
+        pollingInterval: 250
+      }) as PublicClient
+      return makeWith(client, network)
+    })
+  )
+
+  /** From configuration (a real network). */
+  static readonly layerConfig = Chain.layer.pipe(Layer.provide(Network.layerConfig))
+}
+
+const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Service"] => {
+  const rpc = <A>(operation: string, f: () => Promise<A>) =>
+    Effect.tryPromise({
+      try: f,
+      catch: (cause) =>
+        new ChainUnavailable({
+          operation,
+          message: cause instanceof BaseError ? cause.shortMessage : String(cause),
+          cause
+        })
+    })
+
+  const entryPointNonce = Effect.fn("Chain.entryPointNonce")(function*(sender: Address, key: bigint = 0n) {
+    return yield* rpc("entryPointNonce", () =>
+      client.readContract({
+        address: network.entryPoint,
+        abi: entryPoint07Abi,
+        functionName: "getNonce",
+        args: [sender, key]
+      })
+    )
+  })
+
+  const getCode = Effect.fn("Chain.getCode")(function*(address: Address) {
+    return yield* rpc("getCode", () => client.getCode({ address }))
+  })
+
+  const isDeployed = Effect.fn("Chain.isDeployed")(function*(address: Address) {
+    const code = yield* getCode(address)
+    return code !== undefined && code !== "0x"
+  })
+
+  const feeData = Effect.gen(function*() {
+    const fees = yield* rpc("feeData", () => client.estimateFeesPerGas({ type: "eip1559", chain: null }))
+    return { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas } satisfies FeeData
+  }).pipe(Effect.withSpan("Chain.feeData"))
+
+  const blockNumber = rpc("blockNumber", () => client.getBlockNumber({ cacheTime: 0 })).pipe(
+    Effect.withSpan("Chain.blockNumber")
+  )
+
+  const erc20Balance = Effect.fn("Chain.erc20Balance")(function*(token: Address, owner: Address) {
+    return yield* rpc("erc20Balance", () =>
+      client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] })
+    )
+  })
+
+  const erc20Allowance = Effect.fn("Chain.erc20Allowance")(function*(token: Address, owner: Address, spender: Address) {
+    return yield* rpc("erc20Allowance", () =>
+      client.readContract({ address: token, abi: erc20Abi, functionName: "allowance", args: [owner, spender] })
+    )
+  })
+
+  const permitNonce = Effect.fn("Chain.permitNonce")(function*(token: Address, owner: Address) {
+    return yield* rpc("permitNonce", () =>
+      client.readContract({ address: token, abi: permitNonceAbi, functionName: "nonces", args: [owner] })
+    )
+  })
+
+  const nativeBalance = Effect.fn("Chain.nativeBalance")(function*(address: Address) {
+    return yield* rpc("nativeBalance", () => client.getBalance({ address }))
+  })
+
+  const call = Effect.fn("Chain.call")(function*(request: CallRequest) {
+    return yield* Effect.tryPromise({
+      try: () =>
+        client.call({
+          to: request.to,
+          data: request.data,
+          ...(request.from !== undefined ? { account: request.from } : {}),
+          ...(request.value !== undefined ? { value: request.value } : {})
+        }),
+      catch: (cause): ChainUnavailable | CallReverted => {
+        const data = revertDataOf(cause)
+        if (data !== undefined) {
+          const reason = revertReason(data)
+          return new CallReverted(reason !== undefined ? { data, reason } : { data })
+        }
+        return new ChainUnavailable({
+          operation: "call",
+          message: cause instanceof BaseError ? cause.shortMessage : String(cause),
+          cause
+        })
+      }
+    }).pipe(Effect.map((result) => result.data ?? "0x"))
+  })
+
+  const getTransactionReceipt = Effect.fn("Chain.getTransactionReceipt")(function*(hash: Hash) {
+    return yield* Effect.tryPromise({
+      try: () => client.getTransactionReceipt({ hash }),
+      catch: (cause) => cause
+    }).pipe(
+      Effect.catch((cause) =>
+        cause instanceof BaseError && cause.name === "TransactionReceiptNotFoundError"
+          ? Effect.succeed(null)
+          : Effect.fail(
+            new ChainUnavailable({
+              operation: "getTransactionReceipt",
+              message: cause instanceof BaseError ? cause.shortMessage : String(cause),
+              cause
+            })
+          )
+      )
+    )
+  })
+
+  return Chain.of({
+    chainId: network.chainId,
+    entryPoint: network.entryPoint,
+    client,
+    entryPointNonce,
+    getCode,
+    isDeployed,
+    feeData,
+    blockNumber,
+    erc20Balance,
+    erc20Allowance,
+    permitNonce,
+    nativeBalance,
+    call,
+    getTransactionReceipt
+  })
+}

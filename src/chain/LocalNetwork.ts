@@ -1,0 +1,344 @@
+/**
+ * A complete ERC-4337 network on this machine, from npm alone: anvil (chain 31337),
+ * EntryPoint v0.7 at its canonical address, the MetaMask Delegation Framework, two test
+ * stablecoins, a sponsoring VerifyingPaymaster and the Alto bundler, each on a free port
+ * of 127.0.0.1. A scoped resource: closing the scope stops every child process; the
+ * children also stop when this process dies (see `spawnGuarded`).
+ */
+import entryPointArtifact from "@account-abstraction/contracts/artifacts/EntryPoint.json" with { type: "json" }
+import verifyingPaymasterArtifact from "@account-abstraction/contracts/artifacts/VerifyingPaymaster.json" with { type: "json" }
+import { deploySmartAccountsEnvironment } from "@metamask/smart-accounts-kit/utils"
+import { type ChildProcess, spawn } from "node:child_process"
+import { createRequire } from "node:module"
+import * as net from "node:net"
+import * as path from "node:path"
+import { Context, Data, Duration, Effect, Fiber, Layer, Redacted, Schedule } from "effect"
+import {
+  type Abi,
+  type Address,
+  concat,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  getAddress,
+  type Hex,
+  http,
+  parseEther
+} from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { testStablecoinAbi, testStablecoinBytecode } from "./contracts/TestStablecoin.ts"
+import { type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
+
+/** The deterministic deployment proxy anvil carries by default. */
+const DETERMINISTIC_DEPLOYER: Address = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
+/** The salt that puts EntryPoint v0.7 at 0x0000000071727De22E5E9d8BAf0edAc6f37da032. */
+const ENTRY_POINT_SALT: Hex = "0x90d8084deab30c2a37c45e8d47f49f2f7965183cb6990a98943ef94940681de3"
+
+/** anvil's well-known dev keys (mnemonic "test test ... junk"): public, local use only. */
+const ANVIL_KEYS = {
+  deployer: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+  bundlerExecutor: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
+  bundlerUtility: "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6"
+} as const satisfies Record<string, Hex>
+
+export const LOCAL_CHAIN_ID = 31337
+
+export interface LocalNetworkDescription extends NetworkDescription {
+  readonly paymaster: NonNullable<NetworkDescription["paymaster"]>
+  /** Funded with 10,000 ETH and the tokens' minter: for tests and the devnet faucet. */
+  readonly deployerKey: Redacted.Redacted<Hex>
+}
+
+export class LocalNetworkError extends Data.TaggedError("LocalNetworkError")<{
+  readonly step: string
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+export interface LocalNetworkOptions {
+  /** Alto's `--block-time` in ms (default 100: faster receipts on an automining anvil). */
+  readonly bundlerBlockTimeMs?: number
+  /** Echo child process output to this process's stderr (default false). */
+  readonly verbose?: boolean
+}
+
+const freePort = Effect.callback<number, LocalNetworkError>((resume) => {
+  const server = net.createServer()
+  server.unref()
+  server.on("error", (cause) => resume(Effect.fail(new LocalNetworkError({ step: "port", message: String(cause), cause }))))
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** Children still running, killed synchronously if this process exits without closing scopes. */
+const running = new Set<ChildProcess>()
+let exitHookInstalled = false
+const installExitHook = () => {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.on("exit", () => {
+    for (const child of running) killGroup(child, "SIGKILL")
+  })
+}
+
+const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
+  if (child.pid === undefined) return
+  try {
+    process.kill(-child.pid, signal)
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * Spawns `command` in its own process group under a tiny shell guard that kills the group
+ * when its stdin (a pipe from this process) reaches EOF, i.e. when this process dies,
+ * however it dies. Closing the scope sends SIGTERM to the group, then SIGKILL after 2 s.
+ */
+const spawnGuarded = (name: string, command: string, args: ReadonlyArray<string>, verbose: boolean) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      installExitHook()
+      const guard = `exec 3<&0; "$@" </dev/null & c=$!; { cat <&3 >/dev/null; kill -TERM 0; } & wait $c`
+      const child = spawn("sh", ["-c", guard, "sh", command, ...args], {
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"],
+        env: { ...process.env, DO_NOT_TRACK: "1" }
+      })
+      const output: Array<string> = []
+      const collect = (chunk: Buffer) => {
+        const text = chunk.toString()
+        output.push(text)
+        if (output.length > 200) output.shift()
+        if (verbose) process.stderr.write(`[${name}] ${text}`)
+      }
+      child.stdout?.on("data", collect)
+      child.stderr?.on("data", collect)
+      // The pipes must not keep this process alive on their own.
+      child.unref()
+      ;(child.stdout as unknown as { unref?: () => void } | null)?.unref?.()
+      ;(child.stderr as unknown as { unref?: () => void } | null)?.unref?.()
+      ;(child.stdin as unknown as { unref?: () => void } | null)?.unref?.()
+      running.add(child)
+      return { child, output: () => output.join("").slice(-4000) }
+    }),
+    ({ child }) =>
+      Effect.callback<void>((resume) => {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          running.delete(child)
+          return resume(Effect.void)
+        }
+        const timer = setTimeout(() => killGroup(child, "SIGKILL"), 2000)
+        child.once("exit", () => {
+          clearTimeout(timer)
+          running.delete(child)
+          resume(Effect.void)
+        })
+        killGroup(child, "SIGTERM")
+        child.stdin?.end()
+      })
+  )
+
+/** POSTs one JSON-RPC request; succeeds with `result` when there is one. */
+const rpcProbe = (url: string, method: string) =>
+  Effect.tryPromise({
+    try: async (signal) => {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }),
+        signal
+      })
+      const body = (await res.json()) as { result?: unknown }
+      if (body.result === undefined) throw new Error(`${method}: no result`)
+      return body.result
+    },
+    catch: (cause) => new LocalNetworkError({ step: method, message: String(cause), cause })
+  })
+
+const waitReady = (name: string, url: string, method: string, logs: () => string, exited: () => boolean) =>
+  Effect.suspend(() =>
+    exited()
+      ? Effect.fail(new LocalNetworkError({ step: name, message: `${name} exited during start:\n${logs()}` }))
+      : rpcProbe(url, method)
+  ).pipe(
+    Effect.retry({
+      schedule: Schedule.spaced(Duration.millis(50)),
+      while: () => !exited()
+    }),
+    Effect.timeoutOrElse({
+      duration: Duration.seconds(30),
+      orElse: () => Effect.fail(new LocalNetworkError({ step: name, message: `${name} not ready in 30 s:\n${logs()}` }))
+    })
+  )
+
+const requireHere = createRequire(import.meta.url)
+const anvilBinary = () =>
+  path.join(path.dirname(requireHere.resolve("@foundry-rs/anvil-linux-amd64/package.json")), "bin", "anvil")
+const altoCli = () => path.join(path.dirname(requireHere.resolve("@pimlico/alto")), "cli", "alto.js")
+
+/** Starts the whole network; every part is released with the enclosing scope. */
+export const make = (options: LocalNetworkOptions = {}) =>
+  Effect.gen(function*() {
+    const verbose = options.verbose ?? false
+    const [anvilPort, altoPort] = yield* Effect.all([freePort, freePort])
+    const rpcUrl = `http://127.0.0.1:${anvilPort}`
+    const bundlerUrl = `http://127.0.0.1:${altoPort}`
+
+    const anvil = yield* spawnGuarded(
+      "anvil",
+      anvilBinary(),
+      ["--host", "127.0.0.1", "--port", String(anvilPort), "--chain-id", String(LOCAL_CHAIN_ID), "--silent"],
+      verbose
+    )
+    yield* waitReady("anvil", rpcUrl, "eth_chainId", anvil.output, () => anvil.child.exitCode !== null)
+
+    const chain = defineChain({
+      id: LOCAL_CHAIN_ID,
+      name: "Local ERC-4337 network",
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [rpcUrl] } }
+    })
+    const deployer = privateKeyToAccount(ANVIL_KEYS.deployer)
+    const transport = http(rpcUrl)
+    const publicClient = createPublicClient({ chain, transport, pollingInterval: 20 })
+    const walletClient = createWalletClient({ chain, transport, account: deployer, pollingInterval: 20 })
+
+    const step = <A>(name: string, f: () => Promise<A>) =>
+      Effect.tryPromise({
+        try: f,
+        catch: (cause) => new LocalNetworkError({ step: name, message: cause instanceof Error ? cause.message : String(cause), cause })
+      })
+
+    // EntryPoint through the deterministic deployer, so that its SenderCreator is right.
+    yield* step("entrypoint", async () => {
+      const hash = await walletClient.sendTransaction({
+        to: DETERMINISTIC_DEPLOYER,
+        data: concat([ENTRY_POINT_SALT, entryPointArtifact.bytecode as Hex])
+      })
+      await publicClient.waitForTransactionReceipt({ hash })
+      const code = await publicClient.getCode({ address: ENTRY_POINT_V07 })
+      if (code === undefined || code === "0x") throw new Error("EntryPoint not at its canonical address")
+    })
+
+    // Alto deploys its simulation contracts with its own utility key: it can start now,
+    // alongside our deployments from the deployer key.
+    const alto = yield* spawnGuarded(
+      "alto",
+      process.execPath,
+      [
+        altoCli(),
+        "--entrypoints", ENTRY_POINT_V07,
+        "--executor-private-keys", ANVIL_KEYS.bundlerExecutor.toLowerCase(),
+        "--utility-private-key", ANVIL_KEYS.bundlerUtility.toLowerCase(),
+        "--rpc-url", rpcUrl,
+        "--port", String(altoPort),
+        "--safe-mode", "false",
+        "--block-time", String(options.bundlerBlockTimeMs ?? 100),
+        "--utility-wallet-monitor", "false",
+        "--log-level", verbose ? "info" : "warn"
+      ],
+      verbose
+    )
+    const altoReady = yield* waitReady(
+      "alto",
+      bundlerUrl,
+      "eth_supportedEntryPoints",
+      alto.output,
+      () => alto.child.exitCode !== null
+    ).pipe(Effect.forkScoped)
+
+    const delegation = yield* step("delegation framework", () =>
+      deploySmartAccountsEnvironment(walletClient, publicClient, chain, { EntryPoint: ENTRY_POINT_V07 })
+    )
+
+    const deploy = (name: string, abi: Abi, bytecode: Hex, args: ReadonlyArray<unknown>) =>
+      step(name, async () => {
+        const hash = await walletClient.deployContract({ abi, bytecode, args: [...args] })
+        const receipt = await publicClient.waitForTransactionReceipt({ hash })
+        if (receipt.contractAddress == null) throw new Error(`${name}: no contract address`)
+        return getAddress(receipt.contractAddress)
+      })
+
+    const usdAddress = yield* deploy("token usd", testStablecoinAbi, testStablecoinBytecode, ["USD Coin", "USDC", 6])
+    const usdtAddress = yield* deploy("token usdt", testStablecoinAbi, testStablecoinBytecode, ["Tether USD", "USDT", 6])
+
+    const paymasterKey = generatePrivateKey()
+    const paymasterAddress = yield* deploy(
+      "paymaster",
+      verifyingPaymasterArtifact.abi as Abi,
+      verifyingPaymasterArtifact.bytecode as Hex,
+      [ENTRY_POINT_V07, privateKeyToAccount(paymasterKey).address]
+    )
+    yield* step("paymaster deposit", async () => {
+      const abi = verifyingPaymasterArtifact.abi as Abi
+      const deposit = await walletClient.writeContract({ address: paymasterAddress, abi, functionName: "deposit", value: parseEther("100") })
+      const stake = await walletClient.writeContract({ address: paymasterAddress, abi, functionName: "addStake", args: [86400], value: parseEther("1") })
+      await publicClient.waitForTransactionReceipt({ hash: deposit })
+      await publicClient.waitForTransactionReceipt({ hash: stake })
+    })
+
+    yield* Fiber.join(altoReady)
+
+    const description: LocalNetworkDescription = {
+      chainId: LOCAL_CHAIN_ID,
+      rpcUrl,
+      bundlerUrl,
+      entryPoint: ENTRY_POINT_V07,
+      delegation: checksummed(delegation),
+      tokens: {
+        usd: { address: usdAddress, symbol: "USDC", name: "USD Coin", decimals: 6, permitVersion: "1" },
+        usdt: { address: usdtAddress, symbol: "USDT", name: "Tether USD", decimals: 6, permitVersion: "1" }
+      },
+      paymaster: { address: paymasterAddress, signerKey: Redacted.make(paymasterKey) },
+      deployerKey: Redacted.make(ANVIL_KEYS.deployer)
+    }
+    return description
+  }).pipe(Effect.withSpan("LocalNetwork.start"))
+
+/** The kit returns lowercase addresses; everything here is EIP-55 checksummed. */
+const checksummed = (env: {
+  DelegationManager: Hex
+  EntryPoint: Hex
+  SimpleFactory: Hex
+  implementations: Record<string, Hex>
+  caveatEnforcers: Record<string, Hex>
+}): DelegationEnvironment => {
+  const map = (r: Record<string, Hex>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, getAddress(v)]))
+  return {
+    DelegationManager: getAddress(env.DelegationManager),
+    EntryPoint: getAddress(env.EntryPoint),
+    SimpleFactory: getAddress(env.SimpleFactory),
+    implementations: map(env.implementations),
+    caveatEnforcers: map(env.caveatEnforcers)
+  }
+}
+
+/** The running local network's description. */
+export class LocalNetwork extends Context.Service<LocalNetwork, LocalNetworkDescription>()("app/chain/LocalNetwork") {
+  static readonly layerWith = (options: LocalNetworkOptions) => Layer.effect(LocalNetwork, make(options))
+  static readonly layer = LocalNetwork.layerWith({})
+  /** `Network` from the running local network (LocalNetwork stays available too). */
+  static readonly layerNetwork = Layer.effect(
+    Network,
+    Effect.gen(function*() {
+      const d: NetworkDescription = yield* LocalNetwork
+      return d
+    })
+  ).pipe(Layer.provideMerge(LocalNetwork.layer))
+}
+
+/** The description as plain JSON (secrets revealed): for humans and the devnet script. */
+export const toJson = (d: LocalNetworkDescription) => ({
+  chainId: d.chainId,
+  rpcUrl: d.rpcUrl,
+  bundlerUrl: d.bundlerUrl,
+  entryPoint: d.entryPoint,
+  delegation: d.delegation,
+  tokens: d.tokens,
+  paymaster: { address: d.paymaster.address, signerKey: Redacted.value(d.paymaster.signerKey) },
+  deployerKey: Redacted.value(d.deployerKey)
+})

@@ -1,0 +1,75 @@
+/**
+ * The service as a user runs it: `src/main.ts` in its own process on its embedded
+ * defaults (its own PostgreSQL under DATA_DIR, its own local chain). It serves,
+ * shuts down cleanly on SIGTERM, and its data survives a restart.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { spawn, type ChildProcess } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+import { signIn } from "../../src/client/signIn.ts"
+
+const root = path.resolve(import.meta.dirname, "../..")
+
+const startService = (env: Record<string, string>) =>
+  Effect.promise(async () => {
+    const child = spawn(path.join(root, "node_modules/.bin/tsx"), ["src/main.ts"], {
+      cwd: root,
+      env: { ...process.env, ...env, LOG_FORMAT: "json" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout!.on("data", (d) => (output += d))
+    child.stderr!.on("data", (d) => (output += d))
+    const baseUrl = `http://127.0.0.1:${env.PORT}`
+    for (let i = 0; i < 300; i++) {
+      if (child.exitCode !== null) throw new Error(`service exited early: ${output}`)
+      const ok = await fetch(`${baseUrl}/health/ready`).then((r) => r.ok, () => false)
+      if (ok) return { child, baseUrl, output: () => output }
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    child.kill("SIGKILL")
+    throw new Error(`service did not become ready: ${output}`)
+  })
+
+const stop = (child: ChildProcess) =>
+  Effect.promise(() =>
+    new Promise<number | null>((resolve) => {
+      child.once("exit", (code) => resolve(code))
+      child.kill("SIGTERM")
+    })
+  )
+
+describe("the service process", () => {
+  it.live("serves on its embedded defaults, stops cleanly on SIGTERM, and keeps its data across a restart", () =>
+    Effect.gen(function*() {
+      const dataDir = `/tmp/das-process-test-${process.pid}-${Date.now()}`
+      const port = String(yield* Effect.promise(freePort))
+      const env = { PORT: port, HOST: "127.0.0.1", DATA_DIR: dataDir, SIWE_DOMAIN: "app.test", SIWE_URI: "https://app.test" }
+      const signer = privateKeyToAccount(generatePrivateKey())
+      try {
+        const first = yield* startService(env)
+        const session = yield* signIn(first.baseUrl, signer)
+        const code = yield* stop(first.child)
+        assert.strictEqual(code, 0, first.output())
+        // The embedded PostgreSQL stopped with it (no server left holding the data folder).
+        assert.isFalse(fs.existsSync(path.join(dataDir, "postgres", "postmaster.pid")))
+        assert.include(first.output(), "\"message\":")
+
+        const second = yield* startService(env)
+        const again = yield* signIn(second.baseUrl, signer)
+        assert.deepStrictEqual(again.accounts, session.accounts, "the same account after a restart")
+        // The first session is still valid: sessions are stored, not held in memory.
+        const res = yield* Effect.promise(() =>
+          fetch(`${second.baseUrl}/accounts`, { headers: { authorization: `Bearer ${session.token}` } })
+        )
+        assert.strictEqual(res.status, 200)
+        assert.strictEqual(yield* stop(second.child), 0)
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true })
+      }
+    }), 120_000)
+})
