@@ -1,0 +1,64 @@
+/**
+ * The run's shared local network (started once in globalSetup.ts) as layers, and
+ * test-only chain helpers (minting test stablecoins).
+ */
+import { Effect, Layer, Redacted } from "effect"
+import { createWalletClient, http, parseUnits, type Address, type Hex } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { inject } from "vitest"
+import { AccountFactoryLive } from "../../src/accounts/AccountFactoryLive.ts"
+import { SignatureVerifier } from "../../src/auth/SignatureVerifier.ts"
+import { AccountStack } from "../../src/chain/Accounts4337.ts"
+import { Bundler } from "../../src/chain/Bundler.ts"
+import { Chain, viemChainOf } from "../../src/chain/Chain.ts"
+import { testStablecoinAbi } from "../../src/chain/contracts/TestStablecoin.ts"
+import type { LocalNetworkDescription } from "../../src/chain/LocalNetwork.ts"
+import { LocalNetwork } from "../../src/chain/LocalNetwork.ts"
+import { Network } from "../../src/chain/Network.ts"
+import { Paymaster } from "../../src/chain/Paymaster.ts"
+
+export const testNetwork = (): LocalNetworkDescription => {
+  const json = inject("network")
+  return {
+    ...json,
+    paymaster: { address: json.paymaster.address, signerKey: Redacted.make(json.paymaster.signerKey as Hex) },
+    deployerKey: Redacted.make(json.deployerKey as Hex)
+  } as LocalNetworkDescription
+}
+
+/** Network, LocalNetwork, Chain, Bundler, AccountStack, Paymaster, AccountFactory and a chain-backed SignatureVerifier. */
+export const TestChainLive = () => {
+  const description = testNetwork()
+  const base = Layer.mergeAll(Layer.succeed(Network, description), Layer.succeed(LocalNetwork, description))
+  return Layer.mergeAll(
+    AccountFactoryLive,
+    Layer.unwrap(Effect.gen(function*() {
+      const chain = yield* Chain
+      return SignatureVerifier.layerChain(chain.client)
+    }))
+  ).pipe(
+    Layer.provideMerge(Layer.mergeAll(Chain.layer, Bundler.layer, AccountStack.layerHybridDeleGator, Paymaster.layer)),
+    Layer.provideMerge(base)
+  )
+}
+
+/**
+ * Mints test stablecoins. Several test files share the chain and its deployer
+ * (the minter), so the transaction is sent with `eth_sendTransaction` from the
+ * unlocked dev account: anvil assigns the nonce, concurrent mints never collide.
+ */
+export const mint = (token: "usd" | "usdt", to: Address, amount: number) =>
+  Effect.promise(async () => {
+    const network = testNetwork()
+    const deployer = privateKeyToAccount(Redacted.value(network.deployerKey)).address
+    const wallet = createWalletClient({ chain: viemChainOf(network), transport: http(network.rpcUrl) })
+    const info = network.tokens[token]
+    const hash = await wallet.writeContract({
+      account: deployer,
+      address: info.address,
+      abi: testStablecoinAbi,
+      functionName: "mint",
+      args: [to, parseUnits(String(amount), info.decimals)]
+    })
+    return hash
+  })
