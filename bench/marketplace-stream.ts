@@ -1,0 +1,272 @@
+/**
+ * Live stats stream benchmark: many concurrent subscribers on one server process.
+ *
+ *   npx tsx bench/marketplace-stream.ts
+ *
+ * Loopback only: a fake marketplace upstream (node:http) and the real
+ * marketplace handlers on 127.0.0.1. Two phases:
+ *   1. in-process: BENCH_HUB_SUBSCRIBERS (default 10,000) subscribers of the
+ *      shared hub, each a fiber reading its subscription;
+ *   2. real SSE: BENCH_SSE_CLIENTS (default 10,000) HTTP connections to
+ *      `GET /marketplace/agents/stream`, opened by a child process (so the server
+ *      process holds one socket per subscriber and stays under the fd limit).
+ * For each: memory, upstream polls and requests per poll interval (must stay
+ * one), and the time from an upstream change to the last subscriber's event
+ * (both from the change itself, which includes waiting for the next poll, and
+ * from the upstream's answer to that poll, which is the fan-out).
+ * Stops by itself (hard limit BENCH_MAX_SECONDS, default 180).
+ */
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { fork } from "node:child_process"
+import * as http from "node:http"
+import { runInNewContext } from "node:vm"
+import * as v8 from "node:v8"
+import { StatsHub } from "../src/marketplace/StatsHub.ts"
+import { agentFixture, type FakeUpstream, startFakeUpstream, wallet } from "../test/marketplace/FakeUpstream.ts"
+import { MarketplaceServer, MarketplaceServerLive } from "../test/marketplace/server.ts"
+
+const POLL_MS = 1_000
+const LEADERBOARD = 10
+
+// ---------------------------------------------------------------------------
+// Child process: SSE clients
+// ---------------------------------------------------------------------------
+
+interface ToClient {
+  readonly kind: "open" | "expect" | "close"
+  readonly url?: string
+  readonly count?: number
+  readonly volume?: number
+}
+
+const runClients = () => {
+  const sockets: Array<http.ClientRequest> = []
+  const got: Array<number> = []
+  let expected = -1
+  let connected = 0
+  let failed = 0
+  let reported = false
+  const send = (m: object) => process.send!(m)
+  const maybeReport = () => {
+    if (!reported && expected >= 0 && got.length > 0 && got.every((t) => t > 0)) {
+      reported = true
+      send({ kind: "received", last: Math.max(...got), first: Math.min(...got) })
+    }
+  }
+  process.on("message", (m: ToClient) => {
+    if (m.kind === "open") {
+      const n = m.count!
+      for (let i = 0; i < n; i++) got.push(0)
+      let i = 0
+      const openBatch = () => {
+        // Open in batches so the server's accept queue is not flooded.
+        for (let k = 0; k < 250 && i < n; k++, i++) {
+          const idx = i
+          const url = idx % 2 === 0 ? m.url! : `${m.url!}?wallets=${wallet(1)}`
+          const req = http.get(url, { agent: false }, (res) => {
+            connected++
+            if (connected + failed === n) send({ kind: "opened", connected, failed })
+            res.setEncoding("utf8")
+            let buffer = ""
+            res.on("data", (chunk: string) => {
+              buffer += chunk
+              let j: number
+              while ((j = buffer.indexOf("\n\n")) >= 0) {
+                const frame = buffer.slice(0, j)
+                buffer = buffer.slice(j + 2)
+                if (expected >= 0 && got[idx] === 0 && frame.includes(`"totalVolumeUsd":${expected}`)) {
+                  got[idx] = performance.timeOrigin + performance.now()
+                }
+              }
+              maybeReport()
+            })
+            res.on("error", () => {})
+          })
+          req.on("error", () => {
+            failed++
+            got[idx] = -1
+            if (connected + failed === n) send({ kind: "opened", connected, failed })
+          })
+          sockets.push(req)
+        }
+        if (i < n) setTimeout(openBatch, 20)
+      }
+      openBatch()
+    } else if (m.kind === "expect") {
+      expected = m.volume!
+      reported = false
+      for (let k = 0; k < got.length; k++) if (got[k]! > 0) got[k] = 0
+    } else if (m.kind === "close") {
+      for (const s of sockets) s.destroy()
+      setTimeout(() => process.exit(0), 100)
+    }
+  })
+  send({ kind: "ready" })
+}
+
+// ---------------------------------------------------------------------------
+// Parent: server, upstream, measurements
+// ---------------------------------------------------------------------------
+
+v8.setFlagsFromString("--expose_gc")
+const gc = runInNewContext("gc") as () => void
+const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`
+const memory = () => {
+  gc()
+  gc()
+  const m = process.memoryUsage()
+  return { heap: m.heapUsed, rss: m.rss }
+}
+const now = () => performance.timeOrigin + performance.now()
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const until = async (check: () => boolean, timeoutMs: number, what: string) => {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await wait(5)
+  }
+}
+
+const setVolume = (fake: FakeUpstream, n: number, volume: number) => {
+  const agent = fake.state.agents.find((a) => a.walletAddress === wallet(n))!
+  ;(agent.metrics as { grossAgenticAmount: number }).grossAgenticAmount = volume
+}
+
+/** The time the first leaderboard request after `t` reached the upstream (ms since epoch). */
+const firstPollAfter = (fake: FakeUpstream, t: number) => {
+  const r = fake.state.requests.find((q) => q.path === "/agents" && performance.timeOrigin + q.at >= t)
+  return r === undefined ? NaN : performance.timeOrigin + r.at
+}
+
+const steadyPolls = async (fake: FakeUpstream, hub: StatsHub["Service"], intervals: number) => {
+  const p0 = Effect.runSync(hub.stats).polls
+  const r0 = fake.state.requests.length
+  await wait(POLL_MS * intervals)
+  const polls = Effect.runSync(hub.stats).polls - p0
+  const requests = fake.state.requests.length - r0
+  return { polls, requests, perPoll: requests / Math.max(1, polls) }
+}
+
+const main = async () => {
+  const hubSubscribers = Number(process.env.BENCH_HUB_SUBSCRIBERS ?? 10_000)
+  const sseClients = Number(process.env.BENCH_SSE_CLIENTS ?? 10_000)
+  const hardLimit = setTimeout(() => {
+    console.error("benchmark exceeded its time limit")
+    process.exit(2)
+  }, Number(process.env.BENCH_MAX_SECONDS ?? 180) * 1000)
+  hardLimit.unref()
+
+  const fake = await startFakeUpstream()
+  fake.state.agents = Array.from({ length: 30 }, (_, i) => agentFixture(i + 1, 100_000 - i * 1_000))
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(
+    Layer.buildWithScope(
+      MarketplaceServerLive({
+        MARKETPLACE_API_URL: fake.url,
+        MARKETPLACE_STREAM_POLL_INTERVAL: `${POLL_MS} millis`,
+        MARKETPLACE_STREAM_HEARTBEAT: "15 seconds",
+        MARKETPLACE_STREAM_LEADERBOARD_SIZE: String(LEADERBOARD),
+        MARKETPLACE_STREAM_MAX_SUBSCRIBERS: String(Math.max(hubSubscribers, sseClients) + 100)
+      }),
+      scope
+    )
+  )
+  const { baseUrl } = Context.get(context, MarketplaceServer)
+  const hub = Context.get(context, StatsHub)
+  const results: Array<[string, string]> = []
+  let marker = 200_000
+
+  // -------- Phase 1: in-process subscribers of the shared hub --------
+  {
+    const base = memory()
+    const received = new Float64Array(hubSubscribers)
+    let expected = -1
+    const subScope = Effect.runSync(Scope.make())
+    const started = now()
+    for (let i = 0; i < hubSubscribers; i++) {
+      const filter = i % 2 === 0 ? { _tag: "All" } as const : { _tag: "Wallets", wallets: [wallet(1) as never] } as const
+      Effect.runFork(
+        Effect.scoped(Effect.gen(function*() {
+          const sub = yield* hub.subscribe(filter)
+          while (true) {
+            const batch = yield* sub.take
+            for (const s of batch.stats) if (s.totalVolumeUsd === expected && received[i] === 0) received[i] = now()
+          }
+        })).pipe(Effect.forkIn(subScope), Effect.asVoid)
+      )
+    }
+    await until(() => Effect.runSync(hub.stats).subscribers === hubSubscribers, 30_000, "hub subscribers")
+    const joined = now() - started
+    await wait(POLL_MS * 2) // first polls + snapshots settle
+    const mem = memory()
+    const steady = await steadyPolls(fake, hub, 5)
+    marker++
+    expected = marker
+    const t0 = now()
+    setVolume(fake, 1, marker)
+    await until(() => received.every((t) => t > 0), 10_000, "every hub subscriber's event")
+    const last = Math.max(...received)
+    const poll = firstPollAfter(fake, t0)
+    results.push(
+      ["hub subscribers (in-process)", `${hubSubscribers} (joined in ${joined.toFixed(0)} ms)`],
+      ["  memory (heap / rss over baseline)", `${mb(mem.heap - base.heap)} / ${mb(mem.rss - base.rss)}  (${((mem.heap - base.heap) / hubSubscribers).toFixed(0)} B heap per subscriber)`],
+      ["  polls over 5 intervals", `${steady.polls} polls, ${steady.requests} upstream requests (${steady.perPoll.toFixed(2)} per poll)`],
+      ["  change → last subscriber", `${(last - t0).toFixed(1)} ms (poll interval ${POLL_MS} ms)`],
+      ["  upstream answer → last subscriber", `${(last - poll).toFixed(1)} ms`]
+    )
+    await Effect.runPromise(Scope.close(subScope, Exit.void))
+    await until(() => Effect.runSync(hub.stats).subscribers === 0, 10_000, "hub subscribers to leave")
+  }
+
+  // -------- Phase 2: real SSE connections from a child process --------
+  if (sseClients > 0) {
+    const base = memory()
+    const child = fork(new URL(import.meta.url).pathname, ["clients"], { execArgv: process.execArgv, stdio: "inherit" })
+    const messages: Array<Record<string, unknown>> = []
+    child.on("message", (m: Record<string, unknown>) => messages.push(m))
+    await until(() => messages.some((m) => m.kind === "ready"), 20_000, "client process")
+    const started = now()
+    child.send({ kind: "open", url: `${baseUrl}/marketplace/agents/stream`, count: sseClients } satisfies ToClient)
+    await until(() => messages.some((m) => m.kind === "opened"), 120_000, "SSE connections")
+    const opened = messages.find((m) => m.kind === "opened")!
+    await until(() => Effect.runSync(hub.stats).subscribers === Number(opened.connected), 30_000, "server-side subscribers")
+    const joined = now() - started
+    await wait(POLL_MS * 2)
+    const mem = memory()
+    const steady = await steadyPolls(fake, hub, 5)
+    marker++
+    child.send({ kind: "expect", volume: marker } satisfies ToClient)
+    await wait(50)
+    const t0 = now()
+    setVolume(fake, 1, marker)
+    await until(() => messages.some((m) => m.kind === "received"), 30_000, "every SSE client's event")
+    const got = messages.find((m) => m.kind === "received")!
+    const poll = firstPollAfter(fake, t0)
+    results.push(
+      ["SSE connections (real sockets)", `${opened.connected} connected, ${opened.failed} failed (opened in ${joined.toFixed(0)} ms)`],
+      ["  server memory (heap / rss over baseline)", `${mb(mem.heap - base.heap)} / ${mb(mem.rss - base.rss)}`],
+      ["  polls over 5 intervals", `${steady.polls} polls, ${steady.requests} upstream requests (${steady.perPoll.toFixed(2)} per poll)`],
+      ["  change → last client", `${(Number(got.last) - t0).toFixed(1)} ms (poll interval ${POLL_MS} ms)`],
+      ["  upstream answer → first / last client", `${(Number(got.first) - poll).toFixed(1)} / ${(Number(got.last) - poll).toFixed(1)} ms`]
+    )
+    const closing = now()
+    child.send({ kind: "close" } satisfies ToClient)
+    await until(() => Effect.runSync(hub.stats).subscribers === 0, 30_000, "server-side cleanup")
+    results.push(["  disconnect → all subscribers gone", `${(now() - closing).toFixed(0)} ms`])
+  }
+
+  console.log("\nmarketplace stream benchmark (loopback, one server process)")
+  const width = Math.max(...results.map(([k]) => k.length))
+  for (const [k, v] of results) console.log(`${k.padEnd(width)}  ${v}`)
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  await fake.close()
+  process.exit(0)
+}
+
+if (process.argv[2] === "clients") runClients()
+else {
+  main().catch((e) => {
+    console.error(e)
+    process.exit(1)
+  })
+}

@@ -1,0 +1,39 @@
+/** Child processes and a private embedded PostgreSQL for the benchmarks. */
+import { Effect, Exit, Scope } from "effect"
+import { spawn, type ChildProcess } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { freePort, startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
+
+export const root = path.resolve(import.meta.dirname, "../..")
+
+export const startPostgres = async () => {
+  const databaseDir = `/tmp/das-bench-pg-${process.pid}`
+  const scope = Effect.runSync(Scope.make())
+  const pg = await Effect.runPromise(startEmbeddedPostgres({ databaseDir }).pipe(Scope.provide(scope)))
+  return {
+    url: `postgres://${pg.user}:${pg.password}@${pg.host}:${pg.port}/postgres`,
+    stop: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      fs.rmSync(databaseDir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** Starts `tsx <script>` with `env` and waits until `readyUrl` answers 2xx/4xx. */
+export const startProcess = async (script: string, env: Record<string, string>, readyUrl: string) => {
+  const child: ChildProcess = spawn(path.join(root, "node_modules/.bin/tsx"), [script], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  for (let i = 0; i < 600; i++) {
+    const ok = await fetch(readyUrl).then((r) => r.status < 500, () => false)
+    if (ok) return { child, stop: () => new Promise<void>((r) => { child.once("exit", () => r()); child.kill("SIGTERM") }) }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  child.kill("SIGKILL")
+  throw new Error(`${script} did not become ready`)
+}
+
+export { freePort }
