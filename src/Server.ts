@@ -12,12 +12,12 @@ import { AccountsHandlers } from "./accounts/Http.ts"
 import { Api } from "./Api.ts"
 import { ErrorEnvelopeLive } from "./api/Envelope.ts"
 import { GlobalEnvelope } from "./api/GlobalEnvelope.ts"
-import { notImplementedGroup } from "./api/NotImplemented.ts"
 import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
 import { ActivityHandlers } from "./audit/Http.ts"
 import { DelegationsHandlers } from "./delegations/Http.ts"
 import { LaunchpadHandlers, LaunchpadLive } from "./launchpad/Http.ts"
+import { MarketplaceAppLive } from "./marketplace/Http.ts"
 import { NotificationsHandlers } from "./notifications/Http.ts"
 import { SystemHandlers } from "./system/Http.ts"
 import { UserOpsHandlers } from "./userops/Http.ts"
@@ -31,8 +31,7 @@ export const HandlersLive = Layer.mergeAll(
   UserOpsHandlers,
   ActivityHandlers,
   NotificationsHandlers,
-  notImplementedGroup("marketplace", "issue 6"),
-  notImplementedGroup("marketplaceStream", "issue 6"),
+  MarketplaceAppLive,
   LaunchpadHandlers.pipe(Layer.provide(LaunchpadLive))
 )
 

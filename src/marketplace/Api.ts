@@ -5,6 +5,7 @@ import {
   NotFoundError,
   NotImplementedError,
   OutOfScopeError,
+  ServiceUnavailableError,
   UpstreamTimeoutError,
   UpstreamUnavailableError
 } from "../api/Errors.ts"
@@ -14,6 +15,7 @@ import {
   Agent,
   AgentsPage,
   AgentStat,
+  EvaluatorStatus,
   HireBuild,
   Job,
   JobOpBuild,
@@ -32,7 +34,7 @@ export class MarketplaceStreamApi extends HttpApiGroup.make("marketplaceStream")
     HttpApiEndpoint.get("stream", "/marketplace/agents/stream", {
       query: { wallets: Schema.optionalKey(Schema.String) },
       success: HttpApiSchema.StreamSse({ data: AgentStat }),
-      error: [BadRequestError, ...upstream]
+      error: [BadRequestError, ServiceUnavailableError, ...upstream]
     })
   )
   .annotateMerge(OpenApi.annotations({ title: "Marketplace stream", description: "Live agent stats (SSE)." }))
@@ -46,7 +48,7 @@ export class MarketplaceApi extends HttpApiGroup.make("marketplace")
       error: [BadRequestError, ...upstream]
     }),
     HttpApiEndpoint.get("evaluator", "/marketplace/agents/evaluator", {
-      success: Schema.Struct({ connected: Schema.Boolean, wallet: Address })
+      success: EvaluatorStatus
     }),
     HttpApiEndpoint.get("searchAgents", "/marketplace/agents/search", {
       query: {

@@ -3,7 +3,9 @@
  */
 import { Migrator } from "effect/sql"
 import foundation from "./0001_foundation.ts"
+import marketplace from "./0030_marketplace.ts"
 
 export const migrations = Migrator.fromRecord({
-  "0001_foundation": foundation
+  "0001_foundation": foundation,
+  "0030_marketplace": marketplace
 })

@@ -1,0 +1,118 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { decodeFunctionData, erc20Abi, getAddress } from "viem"
+import type { Address } from "../../src/domain/Primitives.ts"
+import { acpAbi } from "../../src/marketplace/AcpAbi.ts"
+import {
+  checkCreate,
+  checkFund,
+  draftMandate,
+  encodeCreateJob,
+  encodeFund,
+  mandatePolicy,
+  Mandates,
+  policySummary,
+  selectors,
+  toBaseUnits
+} from "../../src/marketplace/Mandate.ts"
+import { wallet } from "./FakeUpstream.ts"
+
+const signer = wallet(0x5) as Address
+const account = wallet(0xacc) as Address
+const agent = wallet(0xa6e7) as Address
+const delegatee = wallet(0xde1e) as Address
+const evaluator = wallet(0xe7a1) as Address
+
+const draft = (perJobBudget = 25, salt = 1n) =>
+  draftMandate({
+    signer,
+    account,
+    chainId: 8453,
+    agentWallet: agent,
+    delegatee,
+    perJobBudget,
+    evaluator: Option.some(evaluator),
+    now: new Date("2026-01-01T00:00:00Z"),
+    salt
+  })
+
+describe("mandate", () => {
+  it.effect("drafts a mandate pinned to the agent with its cap in base units", () =>
+    Effect.gen(function*() {
+      const m = yield* draft(25.5)
+      assert.match(m.mandateId, /^0x[0-9a-f]{64}$/)
+      assert.strictEqual(m.perJobBudgetBaseUnits, "25500000")
+      assert.strictEqual(m.deployment.paymentToken.symbol, "USDC")
+      assert.strictEqual((yield* draft(25.5)).mandateId, m.mandateId, "deterministic")
+      assert.notStrictEqual((yield* draft(25.5, 2n)).mandateId, m.mandateId, "salted")
+      const policy = mandatePolicy(m)
+      assert.deepStrictEqual(
+        policy.argumentGates.filter((g) => g.argument === "provider"),
+        [{ target: m.deployment.contract, selector: selectors.createJob, argument: "provider", rule: "equals", value: agent }]
+      )
+      assert.isTrue(policy.argumentGates.some((g) => g.argument === "amount" && g.rule === "at_most" && g.value === "25500000"))
+      const summary = policySummary(m)
+      assert.include(summary, "25.5 USDC per job")
+      assert.include(summary, "no other")
+      assert.include(summary, "revoke")
+    }))
+
+  it.effect("refuses unknown chains, non-positive or over-precise budgets", () =>
+    Effect.gen(function*() {
+      assert.strictEqual((yield* Effect.flip(draft(0)))._tag, "BadRequest")
+      assert.strictEqual((yield* Effect.flip(draft(1.0000001)))._tag, "BadRequest")
+      const other = yield* Effect.flip(draftMandate({
+        signer, account, chainId: 1, agentWallet: agent, delegatee, perJobBudget: 1,
+        evaluator: Option.none(), now: new Date(), salt: 0n
+      }))
+      assert.strictEqual(other._tag, "BadRequest")
+      assert.deepStrictEqual(toBaseUnits(0.1 + 0.2, 6), Option.some(300000n))
+    }))
+
+  it.effect("declines a budget above the cap out_of_scope, and any other provider", () =>
+    Effect.gen(function*() {
+      const m = yield* draft(25)
+      assert.strictEqual(yield* checkFund(m, { perJobBudget: 25, chainId: 8453 }), 25_000_000n)
+      const over = yield* Effect.flip(checkFund(m, { perJobBudget: 25.000001, chainId: 8453 }))
+      assert.strictEqual(over._tag, "OutOfScope")
+      assert.strictEqual((over as { declineReason: string }).declineReason, "cap_exceeded")
+      const otherAgent = yield* Effect.flip(checkCreate(m, { agentWallet: wallet(0xbad) as Address, chainId: 8453 }))
+      assert.strictEqual(otherAgent._tag, "OutOfScope")
+      yield* checkCreate(m, { agentWallet: agent.toUpperCase().replace("0X", "0x") as Address, chainId: 8453 })
+      const wrongChain = yield* Effect.flip(checkFund(m, { perJobBudget: 1, chainId: 84532 }))
+      assert.strictEqual(wrongChain._tag, "BadRequest")
+    }))
+
+  it.effect("encodes the marketplace calls from the published ABI", () =>
+    Effect.gen(function*() {
+      const m = yield* draft(25)
+      const create = encodeCreateJob(m, { description: "Summarise", expiresAt: new Date("2026-01-02T00:00:00Z") })
+      assert.strictEqual(create.to, m.deployment.contract)
+      assert.strictEqual(create.data.slice(0, 10), selectors.createJob)
+      const decoded = decodeFunctionData({ abi: acpAbi, data: create.data as `0x${string}` })
+      assert.strictEqual(decoded.functionName, "createJob")
+      assert.deepStrictEqual(decoded.args, [
+        getAddress(agent),
+        getAddress(evaluator),
+        1767312000n,
+        getAddress(m.deployment.paymentToken.address),
+        25_000_000n,
+        "Summarise"
+      ])
+      const [approve, fund] = encodeFund(m, 42n, 10_000_000n)
+      const a = decodeFunctionData({ abi: erc20Abi, data: approve!.data as `0x${string}` })
+      assert.strictEqual(approve!.to, m.deployment.paymentToken.address)
+      assert.deepStrictEqual(a.args, [m.deployment.contract, 10_000_000n])
+      const f = decodeFunctionData({ abi: acpAbi, data: fund!.data as `0x${string}` })
+      assert.deepStrictEqual(f.args, [42n, 10_000_000n, m.deployment.paymentToken.address])
+    }))
+
+  it.effect("a mandate is read back only by its signer", () =>
+    Effect.gen(function*() {
+      const store = yield* Mandates
+      const m = yield* draft(5)
+      yield* store.save(m)
+      assert.isTrue(Option.isSome(yield* store.get(signer, m.mandateId)))
+      assert.isTrue(Option.isNone(yield* store.get(wallet(0x6) as Address, m.mandateId)))
+    }).pipe(Effect.provide(Mandates.layerMemory)))
+})
