@@ -8,6 +8,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Two cores: two files at a time; each file has its own database, so they never see each other.
     maxWorkers: 2,
-    sequence: { concurrent: false }
+    sequence: { concurrent: false },
+    // The JSON report lets .ci/run print a plain "N passed, N failed" line.
+    reporters: ["default", ["json", { outputFile: ".test-results/vitest.json" }]]
   }
 })
