@@ -1,4 +1,21 @@
-import { notImplementedGroup } from "../api/NotImplemented.ts"
+/**
+ * The activity group's handlers: thin, the rules live in `Activity` (reads) and
+ * `AuditChain` (the log). Needs only infrastructure (SqlClient) and `Accounts`.
+ */
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Api } from "../Api.ts"
+import { CurrentSigner } from "../auth/Middleware.ts"
+import { Activity } from "./Activity.ts"
 
-/** Placeholder until issue 3 lands: the activity endpoints answer 501. */
-export const ActivityHandlers = notImplementedGroup("activity", "issue 3")
+export const ActivityHandlers = HttpApiBuilder.group(
+  Api,
+  "activity",
+  Effect.fn(function*(handlers) {
+    const activity = yield* Activity
+    return handlers
+      .handle("list", ({ query }) => Effect.flatMap(CurrentSigner, (s) => activity.list(s.address, query)))
+      .handle("anchor", () => Effect.flatMap(CurrentSigner, (s) => activity.anchor(s.address)))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentSigner, (s) => activity.get(s.address, params.eventId)))
+  })
+).pipe(Layer.provide(Activity.layer))

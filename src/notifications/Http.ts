@@ -1,4 +1,27 @@
-import { notImplementedGroup } from "../api/NotImplemented.ts"
+/**
+ * The notifications group's handlers (thin; the rules live in `Notifications`), plus
+ * the depeg monitor, which runs for as long as the handlers are served. Needs only
+ * infrastructure: SqlClient, HttpClient (the price source).
+ */
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Api } from "../Api.ts"
+import { CurrentSigner } from "../auth/Middleware.ts"
+import { DepegMonitorLive } from "./DepegMonitor.ts"
+import { Notifications } from "./Notifications.ts"
 
-/** Placeholder until issue 3 lands: the notification endpoints answer 501. */
-export const NotificationsHandlers = notImplementedGroup("notifications", "issue 3")
+const Handlers = HttpApiBuilder.group(
+  Api,
+  "notifications",
+  Effect.fn(function*(handlers) {
+    const notifications = yield* Notifications
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.flatMap(CurrentSigner, (s) => notifications.list(s.address, { unreadOnly: query.unreadOnly })))
+      .handle("readAll", () => Effect.flatMap(CurrentSigner, (s) => Effect.asVoid(notifications.readAll(s.address))))
+      .handle("markRead", ({ params }) =>
+        Effect.flatMap(CurrentSigner, (s) => notifications.markRead(s.address, params.notificationId)))
+  })
+)
+
+export const NotificationsHandlers = Layer.merge(Handlers, DepegMonitorLive).pipe(Layer.provide(Notifications.layer))

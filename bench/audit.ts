@@ -1,0 +1,128 @@
+/**
+ * Audit appends per second beside plain single-row insert transactions per second
+ * (pgbench-style: BEGIN; INSERT one row; COMMIT) on the same database in the same run:
+ *
+ *   - 1 writer:   plain inserts  vs  audit appends on one account
+ *   - 64 writers: plain inserts  vs  audit appends over 64 accounts (one each)
+ *   - 64 writers on ONE account (every append waits for the head lock), for scale
+ *
+ *   npx tsx bench/audit.ts [seconds-per-phase=4]
+ *
+ * Uses DATABASE_URL when set (migrates it; bench rows are deleted afterwards), otherwise
+ * a private embedded PostgreSQL under /tmp that is removed at the end. About 25 s.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Logger, Redacted, References } from "effect"
+import { SqlClient } from "effect/sql"
+import { AuditChain } from "../src/audit/AuditChain.ts"
+import { runMigrations } from "../src/db/Database.ts"
+import { startPostgres } from "./support/processes.ts"
+
+const seconds = Number(process.argv[2] ?? 4)
+const run = `b${process.pid}_${Date.now().toString(36)}`
+
+const external = process.env.DATABASE_URL
+const pg = external === undefined ? await startPostgres() : undefined
+const url = external ?? pg!.url
+
+interface Phase {
+  readonly name: string
+  readonly ops: number
+  readonly perSecond: number
+}
+
+const program = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const chain = yield* AuditChain
+  yield* runMigrations
+  yield* sql`CREATE TABLE IF NOT EXISTS bench_plain (
+    id bigserial PRIMARY KEY, account_id text NOT NULL, payload text NOT NULL, created_at timestamptz NOT NULL)`
+  const accounts = Array.from({ length: 64 }, (_, i) => `acc_${run}_${i}`)
+  for (const [i, id] of accounts.entries()) {
+    yield* sql`INSERT INTO accounts (id, signer_address, idx, label, address, chain_id, type, purpose, deployment_status, created_at)
+      VALUES (${id}, ${`0x${run.padEnd(38, "0").slice(0, 38)}${i.toString(16).padStart(2, "0")}`}, ${i}, 'bench',
+        ${`0x${(run + i).padEnd(40, "f").slice(0, 40)}`}, 31337, 'bench', 'bench', 'counterfactual', now())`
+  }
+
+  /** `writers` loops for `seconds`, each running `op(writer, k)` back to back. */
+  const phase = (name: string, writers: number, op: (writer: number, k: number) => Effect.Effect<unknown, unknown>) =>
+    Effect.gen(function*() {
+      // Warm the pool's connections first.
+      yield* Effect.forEach(Array.from({ length: writers }), () => sql`SELECT 1`, { concurrency: "unbounded" })
+      const end = Date.now() + seconds * 1000
+      const started = Date.now()
+      const counts = yield* Effect.forEach(
+        Array.from({ length: writers }, (_, w) => w),
+        (w) =>
+          Effect.gen(function*() {
+            let k = 0
+            while (Date.now() < end) {
+              yield* op(w, k)
+              k++
+            }
+            return k
+          }),
+        { concurrency: "unbounded" }
+      )
+      const elapsed = (Date.now() - started) / 1000
+      const ops = counts.reduce((a, b) => a + b, 0)
+      const result: Phase = { name, ops, perSecond: ops / elapsed }
+      console.log(`${name.padEnd(50)} ${result.perSecond.toFixed(0).padStart(8)} /s  (${ops} in ${elapsed.toFixed(1)} s)`)
+      return result
+    })
+
+  const plain = (w: number, k: number) =>
+    sql.withTransaction(
+      sql`INSERT INTO bench_plain (account_id, payload, created_at) VALUES (${accounts[w]!}, ${`${run}:${w}:${k}`}, now())`
+    )
+  const append = (tag: string, account: (w: number) => string) => (w: number, k: number) =>
+    chain.append({
+      accountId: account(w),
+      operationId: `op_${run}_${tag}_${w}_${k}`,
+      actor: "owner",
+      action: "send",
+      amount: 10,
+      token: "USDC",
+      chain: "local",
+      chainId: 31337,
+      status: "executed",
+      txHash: `0x${"ab".repeat(32)}`
+    })
+
+  console.log(`PostgreSQL: ${external === undefined ? "embedded (private, /tmp)" : "DATABASE_URL"}; ${seconds} s per phase\n`)
+  const plain1 = yield* phase("plain insert txn, 1 writer", 1, plain)
+  const audit1 = yield* phase("audit append, 1 writer, 1 account", 1, append("one", () => accounts[0]!))
+  const plain64 = yield* phase("plain insert txn, 64 writers", 64, plain)
+  const audit64 = yield* phase("audit append, 64 writers, 64 accounts", 64, append("many", (w) => accounts[w]!))
+  const hot64 = yield* phase("audit append, 64 writers, 1 account (contended)", 64, append("hot", () => accounts[1]!))
+
+  for (const id of accounts) {
+    const v = yield* chain.verify(id)
+    if (!v.ok) return yield* Effect.die(new Error(`chain ${id} broken after the benchmark: ${v.broken.message}`))
+  }
+  console.log(`\nall 64 chains verify`)
+  console.log(`ratio audit/plain, 1 writer:                ${(audit1.perSecond / plain1.perSecond).toFixed(2)}`)
+  console.log(`ratio audit/plain, 64 writers, 64 accounts: ${(audit64.perSecond / plain64.perSecond).toFixed(2)}`)
+  console.log(`ratio audit/plain, 64 writers, 1 account:   ${(hot64.perSecond / plain64.perSecond).toFixed(2)}`)
+  console.log(`scaling 1 → 64 writers: plain ×${(plain64.perSecond / plain1.perSecond).toFixed(1)}, ` +
+    `audit over 64 accounts ×${(audit64.perSecond / audit1.perSecond).toFixed(1)}`)
+
+  // Leave a shared database as it was.
+  yield* sql`DELETE FROM audit_entries WHERE account_id IN ${sql.in(accounts)}`
+  yield* sql`DELETE FROM audit_heads WHERE account_id IN ${sql.in(accounts)}`
+  yield* sql`DELETE FROM accounts WHERE id IN ${sql.in(accounts)}`
+  yield* sql`DROP TABLE bench_plain`
+})
+
+try {
+  await Effect.runPromise(
+    program.pipe(
+      Effect.provide(AuditChain.layer.pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections: 70 })))),
+      Effect.provide(Logger.layer([Logger.consolePretty()])),
+      Effect.provideService(References.MinimumLogLevel, "Warn"),
+      Effect.scoped
+    )
+  )
+} finally {
+  await pg?.stop()
+}

@@ -1,0 +1,281 @@
+/**
+ * The per-account hash-chained audit log (docs/audit-log.md).
+ *
+ * `append` joins the caller's transaction (`sql.withTransaction` of the same
+ * SqlClient; a savepoint when one is open, its own transaction otherwise), so an
+ * entry and the state change it records commit together or not at all. Appends on
+ * one account serialize on that account's `audit_heads` row (`SELECT ... FOR
+ * UPDATE`); appends on different accounts touch different rows and never wait on
+ * each other. The database refuses a second entry for the same operation (or
+ * decline id): `append` reports it as `AuditDuplicate` and writes nothing.
+ *
+ * Callers run at PostgreSQL's default READ COMMITTED isolation: the head row read
+ * after the lock is then the latest committed one.
+ */
+import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import {
+  type AuditRecord,
+  canonicalTimestamp,
+  type ChainHead,
+  GENESIS_HASH,
+  hashRecord,
+  type StoredEntry,
+  verifyChain,
+  type VerifyResult
+} from "./Chain.ts"
+
+/** Outcomes an entry records. `executed` entries are the ones that get an audit nonce. */
+export type AuditStatus = "executed" | "declined" | "failed"
+
+/**
+ * Where the evidence of the event lives: `onchain` when a transaction exists (executed,
+ * or reverted on chain), `offchain_only` when nothing reached the chain (a policy
+ * decline, a bundler rejection).
+ */
+export type Provenance = "onchain" | "offchain_only"
+
+export interface AppendInput {
+  readonly accountId: string
+  /** The operation this entry settles; exactly one of `operationId` / `declineId`. */
+  readonly operationId?: string | undefined
+  /** For events that are not operations (a decline at build time): the caller's unique id for it. */
+  readonly declineId?: string | undefined
+  /** Who acted: `owner`, or the delegatee's address, ... */
+  readonly actor: string
+  /** What was attempted, e.g. the intent type (`send`, `delegation_revoke`, ...). */
+  readonly action: string
+  readonly amount?: number | undefined
+  readonly token?: string | undefined
+  readonly chain: string
+  readonly chainId: number
+  readonly status: AuditStatus
+  /** Required on `declined`; allowed on `failed` (the bundler's or the chain's reason). */
+  readonly declineReason?: string | undefined
+  /** Defaults to `onchain` when `txHash` is given, `offchain_only` otherwise. */
+  readonly provenance?: Provenance | undefined
+  readonly txHash?: string | undefined
+  readonly delegationId?: string | undefined
+}
+
+/** A second entry for an operation (or decline id) that already has one. Nothing was written. */
+export class AuditDuplicate extends Data.TaggedError("AuditDuplicate")<{
+  readonly operationId: string | null
+  readonly declineId: string | null
+  readonly existingId: string
+}> {
+  override get message() {
+    return `operation ${this.operationId ?? this.declineId} already has audit entry ${this.existingId}`
+  }
+}
+
+/** Columns in the form `Chain.ts` hashes (the timestamp as PostgreSQL stores it, to the microsecond). */
+export const entryColumns = `id, account_id, chain_index, operation_id, decline_id,
+  to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS occurred_at,
+  actor, action, amount, token, chain, chain_id, status, decline_reason, provenance, tx_hash,
+  audit_nonce, delegation_id, prev_hash, hash`
+
+export const EntryRow = Schema.Struct({
+  id: Schema.String,
+  account_id: Schema.String,
+  chain_index: Schema.Number,
+  operation_id: Schema.NullOr(Schema.String),
+  decline_id: Schema.NullOr(Schema.String),
+  occurred_at: Schema.String,
+  actor: Schema.String,
+  action: Schema.String,
+  amount: Schema.NullOr(Schema.Number),
+  token: Schema.NullOr(Schema.String),
+  chain: Schema.String,
+  chain_id: Schema.Number,
+  status: Schema.String,
+  decline_reason: Schema.NullOr(Schema.String),
+  provenance: Schema.String,
+  tx_hash: Schema.NullOr(Schema.String),
+  audit_nonce: Schema.NullOr(Schema.Number),
+  delegation_id: Schema.NullOr(Schema.String),
+  prev_hash: Schema.String,
+  hash: Schema.String
+})
+export type EntryRow = typeof EntryRow.Type
+
+export const fromRow = (r: EntryRow): StoredEntry => ({
+  id: r.id,
+  accountId: r.account_id,
+  index: r.chain_index,
+  operationId: r.operation_id,
+  declineId: r.decline_id,
+  timestamp: r.occurred_at,
+  actor: r.actor,
+  action: r.action,
+  amount: r.amount,
+  token: r.token,
+  chain: r.chain,
+  chainId: r.chain_id,
+  status: r.status,
+  declineReason: r.decline_reason,
+  provenance: r.provenance,
+  txHash: r.tx_hash,
+  auditNonce: r.audit_nonce,
+  delegationId: r.delegation_id,
+  prevHash: r.prev_hash,
+  hash: r.hash
+})
+
+const HeadRow = Schema.Struct({ length: Schema.Number, head_hash: Schema.String, executed_count: Schema.Number })
+
+const invalid = (message: string) => Effect.die(new Error(`AuditChain.append: ${message}`))
+
+export class AuditChain extends Context.Service<AuditChain, {
+  /** Appends one entry to its account's chain, inside the caller's transaction when one is open. */
+  readonly append: (input: AppendInput) => Effect.Effect<StoredEntry, AuditDuplicate>
+  /** Every entry of an account's chain, in chain order. */
+  readonly entries: (accountId: string) => Effect.Effect<ReadonlyArray<StoredEntry>>
+  readonly head: (accountId: string) => Effect.Effect<Option.Option<ChainHead>>
+  /** Walks the chain and names the first broken link. */
+  readonly verify: (accountId: string) => Effect.Effect<VerifyResult>
+}>()("das/audit/AuditChain") {
+  static readonly layer = Layer.effect(
+    AuditChain,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const lockHead = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: HeadRow,
+        execute: (accountId) =>
+          sql`SELECT length, head_hash, executed_count FROM audit_heads WHERE account_id = ${accountId} FOR UPDATE`
+      })
+
+      const readHead = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: HeadRow,
+        execute: (accountId) => sql`SELECT length, head_hash, executed_count FROM audit_heads WHERE account_id = ${accountId}`
+      })
+
+      const readEntries = SqlSchema.findAll({
+        Request: Schema.String,
+        Result: EntryRow,
+        execute: (accountId) =>
+          sql`SELECT ${sql.literal(entryColumns)} FROM audit_entries WHERE account_id = ${accountId} ORDER BY chain_index`
+      })
+
+      const existing = SqlSchema.findOneOption({
+        Request: Schema.Struct({ operationId: Schema.NullOr(Schema.String), declineId: Schema.NullOr(Schema.String) }),
+        Result: Schema.Struct({ id: Schema.String }),
+        execute: ({ declineId, operationId }) =>
+          operationId !== null
+            ? sql`SELECT id FROM audit_entries WHERE operation_id = ${operationId}`
+            : sql`SELECT id FROM audit_entries WHERE decline_id = ${declineId}`
+      })
+
+      const append = Effect.fn("AuditChain.append")(function*(input: AppendInput) {
+        const operationId = input.operationId ?? null
+        const declineId = input.declineId ?? null
+        if ((operationId === null) === (declineId === null)) {
+          return yield* invalid("exactly one of operationId and declineId is required")
+        }
+        if (input.status === "declined" && input.declineReason === undefined) {
+          return yield* invalid("a declined entry needs a declineReason")
+        }
+        if (input.status === "executed" && input.declineReason !== undefined) {
+          return yield* invalid("an executed entry has no declineReason")
+        }
+        // What the wire shows must be valid on the wire (AuditEvent's txHash, chainId, amount).
+        if (input.txHash !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(input.txHash)) {
+          return yield* invalid(`txHash ${input.txHash} is not 0x + 64 hex`)
+        }
+        if (!Number.isSafeInteger(input.chainId) || input.chainId < 1) return yield* invalid(`chainId ${input.chainId}`)
+        if (input.amount !== undefined && !Number.isFinite(input.amount)) return yield* invalid("amount is not finite")
+        yield* Effect.annotateCurrentSpan({ accountId: input.accountId, status: input.status })
+
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          let head = yield* lockHead(input.accountId)
+          if (Option.isNone(head)) {
+            // First entry: create the head row. A concurrent first append waits on this
+            // insert's unique key and then finds the row.
+            yield* sql`INSERT INTO audit_heads (account_id, length, head_hash, executed_count)
+                       VALUES (${input.accountId}, 0, ${GENESIS_HASH}, 0) ON CONFLICT DO NOTHING`
+            head = yield* lockHead(input.accountId)
+          }
+          const h = Option.getOrThrow(head)
+          const now = yield* Clock.currentTimeMillis
+          const executed = input.status === "executed"
+          const record: AuditRecord = {
+            id: `evt_${crypto.randomUUID()}`,
+            accountId: input.accountId,
+            index: h.length + 1,
+            operationId,
+            declineId,
+            timestamp: canonicalTimestamp(new Date(now)),
+            actor: input.actor,
+            action: input.action,
+            amount: input.amount ?? null,
+            token: input.token ?? null,
+            chain: input.chain,
+            chainId: input.chainId,
+            status: input.status,
+            declineReason: input.declineReason ?? null,
+            provenance: input.provenance ?? (input.txHash !== undefined ? "onchain" : "offchain_only"),
+            txHash: input.txHash ?? null,
+            auditNonce: executed ? h.executed_count + 1 : null,
+            delegationId: input.delegationId ?? null,
+            prevHash: h.head_hash
+          }
+          const hash = hashRecord(record)
+          // One round trip: the entry, and the head moved to it only if the entry went in.
+          // ON CONFLICT DO NOTHING: a duplicate operation/decline id writes nothing.
+          const written = yield* sql<{ id: string }>`
+            WITH entry AS (
+              INSERT INTO audit_entries (id, account_id, chain_index, operation_id, decline_id, occurred_at, actor,
+                action, amount, token, chain, chain_id, status, decline_reason, provenance, tx_hash, audit_nonce,
+                delegation_id, prev_hash, hash)
+              VALUES (${record.id}, ${record.accountId}, ${record.index}, ${operationId}, ${declineId},
+                ${new Date(now)}, ${record.actor}, ${record.action}, ${record.amount}, ${record.token}, ${record.chain},
+                ${record.chainId}, ${record.status}, ${record.declineReason}, ${record.provenance}, ${record.txHash},
+                ${record.auditNonce}, ${record.delegationId}, ${record.prevHash}, ${hash})
+              ON CONFLICT DO NOTHING
+              RETURNING id
+            )
+            UPDATE audit_heads SET length = ${record.index}, head_hash = ${hash},
+              executed_count = ${executed ? h.executed_count + 1 : h.executed_count}
+            FROM entry WHERE audit_heads.account_id = ${input.accountId}
+            RETURNING entry.id`
+          if (written.length === 0) {
+            const other = yield* existing({ operationId, declineId })
+            if (Option.isNone(other)) return yield* invalid(`entry ${record.id} conflicted with no visible entry`)
+            return yield* new AuditDuplicate({ operationId, declineId, existingId: other.value.id })
+          }
+          return { ...record, hash } satisfies StoredEntry
+        }))
+      }, Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die }))
+
+      const entries = Effect.fn("AuditChain.entries")(function*(accountId: string) {
+        const rows = yield* readEntries(accountId)
+        return rows.map(fromRow)
+      }, Effect.orDie)
+
+      const head = Effect.fn("AuditChain.head")(function*(accountId: string) {
+        const row = yield* readHead(accountId)
+        return Option.map(row, (r): ChainHead => ({
+          length: r.length,
+          headHash: r.head_hash,
+          executedCount: r.executed_count
+        }))
+      }, Effect.orDie)
+
+      const verify = Effect.fn("AuditChain.verify")(function*(accountId: string) {
+        const read = Effect.all([head(accountId), entries(accountId)])
+        // One snapshot for head and entries, so a concurrent append cannot look like a break.
+        // Inside a caller's transaction, that transaction's view is the one to verify.
+        const inTransaction = Option.isSome(yield* Effect.serviceOption(sql.transactionService))
+        const [h, list] = inTransaction ? yield* read : yield* sql.withTransaction(
+          Effect.andThen(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY`, read)
+        )
+        return verifyChain(accountId, list, Option.getOrUndefined(h))
+      }, Effect.orDie)
+
+      return AuditChain.of({ append, entries, head, verify })
+    })
+  )
+}

@@ -1,0 +1,77 @@
+/**
+ * Stablecoin prices in USD from an HTTP price source in the CoinGecko
+ * `simple/price` format:
+ *
+ *   GET {PRICE_SOURCE_URL}?ids=usd-coin,tether&vs_currencies=usd
+ *   → { "usd-coin": { "usd": 0.9998 }, "tether": { "usd": 1.0003 } }
+ *
+ * `PRICE_SOURCE_URL` is the full endpoint, e.g.
+ * `https://api.coingecko.com/api/v3/simple/price`. An optional
+ * `PRICE_SOURCE_API_KEY` is sent in the header `PRICE_SOURCE_API_KEY_HEADER`
+ * (default `x-cg-demo-api-key`, CoinGecko's demo-plan header). A token the source
+ * does not price is simply absent from the answer; a non-2xx answer or an
+ * unexpected shape is `UpstreamUnavailable`, no answer in `PRICE_SOURCE_TIMEOUT` is
+ * `UpstreamTimeout`. Nothing is ever made up to fill a gap.
+ */
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { HttpClient, HttpClientResponse } from "effect/http"
+import { UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
+
+export const SimplePriceResponse = Schema.Record(
+  Schema.String,
+  Schema.Struct({ usd: Schema.optionalKey(Schema.Finite) })
+)
+
+export const PriceFeedConfig = Config.all({
+  url: Config.String("PRICE_SOURCE_URL"),
+  apiKey: Config.option(Config.Redacted("PRICE_SOURCE_API_KEY")),
+  apiKeyHeader: Config.String("PRICE_SOURCE_API_KEY_HEADER").pipe(Config.withDefault("x-cg-demo-api-key")),
+  timeout: Config.Duration("PRICE_SOURCE_TIMEOUT").pipe(Config.withDefault(Duration.seconds(5)))
+})
+
+export class PriceFeed extends Context.Service<PriceFeed, {
+  /** USD prices of the given price-source ids; ids the source does not price are absent. */
+  readonly usdPrices: (
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, number>, UpstreamUnavailable | UpstreamTimeout>
+}>()("das/notifications/PriceFeed") {
+  /** Reads `PRICE_SOURCE_*`; fails with a ConfigError when `PRICE_SOURCE_URL` is not set. */
+  static readonly layer = Layer.effect(
+    PriceFeed,
+    Effect.gen(function*() {
+      const config = yield* PriceFeedConfig
+      const client = yield* HttpClient.HttpClient
+
+      const usdPrices = Effect.fn("PriceFeed.usdPrices")(function*(ids: ReadonlyArray<string>) {
+        if (ids.length === 0) return new Map<string, number>()
+        const headers: Record<string, string> = Option.isSome(config.apiKey)
+          ? { [config.apiKeyHeader]: Redacted.value(config.apiKey.value) }
+          : {}
+        const body = yield* client.get(config.url, {
+          urlParams: { ids: ids.join(","), vs_currencies: "usd" },
+          headers,
+          acceptJson: true
+        }).pipe(
+          Effect.flatMap(HttpClientResponse.filterStatusOk),
+          Effect.flatMap(HttpClientResponse.schemaBodyJson(SimplePriceResponse)),
+          Effect.timeoutOrElse({
+            duration: config.timeout,
+            orElse: () =>
+              Effect.fail(new UpstreamTimeout({ message: `The price source did not answer within ${Duration.format(config.timeout)}` }))
+          }),
+          Effect.mapError((e) =>
+            e instanceof UpstreamTimeout ? e : new UpstreamUnavailable({ message: `The price source failed: ${e.message}` })
+          )
+        )
+        const prices = new Map<string, number>()
+        for (const id of ids) {
+          const usd = body[id]?.usd
+          if (usd !== undefined) prices.set(id, usd)
+        }
+        return prices
+      })
+
+      return PriceFeed.of({ usdPrices })
+    })
+  )
+}
