@@ -5,7 +5,16 @@
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { BadRequestError, NotFoundError, NotImplementedError } from "../api/Errors.ts"
+import {
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  NotImplementedError,
+  OutOfScopeError,
+  ServiceUnavailableError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError
+} from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { UserOpBuild } from "../domain/Operations.ts"
 import { Address, Timestamp } from "../domain/Primitives.ts"
@@ -51,7 +60,15 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
     HttpApiEndpoint.post("buildRules", "/account/rules/build", {
       payload: RulesBuildRequest,
       success: UserOpBuild,
-      error: [NotFoundError, NotImplementedError]
+      error: [
+        NotFoundError,
+        ConflictError,
+        OutOfScopeError,
+        ServiceUnavailableError,
+        UpstreamUnavailableError,
+        UpstreamTimeoutError,
+        NotImplementedError
+      ]
     }),
     HttpApiEndpoint.get("listDevices", "/account/devices", {
       query: accountIdQuery,

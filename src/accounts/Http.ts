@@ -1,32 +1,34 @@
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
-import { notImplemented } from "../api/NotImplemented.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
+import { AccountRulesLive } from "../userops/Live.ts"
 import { Accounts } from "./Accounts.ts"
+import { AccountRules } from "./Rules.ts"
 
 export const AccountsHandlers = HttpApiBuilder.group(
   Api,
   "accounts",
   Effect.fn(function*(handlers) {
     const accounts = yield* Accounts
+    const rules = yield* AccountRules
     return handlers
       .handle("listAccounts", () => Effect.flatMap(CurrentSigner, (s) => accounts.list(s.address)))
       .handle("createAccount", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => accounts.create(s.address, payload.label)))
       .handle("getRules", ({ query }) =>
-        Effect.flatMap(CurrentSigner, (s) => accounts.resolve(s.address, query.accountId)).pipe(
-          Effect.andThen(notImplemented("GET /account/rules (issue 4)"))
-        ))
+        Effect.gen(function*() {
+          const signer = yield* CurrentSigner
+          return yield* rules.rules(yield* accounts.resolve(signer.address, query.accountId))
+        }))
       .handle("buildRules", ({ payload }) =>
-        Effect.flatMap(CurrentSigner, (s) => accounts.resolve(s.address, payload.accountId)).pipe(
-          Effect.andThen(notImplemented("POST /account/rules/build (issue 4)"))
-        ))
+        Effect.gen(function*() {
+          const signer = yield* CurrentSigner
+          return yield* rules.build(yield* accounts.resolve(signer.address, payload.accountId), payload.intentType)
+        }))
       .handle("listDevices", ({ query }) =>
         Effect.gen(function*() {
           const signer = yield* CurrentSigner
-          const account = yield* accounts.resolve(signer.address, query.accountId)
-          // The owner key is the account's one device until device management lands (issue 4).
-          return [{ address: signer.address, label: "Owner key", role: "owner" as const, addedAt: account.createdAt }]
+          return yield* rules.devices(yield* accounts.resolve(signer.address, query.accountId))
         }))
   })
-)
+).pipe(Layer.provide(AccountRulesLive))

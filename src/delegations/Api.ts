@@ -1,13 +1,37 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { BadRequestError, ConflictError, NotFoundError, NotImplementedError, OutOfScopeError } from "../api/Errors.ts"
+import {
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  NotImplementedError,
+  OutOfScopeError,
+  ServiceUnavailableError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError
+} from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { IntentType, SignedUserOp, UserOpBuild } from "../domain/Operations.ts"
 import { Hash32 } from "../domain/Primitives.ts"
-import { Delegation, DelegationBuild, DelegationBuildRequest, DelegationStatus, PolicySnapshot } from "./Domain.ts"
+import {
+  Delegation,
+  DelegationBuild,
+  DelegationBuildRequest,
+  DelegationSignature,
+  DelegationStatus,
+  PolicySnapshot
+} from "./Domain.ts"
 
 const delegationId = { delegationId: Schema.String }
-const common = [BadRequestError, NotFoundError, OutOfScopeError, NotImplementedError] as const
+const common = [
+  BadRequestError,
+  NotFoundError,
+  OutOfScopeError,
+  NotImplementedError,
+  UpstreamUnavailableError,
+  UpstreamTimeoutError,
+  ServiceUnavailableError
+] as const
 
 export class DelegationsApi extends HttpApiGroup.make("delegations")
   .add(
@@ -22,7 +46,13 @@ export class DelegationsApi extends HttpApiGroup.make("delegations")
       error: common
     }),
     HttpApiEndpoint.post("create", "/delegations", {
-      payload: Schema.Struct({ userOp: SignedUserOp, userOpHash: Hash32, intentType: IntentType }),
+      payload: Schema.Struct({
+        userOp: SignedUserOp,
+        userOpHash: Hash32,
+        intentType: IntentType,
+        // Beyond the contract: the owner's EIP-712 signature of each leg the build returned.
+        delegationSignatures: Schema.optionalKey(Schema.Array(DelegationSignature))
+      }),
       success: Delegation,
       error: [...common, ConflictError]
     }),
@@ -33,7 +63,12 @@ export class DelegationsApi extends HttpApiGroup.make("delegations")
     }),
     HttpApiEndpoint.post("act", "/delegations/:delegationId/actions", {
       params: delegationId,
-      payload: Schema.Struct({ recipient: Schema.String.check(Schema.isMinLength(1)), amount: Schema.Finite }),
+      payload: Schema.Struct({
+        recipient: Schema.String.check(Schema.isMinLength(1)),
+        amount: Schema.Finite,
+        // Beyond the contract: which budget token (symbol); default the per-action maximum's token.
+        token: Schema.optionalKey(Schema.String)
+      }),
       success: UserOpBuild,
       error: common
     }),

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import { TokenAmount, TokenRef, UnsignedUserOp, Simulation } from "../domain/Operations.ts"
-import { Address, ChainId, Hash32, Selector, Timestamp } from "../domain/Primitives.ts"
+import { Simulation, TokenAmount, TokenRef, UnsignedUserOp, userOpBuildExtraFields } from "../domain/Operations.ts"
+import { Address, ChainId, DecimalString, Hash32, HexString, Selector, Timestamp } from "../domain/Primitives.ts"
 
 export const DelegationStatus = Schema.Literals(["active", "frozen", "expired", "revoked"]).annotate({
   identifier: "DelegationStatus"
@@ -58,6 +58,7 @@ export const PolicySnapshot = Schema.Struct({
   capturedAt: Timestamp,
   enableTxHash: Hash32
 }).annotate({ identifier: "PolicySnapshot" })
+export type PolicySnapshotType = typeof PolicySnapshot.Type
 
 const PositiveAmount = Schema.Finite.check(Schema.isGreaterThan(0))
 
@@ -78,10 +79,56 @@ export const DelegationBuildRequest = Schema.Struct({
   accountId: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "DelegationBuildRequest" })
 
+/** A Delegation Framework caveat as the DelegationManager takes it. */
+export const DfCaveat = Schema.Struct({ enforcer: Address, terms: HexString, args: HexString })
+
+/** One Delegation Framework delegation ("leg": one per budget token), unsigned while `signature` is `0x`. */
+export const DfDelegation = Schema.Struct({
+  delegate: Address,
+  delegator: Address,
+  authority: Hash32,
+  caveats: Schema.Array(DfCaveat),
+  salt: HexString,
+  signature: HexString
+}).annotate({ identifier: "DfDelegation" })
+
+const TypedDataField = Schema.Struct({ name: Schema.String, type: Schema.String })
+
+/** EIP-712 typed data of a leg, for `eth_signTypedData_v4` (salt as a decimal uint256). */
+export const DelegationTypedData = Schema.Struct({
+  domain: Schema.Struct({ name: Schema.String, version: Schema.String, chainId: ChainId, verifyingContract: Address }),
+  types: Schema.Record(Schema.String, Schema.Array(TypedDataField)),
+  primaryType: Schema.Literal("Delegation"),
+  message: Schema.Struct({
+    delegate: Address,
+    delegator: Address,
+    authority: Hash32,
+    caveats: Schema.Array(Schema.Struct({ enforcer: Address, terms: HexString })),
+    salt: DecimalString
+  })
+}).annotate({ identifier: "DelegationTypedData" })
+
+/** What the owner signs besides the enable operation: one entry per budget token. */
+export const DelegationToSign = Schema.Struct({
+  permissionId: Hash32,
+  token: TokenRef,
+  delegation: DfDelegation,
+  typedData: DelegationTypedData
+}).annotate({ identifier: "DelegationToSign" })
+
 export const DelegationBuild = Schema.Struct({
   policySet: PolicySet,
   humanSummary: Schema.String,
   enableUserOp: UnsignedUserOp,
   userOpHash: Hash32,
-  simulation: Simulation
+  simulation: Simulation,
+  /** Beyond the contract, as on every build: buildId, the EIP-712 typed data of the enable operation, expiry. */
+  ...userOpBuildExtraFields,
+  /** Beyond the contract: the delegation(s) the owner signs (EIP-712) and returns to `POST /delegations`. */
+  delegations: Schema.Array(DelegationToSign)
 }).annotate({ identifier: "DelegationBuild" })
+
+/** The owner's signature of one leg (`delegations[i].typedData` of the build), by permission id. */
+export const DelegationSignature = Schema.Struct({ permissionId: Hash32, signature: HexString }).annotate({
+  identifier: "DelegationSignature"
+})

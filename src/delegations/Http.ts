@@ -1,4 +1,47 @@
-import { notImplementedGroup } from "../api/NotImplemented.ts"
+/**
+ * The delegations endpoints: thin handlers over `Delegations`. The feature's own
+ * services are provided here, so the group needs only infrastructure (SqlClient,
+ * Accounts, the chain layers).
+ */
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Api } from "../Api.ts"
+import { BadRequest } from "../api/Errors.ts"
+import { CurrentSigner } from "../auth/Middleware.ts"
+import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import { Delegations } from "./Delegations.ts"
+import { DeclineRecorder, OperationBuilderLive, RelayHooksLive, RelayLive } from "./Ports.ts"
 
-/** Placeholder until issue 5 lands: the delegation endpoints answer 501. */
-export const DelegationsHandlers = notImplementedGroup("delegations", "issue 5")
+/** Delegations with what it stands on; the relay layers are shared constants (one builder, one hook registry, one relay). */
+export const DelegationsLive = Delegations.layer.pipe(
+  Layer.provide(Layer.mergeAll(DeclineRecorder.layerAudit, TokenRegistry.layer, OperationBuilderLive, RelayHooksLive, RelayLive))
+)
+
+const perDelegationFreeze = (delegationId: string) =>
+  Effect.gen(function*() {
+    yield* CurrentSigner
+    return yield* new BadRequest({
+      message: "There is no per-delegation freeze: freeze the whole account (intent account_freeze) or revoke this delegation",
+      details: { delegationId }
+    })
+  })
+
+export const DelegationsHandlers = HttpApiBuilder.group(
+  Api,
+  "delegations",
+  Effect.fn(function*(handlers) {
+    const delegations = yield* Delegations
+    return handlers
+      .handle("list", ({ query }) => Effect.flatMap(CurrentSigner, (s) => delegations.list(s, query)))
+      .handle("build", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => delegations.build(s, payload)))
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => delegations.create(s, payload)))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentSigner, (s) => delegations.get(s, params.delegationId)))
+      .handle("act", ({ params, payload }) =>
+        Effect.flatMap(CurrentSigner, (s) => delegations.act(s, params.delegationId, payload)))
+      .handle("freeze", ({ params }) => perDelegationFreeze(params.delegationId))
+      .handle("unfreeze", ({ params }) => perDelegationFreeze(params.delegationId))
+      .handle("revoke", ({ params }) => Effect.flatMap(CurrentSigner, (s) => delegations.revoke(s, params.delegationId)))
+      .handle("policySnapshots", ({ params }) =>
+        Effect.flatMap(CurrentSigner, (s) => delegations.snapshots(s, params.delegationId)))
+  })
+).pipe(Layer.provide(DelegationsLive))

@@ -119,7 +119,40 @@ export const userOpBuildFields = {
   usdtApproval: Schema.NullOr(UsdtApproval)
 }
 
-export const UserOpBuild = Schema.Struct(userOpBuildFields).annotate({ identifier: "UserOpBuild" })
+/**
+ * EIP-712 typed data in its JSON (`eth_signTypedData_v4`) form: integers as decimal
+ * strings, bytes as hex, `EIP712Domain` listed in `types`. What the owner key signs.
+ */
+export const TypedDataField = Schema.Struct({ name: Schema.String, type: Schema.String })
+export const Eip712TypedData = Schema.Struct({
+  domain: Schema.Struct({
+    name: Schema.String,
+    version: Schema.String,
+    chainId: ChainId,
+    verifyingContract: Address
+  }),
+  types: Schema.Record(Schema.String, Schema.Array(TypedDataField)),
+  primaryType: Schema.String,
+  message: Schema.Record(Schema.String, Schema.String)
+}).annotate({
+  identifier: "Eip712TypedData",
+  description: "What the owner key signs for this operation (`eth_signTypedData_v4`); the signature goes into `userOp.signature`."
+})
+export type Eip712TypedData = typeof Eip712TypedData.Type
+
+/** Added by this service to every build (not in the contract's table; optional so other shapes can reuse the fields). */
+export const userOpBuildExtraFields = {
+  /** The stored build this operation must match at the relay. */
+  buildId: Schema.optionalKey(Schema.String),
+  /** The EIP-712 typed data the owner signs (not the raw `userOpHash`; see docs/relay.md). */
+  typedData: Schema.optionalKey(Eip712TypedData),
+  /** When the build (and its paymaster sponsorship) stops being accepted by the relay. */
+  expiresAt: Schema.optionalKey(Timestamp)
+}
+
+export const UserOpBuild = Schema.Struct({ ...userOpBuildFields, ...userOpBuildExtraFields }).annotate({
+  identifier: "UserOpBuild"
+})
 export type UserOpBuild = typeof UserOpBuild.Type
 
 /** A signed operation as submitted to the relay: the user operation with its signature attached. */

@@ -16,7 +16,7 @@ export class UserOpsApi extends HttpApiGroup.make("userops")
     HttpApiEndpoint.post("submit", "/userops", {
       payload: SignedUserOp,
       success: UserOpReceipt.pipe(HttpApiSchema.status(202)),
-      error: [BadRequestError, OutOfScopeError, UpstreamUnavailableError, UpstreamTimeoutError, NotImplementedError]
+      error: [BadRequestError, NotFoundError, OutOfScopeError, UpstreamUnavailableError, UpstreamTimeoutError, NotImplementedError]
     }),
     HttpApiEndpoint.get("get", "/userops/:userOpId", {
       params: { userOpId: Schema.String },

@@ -1,4 +1,18 @@
-import { notImplementedGroup } from "../api/NotImplemented.ts"
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Api } from "../Api.ts"
+import { CurrentSigner } from "../auth/Middleware.ts"
+import { RelayWithReconcilerLive } from "./Live.ts"
+import { Relay } from "./Relay.ts"
 
-/** Placeholder until issue 4 lands: the relay answers 501. */
-export const UserOpsHandlers = notImplementedGroup("userops", "issue 4")
+/** `POST /userops` and `GET /userops/{userOpId}` (docs/relay.md); the reconciler runs with them. */
+export const UserOpsHandlers = HttpApiBuilder.group(
+  Api,
+  "userops",
+  Effect.fn(function*(handlers) {
+    const relay = yield* Relay
+    return handlers
+      .handle("submit", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => relay.submit(s.address, payload)))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentSigner, (s) => relay.get(s.address, params.userOpId)))
+  })
+).pipe(Layer.provide(RelayWithReconcilerLive))

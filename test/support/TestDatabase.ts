@@ -32,14 +32,14 @@ export const databaseUrl = (name: string) => {
   return `postgres://${pg.user}:${pg.password}@${pg.host}:${pg.port}/${name}`
 }
 
-/** PgClient + SqlClient on a new migrated database. */
-export const TestDatabaseLive = (options?: { readonly name?: string; readonly maxConnections?: number }) => {
+/** PgClient + SqlClient on a new migrated database (`create: false`: attach to an existing one, e.g. a second service instance). */
+export const TestDatabaseLive = (options?: { readonly name?: string; readonly maxConnections?: number; readonly create?: boolean }) => {
   const name = options?.name ?? testDatabaseName()
   return Layer.effectDiscard(runMigrations).pipe(
     Layer.provideMerge(
       Layer.unwrap(
         Effect.as(
-          createDatabase(name),
+          options?.create === false ? Effect.void : createDatabase(name),
           PgClient.layer({ url: Redacted.make(databaseUrl(name)), maxConnections: options?.maxConnections ?? 10 })
         )
       )

@@ -11,7 +11,7 @@ import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { TelemetryLive } from "../../src/platform/Telemetry.ts"
 import { serveApp } from "../../src/Server.ts"
 import { ServicesLive } from "../../src/Services.ts"
-import { TestChainLive } from "./TestChain.ts"
+import { TestChainLive, type TestChainOptions } from "./TestChain.ts"
 import { TestDatabaseLive } from "./TestDatabase.ts"
 
 export const testConfig = (overrides: Record<string, string> = {}) =>
@@ -26,8 +26,16 @@ export const testConfig = (overrides: Record<string, string> = {}) =>
 
 export class TestServer extends Context.Service<TestServer, { readonly baseUrl: string }>()("test/TestServer") {}
 
-/** The whole app on 127.0.0.1:<free port> with its own database, on the run's local chain. */
-export const TestServerLive = (options?: { readonly config?: Record<string, string> }) =>
+/**
+ * The whole app on 127.0.0.1:<free port> with its own database, on the run's local chain.
+ * `database`: a given database name (`create: false` attaches a second instance to it);
+ * `chain`: overrides of the chain layers (e.g. another bundler URL).
+ */
+export const TestServerLive = (options?: {
+  readonly config?: Record<string, string>
+  readonly database?: { readonly name: string; readonly create?: boolean }
+  readonly chain?: TestChainOptions
+}) =>
   Layer.effect(
     TestServer,
     Effect.gen(function*() {
@@ -39,8 +47,12 @@ export const TestServerLive = (options?: { readonly config?: Record<string, stri
   ).pipe(
     Layer.provideMerge(serveApp.pipe(Layer.provide(ServicesLive), Layer.provide(TelemetryLive))),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(TestDatabaseLive()),
-    Layer.provideMerge(TestChainLive()),
+    Layer.provideMerge(TestChainLive(options?.chain)),
+    Layer.provideMerge(
+      TestDatabaseLive(
+        options?.database === undefined ? undefined : { name: options.database.name, create: options.database.create ?? true }
+      )
+    ),
     Layer.provideMerge(AppConfig.layer),
     Layer.provideMerge(FetchHttpClient.layer),
     Layer.provide(testConfig(options?.config))

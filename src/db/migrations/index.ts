@@ -1,13 +1,19 @@
 /**
- * Every migration, in order. A migration is never edited once landed: add a new one.
+ * Every migration, in order. A migration is never edited once landed: add a new one
+ * with a number above every landed one (the migrator skips ids at or below the
+ * highest it has run).
  */
 import { Migrator } from "effect/sql"
 import foundation from "./0001_foundation.ts"
 import audit from "./0002_audit.ts"
+import operations from "./0010_operations.ts"
+import delegations from "./0020_delegations.ts"
 import marketplace from "./0030_marketplace.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
   "0002_audit": audit,
+  "0010_operations": operations,
+  "0020_delegations": delegations,
   "0030_marketplace": marketplace
 })

@@ -1,0 +1,123 @@
+/**
+ * Relay overhead: latency of `POST /userops` (match the stored build, recompute the
+ * hash, policy re-check, persist, forward, answer) against the bundler's own
+ * `eth_sendUserOperation` for the same kind of operation (a sponsored account freeze of
+ * a fresh, counterfactual account, built by the service and signed with viem), in the
+ * same run, alternating one of each. Prints medians, p90, the difference and the ratio.
+ *
+ *   npx tsx bench/relay.ts                 (about 30 s; loopback only)
+ *   ITERATIONS=40 npx tsx bench/relay.ts
+ */
+import { Effect, Exit, Scope } from "effect"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { formatUserOperationRequest } from "viem/account-abstraction"
+import { fromWire } from "../src/builds/Wire.ts"
+import { make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
+import { makeClient } from "../src/client/Client.ts"
+import { signIn } from "../src/client/signIn.ts"
+import type { Eip712TypedData, UserOperation } from "../src/domain/Operations.ts"
+import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+
+process.env.DO_NOT_TRACK = "1"
+const iterations = Math.min(200, Number(process.env.ITERATIONS ?? 20))
+
+const scope = Effect.runSync(Scope.make())
+const network = toJson(await Effect.runPromise(startLocalNetwork().pipe(Scope.provide(scope))))
+const pg = await startPostgres()
+const port = await freePort()
+const baseUrl = `http://127.0.0.1:${port}`
+
+const service = await startProcess(
+  "src/main.ts",
+  {
+    DATABASE_URL: pg.url,
+    PORT: String(port),
+    LOG_FORMAT: "json",
+    SIWE_DOMAIN: "bench.local",
+    SIWE_URI: "http://bench.local",
+    CHAIN_ID: String(network.chainId),
+    CHAIN_RPC_URL: network.rpcUrl,
+    BUNDLER_URL: network.bundlerUrl,
+    ENTRY_POINT: network.entryPoint,
+    DELEGATION_ENVIRONMENT: JSON.stringify(network.delegation),
+    TOKEN_USD_ADDRESS: network.tokens.usd.address,
+    TOKEN_USD_PERMIT_VERSION: "1",
+    TOKEN_USDT_ADDRESS: network.tokens.usdt.address,
+    TOKEN_USDT_PERMIT_VERSION: "1",
+    PAYMASTER_ADDRESS: network.paymaster.address,
+    PAYMASTER_SIGNER_KEY: network.paymaster.signerKey,
+    // Settling is not what is measured here.
+    RELAY_RECONCILE_INTERVAL: "1 hour"
+  },
+  `${baseUrl}/health/ready`
+)
+
+/** A freeze operation of a fresh account, built by the service and signed by its owner. */
+const prepare = () =>
+  Effect.runPromise(Effect.gen(function*() {
+    const key = generatePrivateKey()
+    const session = yield* signIn(baseUrl, privateKeyToAccount(key))
+    const api = yield* makeClient({ baseUrl, token: session.token })
+    const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
+    const signature = yield* Effect.promise(() =>
+      privateKeyToAccount(key).signTypedData(build.typedData as Eip712TypedData as never)
+    )
+    return { api, op: { ...build.userOp, signature } as UserOperation }
+  }))
+
+const time = async (f: () => Promise<unknown>) => {
+  const start = performance.now()
+  await f()
+  return performance.now() - start
+}
+
+const sendDirect = async (op: UserOperation) => {
+  const res = await fetch(network.bundlerUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "eth_sendUserOperation",
+      params: [formatUserOperationRequest(fromWire(op)), network.entryPoint]
+    })
+  })
+  const body = (await res.json()) as { result?: string; error?: { message: string } }
+  if (body.result === undefined) throw new Error(`bundler refused: ${body.error?.message}`)
+}
+
+const quantile = (xs: ReadonlyArray<number>, q: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!
+}
+
+try {
+  const relayMs: Array<number> = []
+  const bundlerMs: Array<number> = []
+  // One warm-up pair (JIT, pools), then alternate one of each.
+  for (let i = 0; i <= iterations; i++) {
+    const [viaRelay, direct] = [await prepare(), await prepare()]
+    const r = await time(() =>
+      Effect.runPromise(viaRelay.api.userops.submit({ payload: viaRelay.op }).pipe(
+        Effect.tap((receipt) => receipt.status === "failed" ? Effect.die(new Error(`relay: ${receipt.reason}`)) : Effect.void)
+      ))
+    )
+    const b = await time(() => sendDirect(direct.op))
+    if (i > 0) {
+      relayMs.push(r)
+      bundlerMs.push(b)
+    }
+  }
+  const row = (name: string, xs: ReadonlyArray<number>) =>
+    `${name.padEnd(36)} p50 ${quantile(xs, 0.5).toFixed(1).padStart(7)} ms   p90 ${quantile(xs, 0.9).toFixed(1).padStart(7)} ms`
+  const relay50 = quantile(relayMs, 0.5)
+  const bundler50 = quantile(bundlerMs, 0.5)
+  console.log(`Relay overhead: ${iterations} sponsored freeze operations each way, alternating, loopback`)
+  console.log(row("POST /userops (service)", relayMs))
+  console.log(row("eth_sendUserOperation (Alto direct)", bundlerMs))
+  console.log(`difference (p50): ${(relay50 - bundler50).toFixed(1)} ms   ratio (p50): ${(relay50 / bundler50).toFixed(2)}`)
+} finally {
+  await service.stop()
+  await pg.stop()
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+}

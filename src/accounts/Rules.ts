@@ -1,0 +1,125 @@
+/**
+ * Account rules: the account-level freeze, and the account's signing keys (devices).
+ *
+ * Freeze on chain (docs/relay.md, docs/onchain.md): the Delegation Framework has no
+ * account-level freeze, so `account_freeze` is one owner operation that batches the
+ * calls every registered *freeze plan* contributes (the delegations feature contributes
+ * `disableDelegation` for each live delegation; `account_unfreeze` re-enables those).
+ * When no plan contributes a call (no live delegations), the operation is an honest
+ * no-op: a zero-value call from the account to itself (its `receive`), whose transaction
+ * is the on-chain record of the freeze. Either way the frozen flag flips only when the
+ * relay sees the operation executed (an on-executed hook below), and while it is set
+ * the service builds and relays only risk-reducing operations and the unfreeze.
+ */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Address } from "viem"
+import { Conflict } from "../api/Errors.ts"
+import { type BuildError, type Call, OperationBuilder } from "../builds/OperationBuilder.ts"
+import type { UserOpBuild } from "../domain/Operations.ts"
+import { RelayHooks } from "../userops/RelayHooks.ts"
+import type { AccountRules as AccountRulesWire, Device } from "./Api.ts"
+import type { Account } from "./Domain.ts"
+
+export type RuleIntent = "account_freeze" | "account_unfreeze"
+
+/** What a feature adds to the freeze and unfreeze operations of an account. */
+export interface FreezeContribution {
+  readonly freeze: ReadonlyArray<Call>
+  readonly unfreeze: ReadonlyArray<Call>
+  /** For the summary, e.g. "2 live delegations". */
+  readonly description?: string
+}
+
+export type FreezePlan = (account: Account) => Effect.Effect<FreezeContribution>
+export type DeviceSource = (account: Account) => Effect.Effect<ReadonlyArray<typeof Device.Type>>
+
+export class AccountRules extends Context.Service<AccountRules, {
+  rules(account: Account): Effect.Effect<typeof AccountRulesWire.Type>
+  build(account: Account, intent: RuleIntent): Effect.Effect<UserOpBuild, BuildError | Conflict>
+  devices(account: Account): Effect.Effect<ReadonlyArray<typeof Device.Type>>
+  /** Features add their calls to the freeze / unfreeze operation (e.g. delegations: disable / enable each live one). */
+  registerFreezePlan(name: string, plan: FreezePlan): Effect.Effect<void>
+  /** Features add signing keys (e.g. delegations: the session keys of live delegations). */
+  registerDeviceSource(name: string, source: DeviceSource): Effect.Effect<void>
+}>()("das/accounts/AccountRules") {
+  static readonly layer = Layer.effect(AccountRules, Effect.suspend(() => make))
+}
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const builder = yield* OperationBuilder
+  const hooks = yield* RelayHooks
+  const plans = new Map<string, FreezePlan>()
+  const deviceSources = new Map<string, DeviceSource>()
+
+  const setFrozen = (frozen: boolean) => (op: { readonly accountId: string }) =>
+    sql`UPDATE accounts SET frozen = ${frozen} WHERE id = ${op.accountId}`.pipe(Effect.asVoid, Effect.orDie)
+  // Only on execution, inside the relay's settling transaction.
+  yield* hooks.registerOnExecuted("account_freeze", "account_frozen_flag", setFrozen(true))
+  yield* hooks.registerOnExecuted("account_unfreeze", "account_frozen_flag", setFrozen(false))
+
+  const currentlyFrozen = (account: Account) =>
+    sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id = ${account.id}`.pipe(
+      Effect.map((rows) => rows[0]?.frozen === true),
+      Effect.orDie
+    )
+
+  const rules = Effect.fn("AccountRules.rules")(function*(account: Account) {
+    const frozen = yield* currentlyFrozen(account)
+    return {
+      accountId: account.id,
+      address: account.address,
+      frozen,
+      buildableIntents: frozen ? ["account_unfreeze" as const] : ["account_freeze" as const]
+    }
+  })
+
+  const build = Effect.fn("AccountRules.build")(function*(account: Account, intent: RuleIntent) {
+    const frozen = yield* currentlyFrozen(account)
+    if (intent === "account_freeze" && frozen) return yield* new Conflict({ message: "The account is already frozen" })
+    if (intent === "account_unfreeze" && !frozen) return yield* new Conflict({ message: "The account is not frozen" })
+    const contributions = yield* Effect.forEach([...plans.values()], (plan) => plan(account))
+    const calls = contributions.flatMap((c) => intent === "account_freeze" ? c.freeze : c.unfreeze)
+    const described = contributions.map((c) => c.description).filter((d): d is string => d !== undefined && d !== "")
+    const marker: Call = { to: account.address as Address, value: 0n, data: "0x" }
+    const verb = intent === "account_freeze" ? "Freeze" : "Unfreeze"
+    const humanSummary = calls.length > 0
+      ? `${verb} account ${account.label} (${account.address}): ${
+        intent === "account_freeze" ? "disable" : "re-enable"
+      } ${described.join(", ") || `${calls.length} on-chain permission(s)`} in one operation. ${
+        intent === "account_freeze"
+          ? "Until it is unfrozen, only risk-reducing operations can be built or relayed."
+          : "Normal operations can be built and relayed again."
+      }`
+      : `${verb} account ${account.label} (${account.address}). It has no live delegations to ${
+        intent === "account_freeze" ? "disable" : "re-enable"
+      }, so the operation is a no-op call of the account to itself that records the ${verb.toLowerCase()} on chain. ${
+        intent === "account_freeze"
+          ? "Until it is unfrozen, the service builds and relays only risk-reducing operations."
+          : "The service builds and relays normal operations again."
+      }`
+    const built = yield* builder.build({
+      account,
+      intentType: intent,
+      calls: calls.length > 0 ? calls : [marker],
+      humanSummary,
+      metadata: { rule: intent, plannedCalls: calls.length }
+    })
+    return built.build
+  })
+
+  const devices = Effect.fn("AccountRules.devices")(function*(account: Account) {
+    const owner = { address: account.signerAddress, label: "Owner key", role: "owner" as const, addedAt: account.createdAt }
+    const others = yield* Effect.forEach([...deviceSources.values()], (source) => source(account))
+    return [owner, ...others.flat()]
+  })
+
+  return AccountRules.of({
+    rules,
+    build,
+    devices,
+    registerFreezePlan: (name, plan) => Effect.sync(() => void plans.set(name, plan)),
+    registerDeviceSource: (name, source) => Effect.sync(() => void deviceSources.set(name, source))
+  })
+})

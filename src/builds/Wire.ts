@@ -1,0 +1,126 @@
+/**
+ * Conversions between the contract's user operation (decimal strings, hex) and viem's
+ * (bigints), the EIP-712 typed data in its JSON form, the operation hash, and the
+ * mapping of chain/bundler faults onto the contract's error envelopes.
+ */
+import { Effect } from "effect"
+import type { Address, Hash, Hex, TypedDataDefinition } from "viem"
+import { getUserOperationHash } from "viem/account-abstraction"
+import { UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
+import type { BundlerError, UserOperationV07 } from "../chain/Bundler.ts"
+import type { ChainUnavailable } from "../chain/Chain.ts"
+import type { Eip712TypedData, UserOperation } from "../domain/Operations.ts"
+
+const lower = <S extends string>(s: S): S => s.toLowerCase() as S
+
+/** viem's operation → the contract's shape (addresses and hex lowercase, numbers as decimal strings). */
+export const toWire = (op: UserOperationV07, chainId: number, entryPoint: Address): UserOperation => ({
+  sender: lower(op.sender),
+  nonce: op.nonce.toString(),
+  ...(op.factory !== undefined && op.factoryData !== undefined
+    ? { factory: lower(op.factory), factoryData: lower(op.factoryData) }
+    : {}),
+  callData: lower(op.callData),
+  callGasLimit: op.callGasLimit.toString(),
+  verificationGasLimit: op.verificationGasLimit.toString(),
+  preVerificationGas: op.preVerificationGas.toString(),
+  maxFeePerGas: op.maxFeePerGas.toString(),
+  maxPriorityFeePerGas: op.maxPriorityFeePerGas.toString(),
+  ...(op.paymaster !== undefined
+    ? {
+      paymaster: lower(op.paymaster),
+      paymasterVerificationGasLimit: (op.paymasterVerificationGasLimit ?? 0n).toString(),
+      paymasterPostOpGasLimit: (op.paymasterPostOpGasLimit ?? 0n).toString(),
+      paymasterData: lower(op.paymasterData ?? "0x")
+    }
+    : {}),
+  signature: lower(op.signature),
+  entryPoint: lower(entryPoint),
+  chainId
+})
+
+/** The contract's shape → viem's operation. */
+export const fromWire = (w: UserOperation): UserOperationV07 => ({
+  sender: w.sender as Address,
+  nonce: BigInt(w.nonce),
+  ...(w.factory !== undefined ? { factory: w.factory as Address, factoryData: (w.factoryData ?? "0x") as Hex } : {}),
+  callData: w.callData as Hex,
+  callGasLimit: BigInt(w.callGasLimit),
+  verificationGasLimit: BigInt(w.verificationGasLimit),
+  preVerificationGas: BigInt(w.preVerificationGas),
+  maxFeePerGas: BigInt(w.maxFeePerGas),
+  maxPriorityFeePerGas: BigInt(w.maxPriorityFeePerGas),
+  ...(w.paymaster !== undefined
+    ? {
+      paymaster: w.paymaster as Address,
+      paymasterVerificationGasLimit: BigInt(w.paymasterVerificationGasLimit ?? "0"),
+      paymasterPostOpGasLimit: BigInt(w.paymasterPostOpGasLimit ?? "0"),
+      paymasterData: (w.paymasterData ?? "0x") as Hex
+    }
+    : {}),
+  signature: w.signature as Hex
+})
+
+/** The ERC-4337 v0.7 user-operation hash (viem), which the signature does not cover. */
+export const userOpHashOf = (op: UserOperationV07, chainId: number, entryPoint: Address): Hash =>
+  lower(getUserOperationHash({
+    chainId,
+    entryPointAddress: entryPoint,
+    entryPointVersion: "0.7",
+    userOperation: { ...op, signature: "0x" }
+  }))
+
+/** Two operations are the same operation when every field the signature covers is equal. */
+export const sameUnsigned = (a: UserOperation, b: UserOperation): boolean => {
+  const strip = ({ signature: _s, ...rest }: UserOperation) =>
+    JSON.stringify(Object.entries(rest).map(([k, v]) => [k, typeof v === "string" ? v.toLowerCase() : v]).sort())
+  return strip(a) === strip(b)
+}
+
+const EIP712_DOMAIN_TYPE = [
+  { name: "name", type: "string" },
+  { name: "version", type: "string" },
+  { name: "chainId", type: "uint256" },
+  { name: "verifyingContract", type: "address" }
+] as const
+
+/** viem typed data (bigints) → its `eth_signTypedData_v4` JSON form (decimal strings, `EIP712Domain` listed). */
+export const typedDataJson = (td: TypedDataDefinition): Eip712TypedData => {
+  const domain = td.domain as { name: string; version: string; chainId: number | bigint; verifyingContract: Address }
+  const types = td.types as Record<string, ReadonlyArray<{ name: string; type: string }>>
+  const message = td.message as Record<string, unknown>
+  return {
+    domain: {
+      name: domain.name,
+      version: domain.version,
+      chainId: Number(domain.chainId),
+      verifyingContract: lower(domain.verifyingContract)
+    },
+    types: {
+      EIP712Domain: EIP712_DOMAIN_TYPE.map((f) => ({ ...f })),
+      ...Object.fromEntries(Object.entries(types).map(([k, fields]) => [k, fields.map((f) => ({ name: f.name, type: f.type }))]))
+    },
+    primaryType: td.primaryType as string,
+    message: Object.fromEntries(
+      Object.entries(message).map(([k, v]) => [k, typeof v === "bigint" ? v.toString() : String(v).toLowerCase()])
+    )
+  }
+}
+
+/** Chain and bundler faults (never a verdict on the operation) as the contract's 502 / 504. */
+export const upstreamError = (e: BundlerError | ChainUnavailable): UpstreamUnavailable | UpstreamTimeout => {
+  switch (e._tag) {
+    case "BundlerTimeout":
+      return new UpstreamTimeout({ message: `The bundler did not answer in time (${e.method})` })
+    case "BundlerUnavailable":
+      return new UpstreamUnavailable({ message: `The bundler is unavailable (${e.method}): ${e.message}` })
+    case "BundlerRejected":
+      return new UpstreamUnavailable({ message: `The bundler refused ${e.method}: ${e.message}` })
+    case "ChainUnavailable":
+      return new UpstreamUnavailable({ message: `The chain node is unavailable (${e.operation}): ${e.message}` })
+  }
+}
+
+export const mapUpstream = <A, R>(
+  effect: Effect.Effect<A, BundlerError | ChainUnavailable, R>
+): Effect.Effect<A, UpstreamUnavailable | UpstreamTimeout, R> => Effect.mapError(effect, upstreamError)

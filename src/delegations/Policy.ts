@@ -1,0 +1,306 @@
+/**
+ * The delegation policy, as pure functions: the defaults a build fills in, the
+ * plain-language summary, and the evaluation of one action against a policy and the
+ * delegation's current use. No I/O here; `Delegations.ts` supplies the state (read
+ * under a row lock) and acts on the verdict. Rules and defaults: docs/delegations.md.
+ */
+import { formatUnits, parseUnits } from "viem"
+import type { Address } from "../domain/Primitives.ts"
+import type { Token } from "../tokens/TokenRegistry.ts"
+import type { PolicySet } from "./Domain.ts"
+
+/** ERC-20 `transfer(address,uint256)`: the one function a delegated action calls. */
+export const TRANSFER_SELECTOR = "0xa9059cbb"
+
+/** Defaults for what `POST /delegations/build` leaves out. */
+export const POLICY_DEFAULTS = {
+  /** Action count when none is given. */
+  maxActions: 10,
+  /** Lifetime when no `expiresAt` is given. */
+  lifetimeMs: 30 * 24 * 60 * 60 * 1000,
+  /** Longest lifetime accepted. */
+  maxLifetimeMs: 365 * 24 * 60 * 60 * 1000,
+  /** Shortest lifetime accepted (an already-expiring grant is a mistake). */
+  minLifetimeMs: 60 * 1000
+} as const
+
+/** Every reason an action can be declined for (`out_of_scope` + `declineReason`). */
+export const DECLINE_REASONS = [
+  "not_active",
+  "revoked",
+  "expired",
+  "account_frozen",
+  "token_not_allowed",
+  "recipient_not_allowed",
+  "per_action_exceeded",
+  "count_exhausted",
+  "cap_exceeded"
+] as const
+export type DeclineReason = typeof DECLINE_REASONS[number]
+
+// ---------------------------------------------------------------------------------------
+// Amounts
+
+/** A JSON amount in token units → base units; `undefined` when not positive or finer than the token's decimals. */
+export const toUnits = (amount: number, decimals: number): bigint | undefined => {
+  if (!Number.isFinite(amount) || amount <= 0) return undefined
+  const text = amount.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 20 })
+  const [, fraction = ""] = text.split(".")
+  if (fraction.length > decimals) return undefined
+  const units = parseUnits(text, decimals)
+  return units > 0n ? units : undefined
+}
+
+export const fromUnits = (units: bigint, decimals: number): number => Number(formatUnits(units, decimals))
+
+// ---------------------------------------------------------------------------------------
+// Defaults
+
+export interface AmountInput {
+  readonly token: { readonly symbol: string }
+  readonly amount: number
+}
+
+export interface PolicyInput {
+  readonly chainId: number
+  readonly budgets: ReadonlyArray<AmountInput>
+  readonly perActionMax?: AmountInput
+  readonly maxActions?: number
+  readonly recipientAllowlist?: ReadonlyArray<{ readonly name: string; readonly address: string; readonly chainId: number }>
+  readonly allowedActions?: ReadonlyArray<{ readonly name: string; readonly target: string; readonly selectors: ReadonlyArray<string> }>
+  readonly expiresAt?: string
+}
+
+export type PolicyResult = { readonly _tag: "Ok"; readonly policy: PolicySet } | { readonly _tag: "Invalid"; readonly message: string }
+
+const tokenRef = (t: Token) => ({ symbol: t.symbol, chainId: t.chainId, address: t.address })
+const invalid = (message: string): PolicyResult => ({ _tag: "Invalid", message })
+
+/**
+ * The full policy: the request's limits, validated, with defaults for the rest.
+ * `tokenOf` resolves a symbol among the already-resolved budget tokens.
+ */
+export const makePolicySet = (input: PolicyInput, budgetTokens: ReadonlyArray<Token>, now: Date): PolicyResult => {
+  if (budgetTokens.length !== input.budgets.length) return invalid("every budget needs a known token")
+  const addresses = new Set(budgetTokens.map((t) => t.address))
+  if (addresses.size !== budgetTokens.length) return invalid("each token may have one budget only")
+  for (const [i, b] of input.budgets.entries()) {
+    if (toUnits(b.amount, budgetTokens[i]!.decimals) === undefined) {
+      return invalid(`budget of ${budgetTokens[i]!.symbol} must be positive with at most ${budgetTokens[i]!.decimals} decimals`)
+    }
+  }
+  const bySymbol = (symbol: string) => budgetTokens.find((t) => t.symbol.toUpperCase() === symbol.toUpperCase())
+
+  // Per-action maximum: default = the first budget in full (one action may use it all).
+  let perActionMax: PolicySet["perActionMax"]
+  if (input.perActionMax !== undefined) {
+    const token = bySymbol(input.perActionMax.token.symbol)
+    if (token === undefined) return invalid(`perActionMax token ${input.perActionMax.token.symbol} has no budget`)
+    if (toUnits(input.perActionMax.amount, token.decimals) === undefined) {
+      return invalid(`perActionMax must be positive with at most ${token.decimals} decimals`)
+    }
+    perActionMax = { token: tokenRef(token), amount: input.perActionMax.amount }
+  } else {
+    perActionMax = { token: tokenRef(budgetTokens[0]!), amount: input.budgets[0]!.amount }
+  }
+
+  const maxActions = input.maxActions ?? POLICY_DEFAULTS.maxActions
+  if (!Number.isInteger(maxActions) || maxActions < 1) return invalid("maxActions must be a positive integer")
+
+  const recipientAllowlist = (input.recipientAllowlist ?? []).map((r) => ({ ...r, address: r.address.toLowerCase() }))
+  const names = new Set<string>()
+  for (const r of recipientAllowlist) {
+    if (r.chainId !== input.chainId) return invalid(`recipient ${r.name} is on chain ${r.chainId}, not ${input.chainId}`)
+    const key = r.name.trim().toLowerCase()
+    if (key.length === 0) return invalid("recipient names must not be empty")
+    if (names.has(key)) return invalid(`recipient name ${r.name} appears twice`)
+    names.add(key)
+  }
+
+  // Allowed actions: ERC-20 transfer on each budget token (the only call a delegated
+  // action makes, and the only one ERC20TransferAmountEnforcer lets through).
+  const derived = budgetTokens.map((t) => ({ name: `${t.symbol} transfer`, target: t.address, selectors: [TRANSFER_SELECTOR] }))
+  let allowedActions: PolicySet["allowedActions"] = derived
+  if (input.allowedActions !== undefined) {
+    for (const a of input.allowedActions) {
+      if (!addresses.has(a.target.toLowerCase())) {
+        return invalid(`allowed action ${a.name}: target ${a.target} is not a budget token`)
+      }
+      if (a.selectors.length === 0 || a.selectors.some((s) => s.toLowerCase() !== TRANSFER_SELECTOR)) {
+        return invalid(`allowed action ${a.name}: only transfer(address,uint256) (${TRANSFER_SELECTOR}) is supported`)
+      }
+    }
+    if (input.allowedActions.length === 0) return invalid("allowedActions must not be empty")
+    allowedActions = input.allowedActions.map((a) => ({ name: a.name, target: a.target.toLowerCase(), selectors: [TRANSFER_SELECTOR] }))
+  }
+
+  let expiresAt: Date
+  if (input.expiresAt !== undefined) {
+    expiresAt = new Date(input.expiresAt)
+    if (Number.isNaN(expiresAt.getTime())) return invalid("expiresAt is not a valid timestamp")
+  } else {
+    expiresAt = new Date(now.getTime() + POLICY_DEFAULTS.lifetimeMs)
+  }
+  const lifetime = expiresAt.getTime() - now.getTime()
+  if (lifetime < POLICY_DEFAULTS.minLifetimeMs) return invalid("expiresAt must be at least a minute in the future")
+  if (lifetime > POLICY_DEFAULTS.maxLifetimeMs) return invalid("expiresAt must be within a year")
+  // The chain (TimestampEnforcer) counts whole seconds.
+  expiresAt = new Date(Math.floor(expiresAt.getTime() / 1000) * 1000)
+
+  return {
+    _tag: "Ok",
+    policy: {
+      budgets: input.budgets.map((b, i) => ({ token: tokenRef(budgetTokens[i]!), amount: b.amount })),
+      perActionMax,
+      maxActions,
+      recipientAllowlist,
+      allowedActions,
+      expiresAt: expiresAt.toISOString(),
+      freezeGated: true
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Summary
+
+const fmt = (n: number) => n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 18 })
+const listJoin = (xs: ReadonlyArray<string>) =>
+  xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`
+const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`
+
+/** Every limit in plain language: budgets, callable functions, per-action max, count, expiry, recipients. */
+export const humanSummary = (policy: PolicySet, delegatee: string, name?: string): string => {
+  const who = name === undefined ? `The delegate ${delegatee}` : `"${name}" (delegate ${delegatee})`
+  const budgets = listJoin(policy.budgets.map((b) => `${fmt(b.amount)} ${b.token.symbol}`))
+  const tokens = policy.budgets.map((b) => b.token.symbol)
+  const perAction = `${fmt(policy.perActionMax.amount)} ${tokens.length > 1 ? `(${tokens.join(" or ")} units)` : policy.perActionMax.token.symbol}`
+  const calls = listJoin(policy.allowedActions.map((a) => {
+    const symbol = policy.budgets.find((b) => b.token.address?.toLowerCase() === a.target.toLowerCase())?.token.symbol
+    return `transfer(address,uint256) on ${symbol ?? a.name} (${a.target})`
+  }))
+  const recipients = policy.recipientAllowlist.length === 0
+    ? "to any recipient"
+    : `only to ${listJoin(policy.recipientAllowlist.map((r) => `${r.name} (${r.address})`))}`
+  const actions = policy.maxActions === 1 ? "1 action" : `${policy.maxActions} actions`
+  return `${who} may spend at most ${budgets} in total, at most ${perAction} per action, in at most ${actions}, ` +
+    `${recipients}, until ${utc(policy.expiresAt)}. It may only call ${calls}. ` +
+    `Nothing else is allowed; you can revoke it at any time, and it is blocked while the account is frozen.`
+}
+
+// ---------------------------------------------------------------------------------------
+// Evaluation
+
+/** What the delegation has used so far (executed + reserved, never released), per token address. */
+export interface PolicyState {
+  /** Stored status: `pending` until the enable executed; `failed` if it never will. */
+  readonly status: "pending" | "active" | "failed" | "revoked"
+  readonly accountFrozen: boolean
+  readonly usedUnits: ReadonlyMap<string, bigint>
+  readonly actionsUsed: number
+}
+
+export interface ActionInput {
+  readonly recipient: string
+  readonly amount: number
+  /** Symbol of a budget token; default: the per-action maximum's token. */
+  readonly token?: string
+}
+
+export type Evaluation =
+  | {
+    readonly _tag: "Allowed"
+    readonly token: { readonly symbol: string; readonly address: Address; readonly decimals: number }
+    readonly units: bigint
+    readonly recipient: Address
+    readonly recipientName?: string
+  }
+  | { readonly _tag: "Declined"; readonly reason: DeclineReason; readonly message: string }
+  | { readonly _tag: "Invalid"; readonly message: string }
+
+const declined = (reason: DeclineReason, message: string): Evaluation => ({ _tag: "Declined", reason, message })
+const isAddress = (s: string) => /^0x[0-9a-fA-F]{40}$/.test(s)
+
+/** The status a reader sees (stored status, clock and account freeze). */
+export const visibleStatus = (
+  stored: PolicyState["status"],
+  expiresAt: string,
+  accountFrozen: boolean,
+  now: Date
+): "active" | "frozen" | "expired" | "revoked" | "pending" | "failed" => {
+  if (stored !== "active") return stored
+  if (now.getTime() >= new Date(expiresAt).getTime()) return "expired"
+  if (accountFrozen) return "frozen"
+  return "active"
+}
+
+/**
+ * One action against the policy and the current use. Order: the delegation's own
+ * state (not active, revoked, expired, account frozen), then what the action names
+ * (token, recipient), then its size (per-action max), then the running totals
+ * (count, budget).
+ */
+export const evaluate = (
+  policy: PolicySet,
+  decimalsOf: (address: string) => number,
+  state: PolicyState,
+  action: ActionInput,
+  now: Date
+): Evaluation => {
+  if (state.status === "revoked") return declined("revoked", "This delegation has been revoked")
+  if (state.status !== "active") return declined("not_active", "This delegation's enable operation has not executed")
+  if (now.getTime() >= new Date(policy.expiresAt).getTime()) {
+    return declined("expired", `This delegation expired at ${policy.expiresAt}`)
+  }
+  if (state.accountFrozen && policy.freezeGated) return declined("account_frozen", "The account is frozen")
+
+  const symbol = action.token ?? policy.perActionMax.token.symbol
+  const budget = policy.budgets.find((b) => b.token.symbol.toUpperCase() === symbol.toUpperCase())
+  if (budget === undefined || budget.token.address === undefined) {
+    return declined("token_not_allowed", `${symbol} is not a budget token of this delegation`)
+  }
+  const tokenAddress = budget.token.address.toLowerCase()
+  const decimals = decimalsOf(tokenAddress)
+
+  let recipient: string
+  let recipientName: string | undefined
+  const byName = policy.recipientAllowlist.find((r) => r.name.trim().toLowerCase() === action.recipient.trim().toLowerCase())
+  if (byName !== undefined) {
+    recipient = byName.address.toLowerCase()
+    recipientName = byName.name
+  } else if (isAddress(action.recipient)) {
+    recipient = action.recipient.toLowerCase()
+    if (policy.recipientAllowlist.length > 0) {
+      const entry = policy.recipientAllowlist.find((r) => r.address.toLowerCase() === recipient)
+      if (entry === undefined) return declined("recipient_not_allowed", `${action.recipient} is not on the recipient allowlist`)
+      recipientName = entry.name
+    }
+  } else {
+    return declined("recipient_not_allowed", `${JSON.stringify(action.recipient)} is neither an address nor a name on the allowlist`)
+  }
+
+  const units = toUnits(action.amount, decimals)
+  if (units === undefined) return { _tag: "Invalid", message: `amount must be positive with at most ${decimals} decimals` }
+  const perActionUnits = toUnits(policy.perActionMax.amount, decimals) ?? 0n
+  if (units > perActionUnits) {
+    return declined("per_action_exceeded", `${fmt(action.amount)} ${budget.token.symbol} exceeds the per-action maximum of ${fmt(policy.perActionMax.amount)}`)
+  }
+  if (state.actionsUsed >= policy.maxActions) {
+    return declined("count_exhausted", `All ${policy.maxActions} actions of this delegation are used or reserved`)
+  }
+  const limitUnits = toUnits(budget.amount, decimals) ?? 0n
+  const used = state.usedUnits.get(tokenAddress) ?? 0n
+  if (used + units > limitUnits) {
+    return declined(
+      "cap_exceeded",
+      `${fmt(action.amount)} ${budget.token.symbol} exceeds what is left of the budget (${fmt(fromUnits(limitUnits - used, decimals))} of ${fmt(budget.amount)})`
+    )
+  }
+  return {
+    _tag: "Allowed",
+    token: { symbol: budget.token.symbol, address: tokenAddress, decimals },
+    units,
+    recipient,
+    ...(recipientName === undefined ? {} : { recipientName })
+  }
+}

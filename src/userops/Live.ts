@@ -1,0 +1,26 @@
+/**
+ * The relay's services as layers, each one constant so that every feature providing
+ * them shares one instance (layers are memoized by reference): one builder, one hook
+ * registry, one relay. They need only infrastructure: SqlClient, Network, Chain,
+ * Bundler, AccountStack, Paymaster.
+ */
+import { Layer } from "effect"
+import { AccountRules } from "../accounts/Rules.ts"
+import { OperationBuilder } from "../builds/OperationBuilder.ts"
+import { ReconcilerLive, Relay } from "./Relay.ts"
+import { RelayAuditLive } from "./RelayAudit.ts"
+import { RelayHooks } from "./RelayHooks.ts"
+
+export const OperationBuilderLive = OperationBuilder.layer
+export const RelayHooksLive = RelayHooks.layer
+
+export const AccountRulesLive = AccountRules.layer.pipe(Layer.provide([OperationBuilderLive, RelayHooksLive]))
+
+export const RelayLive = Relay.layer.pipe(Layer.provide([OperationBuilderLive, RelayHooksLive, RelayAuditLive]))
+
+/** The relay, its reconciler fiber, and the account-rules hooks it must see executed. */
+export const RelayWithReconcilerLive = Layer.mergeAll(
+  RelayLive,
+  ReconcilerLive.pipe(Layer.provide(RelayLive)),
+  AccountRulesLive
+)

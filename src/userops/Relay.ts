@@ -1,0 +1,471 @@
+/**
+ * The user-operation relay (docs/relay.md):
+ *
+ * submit: refuse an unsigned operation (400) → match it to a stored build of the
+ * signer's account by (chain, sender, nonce) (404 when there is none) with unchanged call
+ * data (400) → recompute the hash → re-check policy (422 + one audit entry on a decline)
+ * → persist it as `submitted` → forward it to the bundler. A bundler rejection settles it
+ * at once (`failed` / `rejected`, one audit entry); a bundler that cannot be reached
+ * leaves it `submitted` and unsent, answers 502/504, and the reconciler sends it later.
+ *
+ * settle: exactly one audit entry per operation, appended in the transaction that moves
+ * it to a terminal status; the move is conditional (`WHERE status = 'submitted'`), so
+ * concurrent polls on any number of processes append once. On-executed effects run in
+ * that same transaction, and only when the receipt shows execution.
+ */
+import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import type { Hash } from "viem"
+import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
+import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
+import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
+import { fromWire, sameUnsigned, userOpHashOf } from "../builds/Wire.ts"
+import { Bundler, type BundlerRejected, type UserOpReceipt as BundlerReceipt } from "../chain/Bundler.ts"
+import { Network } from "../chain/Network.ts"
+import {
+  type IntentType,
+  UserOperation,
+  type UserOpOutcome,
+  type UserOpReceipt,
+  type UserOpStatus
+} from "../domain/Operations.ts"
+import { RelayAudit, type OperationAuditStatus } from "./RelayAudit.ts"
+import { type RelayedOperation, RelayHooks } from "./RelayHooks.ts"
+
+export const RelayConfig = Config.all({
+  /** How long a process may take to forward an operation before another may (re-)send it. */
+  sendLease: Config.Duration("RELAY_SEND_LEASE").pipe(Config.withDefault(Duration.seconds(30))),
+  /** A sent operation with no receipt after this long is sent again (the bundler may have dropped it). */
+  resendAfter: Config.Duration("RELAY_RESEND_AFTER").pipe(Config.withDefault(Duration.minutes(2)))
+})
+
+const OperationRow = Schema.Struct({
+  id: Schema.String,
+  build_id: Schema.String,
+  account_id: Schema.String,
+  signer_address: Schema.String,
+  intent_type: Schema.String,
+  chain_id: Schema.Number,
+  sender: Schema.String,
+  nonce: Schema.String,
+  user_op_hash: Schema.String,
+  user_op: UserOperation,
+  status: Schema.Literals(["submitted", "included", "failed"]),
+  outcome: Schema.Literals(["pending", "mined", "reverted", "rejected"]),
+  sent_at: Schema.NullOr(Schema.Date),
+  send_attempts: Schema.Number,
+  last_error: Schema.NullOr(Schema.String),
+  transaction_hash: Schema.NullOr(Schema.String),
+  block_number: Schema.NullOr(Schema.String),
+  reason: Schema.NullOr(Schema.String),
+  decline_reason: Schema.NullOr(Schema.String),
+  audit_event_id: Schema.NullOr(Schema.String),
+  submitted_at: Schema.Date,
+  settled_at: Schema.NullOr(Schema.Date)
+})
+export type OperationRow = typeof OperationRow.Type
+
+export const toReceipt = (r: OperationRow): UserOpReceipt => ({
+  userOpId: r.id,
+  userOpHash: r.user_op_hash,
+  intentType: r.intent_type as IntentType,
+  chainId: r.chain_id,
+  sender: r.sender,
+  status: r.status,
+  outcome: r.outcome,
+  ...(r.transaction_hash !== null ? { transactionHash: r.transaction_hash } : {}),
+  ...(r.block_number !== null ? { blockNumber: r.block_number } : {}),
+  ...(r.reason !== null ? { reason: r.reason } : {}),
+  ...(r.audit_event_id !== null ? { auditEventId: r.audit_event_id } : {}),
+  submittedAt: r.submitted_at.toISOString(),
+  ...(r.settled_at !== null ? { settledAt: r.settled_at.toISOString() } : {})
+})
+
+/** What settles an operation: the bundler's receipt (included) or its refusal (rejected), or a policy decline. */
+type Verdict =
+  | { readonly _tag: "Receipt"; readonly receipt: BundlerReceipt }
+  | { readonly _tag: "Rejected"; readonly error: BundlerRejected }
+
+/** Alto's answers for an operation it already holds: a re-send of ours, not a refusal. */
+const ALREADY_KNOWN = /already known|already present in mempool|already being processed/i
+
+const rejectionReason = (e: BundlerRejected) =>
+  `${e.reason} (${e.code}): ${e.message}`.slice(0, 1000)
+
+export class Relay extends Context.Service<Relay, {
+  submit(signer: string, op: UserOperation): Effect.Effect<
+    UserOpReceipt,
+    BadRequest | NotFound | OutOfScope | UpstreamUnavailable | UpstreamTimeout
+  >
+  /** The signer's operation, re-polled at the bundler when not yet settled. */
+  get(signer: string, userOpId: string): Effect.Effect<UserOpReceipt, NotFound>
+  /** One pass over operations nobody has settled (the reconciler's work); answers how many settled. */
+  readonly reconcilePending: Effect.Effect<number>
+}>()("das/userops/Relay") {
+  static readonly layer = Layer.effect(Relay, Effect.suspend(() => make))
+}
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const bundler = yield* Bundler
+  const network = yield* Network
+  const builder = yield* OperationBuilder
+  const hooks = yield* RelayHooks
+  const audit = yield* RelayAudit
+  const config = yield* RelayConfig
+  const leaseMs = Duration.toMillis(config.sendLease)
+  const resendAfterMs = Duration.toMillis(config.resendAfter)
+  const chainId = network.chainId
+  const entryPoint = network.entryPoint.toLowerCase()
+
+  // A frozen account relays only risk-reducing operations (and its unfreeze).
+  yield* hooks.registerPolicyCheck("*", "account_frozen", (op) =>
+    allowedWhileFrozen(op.intentType, op.build.riskReducing)
+      ? Effect.void
+      : sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id = ${op.accountId}`.pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) =>
+          rows[0]?.frozen === true
+            ? Effect.fail(new OutOfScope({ message: "The account is frozen", declineReason: ACCOUNT_FROZEN }))
+            : Effect.void
+        )
+      ))
+
+  const byId = SqlSchema.findAll({
+    Request: Schema.String,
+    Result: OperationRow,
+    execute: (id) => sql`SELECT * FROM user_operations WHERE id = ${id}`
+  })
+  const byHash = SqlSchema.findAll({
+    Request: Schema.String,
+    Result: OperationRow,
+    execute: (hash) => sql`SELECT * FROM user_operations WHERE chain_id = ${chainId} AND user_op_hash = ${hash}`
+  })
+  const load = (id: string) =>
+    byId(id).pipe(
+      Effect.orDie,
+      Effect.flatMap((rows) => rows[0] === undefined ? Effect.die(new Error(`operation ${id} vanished`)) : Effect.succeed(rows[0]))
+    )
+
+  const relayedOf = (row: OperationRow, build: StoredBuild): RelayedOperation => ({
+    id: row.id,
+    accountId: row.account_id,
+    signerAddress: row.signer_address,
+    intentType: row.intent_type as IntentType,
+    chainId: row.chain_id,
+    userOpHash: row.user_op_hash,
+    userOp: fromWire(row.user_op),
+    build
+  })
+
+  const buildOf = (row: OperationRow) =>
+    builder.findById(row.build_id).pipe(
+      Effect.flatMap((b) => b === undefined ? Effect.die(new Error(`build ${row.build_id} vanished`)) : Effect.succeed(b))
+    )
+
+  const auditFacts = (row: OperationRow, build: StoredBuild, status: OperationAuditStatus, extra: {
+    readonly reason?: string | undefined
+    readonly declineReason?: string | undefined
+    readonly txHash?: string | undefined
+  }) => {
+    const meta = build.metadata
+    return {
+      operationId: row.id,
+      accountId: row.account_id,
+      signerAddress: row.signer_address,
+      intentType: row.intent_type as IntentType,
+      chainId: row.chain_id,
+      status,
+      summary: build.humanSummary,
+      ...(extra.reason !== undefined ? { reason: extra.reason } : {}),
+      ...(extra.declineReason !== undefined ? { declineReason: extra.declineReason } : {}),
+      ...(extra.txHash !== undefined ? { txHash: extra.txHash } : {}),
+      ...(typeof meta["actor"] === "string" ? { actor: meta["actor"] } : {}),
+      ...(typeof meta["delegationId"] === "string" ? { delegationId: meta["delegationId"] } : {}),
+      ...(typeof meta["amount"] === "number" ? { amount: meta["amount"] } : {}),
+      ...(typeof meta["token"] === "string" ? { token: meta["token"] } : {})
+    }
+  }
+
+  /**
+   * Moves a submitted operation to its terminal status with its one audit entry (and, on
+   * execution, the intent's effects), in one transaction. Answers false when another
+   * poller got there first.
+   */
+  const settle = Effect.fn("Relay.settle")(function*(row: OperationRow, verdict: Verdict) {
+    const build = yield* buildOf(row)
+    const relayed = relayedOf(row, build)
+    // `included` only when it executed; a reverted operation is on chain (tx evidence) but `failed`.
+    const status: UserOpStatus = verdict._tag === "Receipt" && verdict.receipt.success ? "included" : "failed"
+    const outcome: UserOpOutcome = verdict._tag === "Rejected" ? "rejected" : verdict.receipt.success ? "mined" : "reverted"
+    const reason = verdict._tag === "Rejected"
+      ? rejectionReason(verdict.error)
+      : verdict.receipt.success
+      ? undefined
+      : (verdict.receipt.reason ?? "the operation's call reverted")
+    const txHash = verdict._tag === "Receipt" ? verdict.receipt.transactionHash.toLowerCase() : undefined
+    const blockNumber = verdict._tag === "Receipt" ? verdict.receipt.blockNumber.toString() : undefined
+
+    return yield* sql.withTransaction(Effect.gen(function*() {
+      const moved = yield* sql`
+        UPDATE user_operations
+        SET status = ${status}, outcome = ${outcome}, transaction_hash = ${txHash ?? null},
+            block_number = ${blockNumber ?? null}, reason = ${reason ?? null}, settled_at = now(),
+            send_lease_until = NULL
+        WHERE id = ${row.id} AND status = 'submitted'
+        RETURNING id`
+      if (moved.length === 0) return false
+      if (verdict._tag === "Receipt") {
+        // Deployment happens in validation: an included operation deployed the account even if its call reverted.
+        if (row.user_op.factory !== undefined) {
+          yield* sql`UPDATE accounts SET deployment_status = 'deployed' WHERE id = ${row.account_id}`
+        }
+        if (verdict.receipt.success) yield* hooks.runOnExecuted(relayed, verdict.receipt)
+      }
+      // The audit entry carries a short code (`invalid_signature`, `reverted`); the receipt keeps the full reason.
+      const auditReason = verdict._tag === "Rejected" ? verdict.error.reason : verdict.receipt.success ? undefined : "reverted"
+      const auditId = yield* audit.recordOperation(
+        auditFacts(row, build, outcome === "mined" ? "executed" : outcome === "reverted" ? "reverted" : "rejected", {
+          reason: auditReason,
+          txHash
+        })
+      )
+      yield* sql`UPDATE user_operations SET audit_event_id = ${auditId} WHERE id = ${row.id}`
+      return true
+    })).pipe(Effect.orDie)
+  })
+
+  /** Takes the right to forward an unsettled operation (first send, or a re-send), or answers false. */
+  const claimSend = (id: string, resend: boolean) =>
+    sql`
+      UPDATE user_operations
+      SET send_lease_until = now() + ${`${leaseMs} milliseconds`}::interval, send_attempts = send_attempts + 1
+      WHERE id = ${id} AND status = 'submitted'
+        AND (send_lease_until IS NULL OR send_lease_until < now())
+        AND ${resend
+      ? sql`sent_at IS NOT NULL AND sent_at < now() - ${`${resendAfterMs} milliseconds`}::interval`
+      : sql`sent_at IS NULL`}
+      RETURNING id`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
+
+  // Both conditional: a slow forward must not touch an operation another process has settled meanwhile.
+  const markSent = (id: string) =>
+    sql`UPDATE user_operations SET sent_at = now(), last_error = NULL, send_lease_until = NULL
+        WHERE id = ${id} AND status = 'submitted'`.pipe(Effect.orDie)
+  const markUnsent = (id: string, error: string) =>
+    sql`UPDATE user_operations SET last_error = ${error}, send_lease_until = NULL
+        WHERE id = ${id} AND status = 'submitted'`.pipe(Effect.orDie)
+
+  /**
+   * Sends a claimed operation. A refusal settles it (after checking it was not in fact
+   * already included: a re-send of an included operation is refused for its nonce); an
+   * unreachable bundler leaves it unsent, with the error, for the next pass.
+   */
+  const forward = Effect.fn("Relay.forward")(function*(row: OperationRow, isResend: boolean) {
+    const sent = yield* bundler.sendUserOperation(fromWire(row.user_op)).pipe(
+      Effect.map(() => ({ _tag: "Sent" as const })),
+      Effect.catchTag("BundlerRejected", (error) => Effect.succeed({ _tag: "Rejected" as const, error })),
+      Effect.catchTags({
+        BundlerUnavailable: (e) => Effect.succeed({ _tag: "Down" as const, error: e }),
+        BundlerTimeout: (e) => Effect.succeed({ _tag: "Down" as const, error: e })
+      })
+    )
+    switch (sent._tag) {
+      case "Sent":
+        yield* markSent(row.id)
+        return { _tag: "Sent" as const }
+      case "Down":
+        yield* markUnsent(row.id, `${sent.error._tag}: ${sent.error.message}`.slice(0, 1000))
+        return sent
+      case "Rejected": {
+        if (isResend && ALREADY_KNOWN.test(sent.error.message)) {
+          yield* markSent(row.id)
+          return { _tag: "Sent" as const }
+        }
+        if (isResend) {
+          const receipt = yield* bundler.getUserOperationReceipt(row.user_op_hash as Hash).pipe(
+            Effect.orElseSucceed(() => null)
+          )
+          if (receipt !== null) {
+            yield* settle(row, { _tag: "Receipt", receipt })
+            return { _tag: "Sent" as const }
+          }
+        }
+        yield* settle(row, { _tag: "Rejected", error: sent.error })
+        return { _tag: "Settled" as const }
+      }
+    }
+  })
+
+  /** Brings one unsettled operation forward: settle it if the bundler has a receipt, else (re-)send it when due. */
+  const reconcile = Effect.fn("Relay.reconcile")(function*(row: OperationRow) {
+    if (row.status !== "submitted") return row
+    const receipt = yield* bundler.getUserOperationReceipt(row.user_op_hash as Hash).pipe(
+      Effect.tapError((e) => Effect.logDebug(`relay: receipt of ${row.id} not available: ${e.message}`)),
+      Effect.orElseSucceed(() => undefined)
+    )
+    if (receipt === undefined) return row // bundler unreachable: leave it for later
+    if (receipt !== null) {
+      yield* settle(row, { _tag: "Receipt", receipt })
+      return yield* load(row.id)
+    }
+    const unsent = row.sent_at === null
+    const dueForResend = !unsent && Date.now() - row.sent_at!.getTime() > resendAfterMs
+    if ((unsent || dueForResend) && (yield* claimSend(row.id, !unsent))) {
+      yield* Effect.logInfo(`relay: ${unsent ? "sending" : "re-sending"} operation ${row.id}`)
+      yield* forward(row, true)
+    }
+    return yield* load(row.id)
+  })
+
+  const declineAtSubmit = Effect.fn("Relay.declineAtSubmit")(function*(
+    base: { id: string; build: StoredBuild; hash: string; wire: UserOperation; signer: string },
+    decline: OutOfScope
+  ) {
+    const { id, build, hash, wire, signer } = base
+    // Persisted first, then its audit entry, in one transaction.
+    yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`
+        INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
+                                     user_op_hash, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)
+        VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
+                ${wire.nonce}, ${hash}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
+                ${`declined: ${decline.declineReason}`}, ${decline.declineReason}, now(), now())`
+      const row = yield* load(id)
+      const auditId = yield* audit.recordOperation(
+        auditFacts(row, build, "declined", { declineReason: decline.declineReason, reason: decline.message })
+      )
+      yield* sql`UPDATE user_operations SET audit_event_id = ${auditId} WHERE id = ${id}`
+    })).pipe(Effect.orDie)
+    return yield* new OutOfScope({
+      message: decline.message,
+      declineReason: decline.declineReason,
+      details: { userOpId: id }
+    })
+  })
+
+  const submit = Effect.fn("Relay.submit")(function*(signer: string, wire: UserOperation) {
+    if (/^0x0*$/.test(wire.signature)) {
+      return yield* new BadRequest({ message: "The operation has no signature: sign the build's typedData and set userOp.signature" })
+    }
+    if (wire.chainId !== chainId) {
+      return yield* new BadRequest({ message: `This relay serves chain ${chainId}, not ${wire.chainId}` })
+    }
+    if (wire.entryPoint.toLowerCase() !== entryPoint) {
+      return yield* new BadRequest({ message: `This relay serves EntryPoint ${entryPoint}` })
+    }
+    const op = fromWire(wire)
+    const hash = userOpHashOf(op, chainId, network.entryPoint)
+    // The same signed operation submitted again is the same operation: answer its receipt.
+    const existing = (yield* byHash(hash).pipe(Effect.orDie))[0]
+    if (existing !== undefined && existing.signer_address === signer) return toReceipt(existing)
+
+    const builds = yield* builder.matching(signer, wire.chainId, wire.sender, wire.nonce)
+    if (builds.length === 0) {
+      return yield* new NotFound({
+        message: "No build of your accounts matches this operation's sender, nonce and chain: build it first"
+      })
+    }
+    const sameCallData = builds.filter((b) => b.callData === wire.callData.toLowerCase())
+    if (sameCallData.length === 0) {
+      return yield* new BadRequest({ message: "The operation's call data is not the call data that was built" })
+    }
+    const build = sameCallData.find((b) => sameUnsigned(b.userOp, wire)) ?? sameCallData[0]!
+    if (build.expiresAt.getTime() < Date.now()) {
+      return yield* new BadRequest({ message: `The build expired at ${build.expiresAt.toISOString()}: build the operation again` })
+    }
+    const id = `uop_${crypto.randomUUID()}`
+    const relayed: RelayedOperation = {
+      id,
+      accountId: build.accountId,
+      signerAddress: signer,
+      intentType: build.intentType,
+      chainId,
+      userOpHash: hash,
+      userOp: op,
+      build
+    }
+    const declined = yield* hooks.checkPolicy(relayed).pipe(
+      Effect.as(undefined),
+      Effect.catchTag("OutOfScope", (e) => Effect.succeed(e))
+    )
+    if (declined !== undefined) return yield* declineAtSubmit({ id, build, hash, wire, signer }, declined)
+
+    // Persisted (holding the send lease) before anything is forwarded.
+    const inserted = yield* sql`
+      INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
+                                   user_op_hash, user_op, status, outcome, send_attempts, send_lease_until, submitted_at)
+      VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
+              ${wire.nonce}, ${hash}, ${JSON.stringify({ ...wire, sender: wire.sender.toLowerCase() })}::jsonb,
+              'submitted', 'pending', 1, now() + ${`${leaseMs} milliseconds`}::interval, now())
+      ON CONFLICT (chain_id, user_op_hash) DO NOTHING
+      RETURNING *`.pipe(Effect.orDie, Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))), Effect.orDie)
+    if (inserted.length === 0) {
+      const raced = (yield* byHash(hash).pipe(Effect.orDie))[0]
+      if (raced !== undefined && raced.signer_address === signer) return toReceipt(raced)
+      return yield* new BadRequest({ message: "This operation was already submitted" })
+    }
+    const row = inserted[0]!
+    const forwarded = yield* forward(row, false)
+    if (forwarded._tag === "Down") {
+      const details = { userOpId: id, status: "submitted", willRetry: true }
+      return yield* (forwarded.error._tag === "BundlerTimeout"
+        ? new UpstreamTimeout({
+          message: "The bundler did not answer in time; the operation is stored and will be sent again",
+          details
+        })
+        : new UpstreamUnavailable({
+          message: "The bundler is unavailable; the operation is stored and will be sent when it is back",
+          details
+        }))
+    }
+    // Sent: still submitted / pending (no need to read it back); settled at once: read the outcome.
+    return forwarded._tag === "Sent" ? toReceipt(row) : toReceipt(yield* load(id))
+  })
+
+  const get = Effect.fn("Relay.get")(function*(signer: string, userOpId: string) {
+    const row = (yield* byId(userOpId).pipe(Effect.orDie))[0]
+    if (row === undefined || row.signer_address !== signer) {
+      return yield* new NotFound({ message: `No operation ${userOpId}` })
+    }
+    return toReceipt(yield* reconcile(row))
+  })
+
+  const pending = SqlSchema.findAll({
+    Request: Schema.Void,
+    Result: OperationRow,
+    execute: () =>
+      sql`SELECT * FROM user_operations WHERE status = 'submitted' AND chain_id = ${chainId}
+          ORDER BY submitted_at LIMIT 200`
+  })
+
+  const reconcilePending = Effect.gen(function*() {
+    const rows = yield* pending().pipe(Effect.orDie)
+    const settled = yield* Effect.forEach(
+      rows,
+      (row) =>
+        reconcile(row).pipe(
+          Effect.map((after) => after.status !== "submitted"),
+          Effect.catchCause((cause) => Effect.logWarning(`relay: reconciling ${row.id} failed`, cause).pipe(Effect.as(false)))
+        ),
+      { concurrency: 4 }
+    )
+    return settled.filter(Boolean).length
+  }).pipe(Effect.withSpan("Relay.reconcilePending"))
+
+  return Relay.of({ submit, get, reconcilePending })
+})
+
+/** Settles what nobody polls, and whatever a previous process left behind: a scoped fiber. */
+export const ReconcilerLive = Layer.effectDiscard(Effect.gen(function*() {
+  const relay = yield* Relay
+  const interval = yield* Config.Duration("RELAY_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.seconds(5)))
+  yield* Effect.gen(function*() {
+    while (true) {
+      const settled = yield* relay.reconcilePending.pipe(
+        Effect.catchCause((cause) => Effect.logWarning("relay: reconciler pass failed", cause).pipe(Effect.as(0)))
+      )
+      if (settled > 0) yield* Effect.logInfo(`relay: reconciler settled ${settled} operation(s)`)
+      yield* Effect.sleep(interval)
+    }
+  }).pipe(Effect.forkScoped)
+}))

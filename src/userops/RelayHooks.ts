@@ -1,0 +1,77 @@
+/**
+ * What other features plug into the relay, per intent type (or `"*"` for every intent):
+ *
+ * - **policy checks**, run at submit time before anything is forwarded: fail with
+ *   `OutOfScope` (its `declineReason`) to decline; the relay answers 422, stores the
+ *   operation as failed/rejected and appends its one audit entry. A check that dies is a
+ *   500 and nothing is stored.
+ * - **on-executed effects**, run only when the bundler's receipt shows the operation
+ *   executed (`success: true`), inside the same database transaction that moves the
+ *   operation to `included` and appends its audit entry. Use the `SqlClient` captured
+ *   when the hook was made: its queries join that transaction. A hook that dies rolls the
+ *   whole settlement back; it is retried by the next poll or reconciler pass.
+ *
+ * Register from a layer: `RelayHooks.layer` is one constant, so every feature that
+ * provides it shares the same registry (layers are memoized).
+ */
+import { Context, Effect, Layer } from "effect"
+import type { OutOfScope } from "../api/Errors.ts"
+import type { StoredBuild } from "../builds/OperationBuilder.ts"
+import type { UserOperationV07, UserOpReceipt as BundlerReceipt } from "../chain/Bundler.ts"
+import type { IntentType } from "../domain/Operations.ts"
+
+export interface RelayedOperation {
+  readonly id: string
+  readonly accountId: string
+  readonly signerAddress: string
+  readonly intentType: IntentType
+  readonly chainId: number
+  readonly userOpHash: string
+  /** The signed operation as submitted. */
+  readonly userOp: UserOperationV07
+  /** The stored build it matched (intent, metadata of the feature that built it). */
+  readonly build: StoredBuild
+}
+
+export type PolicyCheck = (operation: RelayedOperation) => Effect.Effect<void, OutOfScope>
+export type OnExecuted = (operation: RelayedOperation, receipt: BundlerReceipt) => Effect.Effect<void>
+
+type Key = IntentType | "*"
+
+export class RelayHooks extends Context.Service<RelayHooks, {
+  registerPolicyCheck(intent: Key, name: string, check: PolicyCheck): Effect.Effect<void>
+  registerOnExecuted(intent: Key, name: string, hook: OnExecuted): Effect.Effect<void>
+  /** Runs every check registered for the operation's intent and for `"*"`, in registration order. */
+  checkPolicy(operation: RelayedOperation): Effect.Effect<void, OutOfScope>
+  /** Runs every on-executed hook for the operation's intent and for `"*"` (caller holds the transaction). */
+  runOnExecuted(operation: RelayedOperation, receipt: BundlerReceipt): Effect.Effect<void>
+}>()("das/userops/RelayHooks") {
+  static readonly layer = Layer.sync(RelayHooks, () => {
+    const checks: Array<{ key: Key; name: string; check: PolicyCheck }> = []
+    const hooks: Array<{ key: Key; name: string; hook: OnExecuted }> = []
+    const applies = (key: Key, intent: IntentType) => key === "*" || key === intent
+    return RelayHooks.of({
+      // Registering the same name twice (a layer built twice) keeps one entry.
+      registerPolicyCheck: (key, name, check) =>
+        Effect.sync(() => {
+          if (!checks.some((c) => c.key === key && c.name === name)) checks.push({ key, name, check })
+        }),
+      registerOnExecuted: (key, name, hook) =>
+        Effect.sync(() => {
+          if (!hooks.some((h) => h.key === key && h.name === name)) hooks.push({ key, name, hook })
+        }),
+      checkPolicy: (operation) =>
+        Effect.forEach(
+          checks.filter((c) => applies(c.key, operation.intentType)),
+          (c) => c.check(operation).pipe(Effect.withSpan(`RelayHooks.policy.${c.name}`)),
+          { discard: true }
+        ),
+      runOnExecuted: (operation, receipt) =>
+        Effect.forEach(
+          hooks.filter((h) => applies(h.key, operation.intentType)),
+          (h) => h.hook(operation, receipt).pipe(Effect.withSpan(`RelayHooks.onExecuted.${h.name}`)),
+          { discard: true }
+        )
+    })
+  })
+}

@@ -1,0 +1,105 @@
+/**
+ * Spend accounting under real concurrency: 100 simultaneous action attempts on one
+ * delegation, against the real database (reservations under the delegation's row lock),
+ * never reserve more than the budget nor more actions than the count.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Hex } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { fromWire } from "../../src/builds/Wire.ts"
+import { AccountStack } from "../../src/chain/Accounts4337.ts"
+import { Network } from "../../src/chain/Network.ts"
+import { signIn } from "../../src/client/signIn.ts"
+import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
+
+process.env.DO_NOT_TRACK = "1"
+
+const session = (key: Hex) =>
+  Effect.gen(function*() {
+    const { baseUrl } = yield* TestServer
+    const s = yield* signIn(baseUrl, privateKeyToAccount(key))
+    const api = yield* client(s.token)
+    const [account] = yield* api.accounts.listAccounts()
+    return { api, account: account!, key }
+  })
+
+/** An enabled delegation of a fresh owner to a fresh delegate. */
+const enabled = (limits: { budget: number; perAction: number; maxActions: number }) =>
+  Effect.gen(function*() {
+    const net = yield* Network
+    const stack = yield* AccountStack
+    const owner = yield* session(generatePrivateKey())
+    const delegate = yield* session(generatePrivateKey())
+    const build = yield* owner.api.delegations.build({
+      payload: {
+        name: "race",
+        kind: "dApp",
+        delegateeAddress: delegate.account.address,
+        chainId: net.chainId,
+        budgets: [{ token: { symbol: "USDC" }, amount: limits.budget }],
+        perActionMax: { token: { symbol: "USDC" }, amount: limits.perAction },
+        maxActions: limits.maxActions
+      }
+    })
+    const leg = build.delegations[0]!
+    const delegationSignature = yield* Effect.promise(() =>
+      privateKeyToAccount(owner.key).signTypedData({
+        ...leg.typedData,
+        message: { ...leg.typedData.message, salt: BigInt(leg.typedData.message.salt) }
+      } as unknown as Parameters<ReturnType<typeof privateKeyToAccount>["signTypedData"]>[0])
+    )
+    const { signature: _s, ...unsigned } = fromWire(build.enableUserOp)
+    const signature = yield* stack.signUserOperation(owner.key, unsigned)
+    const created = yield* owner.api.delegations.create({
+      payload: {
+        userOp: { ...build.enableUserOp, signature },
+        userOpHash: build.userOpHash,
+        intentType: "delegation_enable",
+        delegationSignatures: [{ permissionId: leg.permissionId, signature: delegationSignature }]
+      }
+    })
+    return { owner, created }
+  })
+
+const attempt100 = (limits: { budget: number; perAction: number; maxActions: number }, amount: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { owner, created } = yield* enabled(limits)
+    const recipient = privateKeyToAccount(generatePrivateKey()).address
+    const results = yield* Effect.forEach(
+      Array.from({ length: 100 }, (_, i) => i),
+      () =>
+        owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount } }).pipe(
+          Effect.map(() => "allowed"),
+          Effect.catch((e) => Effect.succeed((e as { declineReason?: string }).declineReason ?? e._tag))
+        ),
+      { concurrency: "unbounded" }
+    )
+    const rows = yield* sql<{ units: string; n: number }>`
+      SELECT coalesce(sum(units), 0)::text AS units, count(*)::int AS n FROM delegation_reservations
+      WHERE delegation_id = ${created.id} AND status <> 'released'`
+    return { results, reservedUnits: BigInt(rows[0]!.units), reservedCount: rows[0]!.n }
+  })
+
+layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: true })("budget race", (it) => {
+  it.effect("100 concurrent attempts never exceed the budget", () =>
+    Effect.gen(function*() {
+      const { results, reservedUnits, reservedCount } = yield* attempt100({ budget: 50, perAction: 10, maxActions: 1000 }, 7)
+      const allowed = results.filter((r) => r === "allowed").length
+      assert.strictEqual(allowed, 7) // floor(50 / 7)
+      assert.strictEqual(results.filter((r) => r === "cap_exceeded").length, 93)
+      assert.strictEqual(reservedCount, 7)
+      assert.isTrue(reservedUnits <= 50_000_000n)
+      assert.strictEqual(reservedUnits, 49_000_000n)
+    }))
+
+  it.effect("100 concurrent attempts never exceed the action count", () =>
+    Effect.gen(function*() {
+      const { results, reservedCount } = yield* attempt100({ budget: 1000, perAction: 10, maxActions: 4 }, 1)
+      assert.strictEqual(results.filter((r) => r === "allowed").length, 4)
+      assert.strictEqual(results.filter((r) => r === "count_exhausted").length, 96)
+      assert.strictEqual(reservedCount, 4)
+    }))
+})

@@ -1,0 +1,74 @@
+/**
+ * A loopback stand-in in front of the run's Alto that a test can switch: `up` forwards
+ * every JSON-RPC request, `down` drops every connection (the bundler is gone), and
+ * `hang-send` forwards everything but never answers `eth_sendUserOperation` (the
+ * service dies while forwarding).
+ */
+import { Effect } from "effect"
+import * as http from "node:http"
+
+export type ProxyMode = "up" | "down" | "hang-send"
+
+export interface BundlerProxy {
+  readonly url: string
+  setMode(mode: ProxyMode): void
+  /** How many `eth_sendUserOperation` requests reached the real bundler. */
+  readonly forwardedSends: () => number
+  /** Drops the connections of the sends held in `hang-send` mode. */
+  releaseHanging(): void
+}
+
+export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      new Promise<BundlerProxy & { close: () => void }>((resolve) => {
+        let mode: ProxyMode = initial
+        let sends = 0
+        const hanging = new Set<http.ServerResponse>()
+        const server = http.createServer((req, res) => {
+          if (mode === "down") {
+            req.socket.destroy()
+            return
+          }
+          const chunks: Array<Buffer> = []
+          req.on("data", (c: Buffer) => chunks.push(c))
+          req.on("end", async () => {
+            const body = Buffer.concat(chunks).toString()
+            const isSend = body.includes("eth_sendUserOperation")
+            if (isSend && mode === "hang-send") {
+              hanging.add(res)
+              return
+            }
+            if (isSend) sends++
+            try {
+              const answer = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
+              res.writeHead(answer.status, { "content-type": "application/json" })
+              res.end(await answer.text())
+            } catch {
+              req.socket.destroy()
+            }
+          })
+        })
+        server.listen(0, "127.0.0.1", () => {
+          const { port } = server.address() as { port: number }
+          resolve({
+            url: `http://127.0.0.1:${port}`,
+            setMode: (m) => {
+              mode = m
+            },
+            forwardedSends: () => sends,
+            releaseHanging: () => {
+              for (const res of hanging) res.destroy()
+              hanging.clear()
+            },
+            close: () => {
+              for (const res of hanging) res.destroy()
+              server.closeAllConnections()
+              server.close()
+            }
+          })
+        })
+      })
+    ),
+    (proxy) => Effect.sync(() => proxy.close())
+  )
