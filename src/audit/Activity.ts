@@ -13,6 +13,7 @@ import { Accounts } from "../accounts/Accounts.ts"
 import type { Address } from "../domain/Primitives.ts"
 import { entryColumns, EntryRow, fromRow } from "./AuditChain.ts"
 import { type StoredEntry, wireTimestamp } from "./Chain.ts"
+import { Anchor } from "../anchor/Anchor.ts"
 import type { ActivityPage, AnchorStatus, AuditEvent } from "./Domain.ts"
 
 export interface ActivityQuery {
@@ -80,6 +81,7 @@ export class Activity extends Context.Service<Activity, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const accounts = yield* Accounts
+      const anchors = yield* Anchor
 
       const list = Effect.fn("Activity.list")(function*(signer: Address, query: ActivityQuery) {
         const account = yield* accounts.resolve(signer, query.accountId)
@@ -132,12 +134,16 @@ export class Activity extends Context.Service<Activity, {
       })
 
       const anchor = Effect.fn("Activity.anchor")(function*(signer: Address) {
-        // Nothing is anchored on chain yet: every entry of every account of the signer is unanchored.
-        const rows = yield* sql<{ n: number }>`
-          SELECT COALESCE(sum(h.length), 0)::int AS n
-          FROM audit_heads h JOIN accounts a ON a.id = h.account_id
-          WHERE a.signer_address = ${signer.toLowerCase()}`.pipe(Effect.orDie)
-        return { available: false, unanchoredCount: rows[0]?.n ?? 0 } satisfies AnchorStatus
+        // Every account of the signer counts; the reported head is that of the account
+        // reads default to (the lowest visible index).
+        const mine = yield* accounts.list(signer)
+        const primary = mine.find((a) => !a.hidden)
+        const summary = yield* anchors.summary(mine.map((a) => a.id), primary?.id)
+        return {
+          available: summary.available,
+          unanchoredCount: summary.unanchoredCount,
+          ...(summary.anchoredHead === undefined ? {} : { anchoredHead: summary.anchoredHead })
+        } satisfies AnchorStatus
       })
 
       return Activity.of({ list, get, anchor })

@@ -7,6 +7,7 @@ import { createWalletClient, http, parseUnits, type Address, type Hex } from "vi
 import { privateKeyToAccount } from "viem/accounts"
 import { inject } from "vitest"
 import { AccountFactoryLive } from "../../src/accounts/AccountFactoryLive.ts"
+import { AnchorLive } from "../../src/anchor/Anchor.ts"
 import { SignatureVerifier } from "../../src/auth/SignatureVerifier.ts"
 import { AccountStack } from "../../src/chain/Accounts4337.ts"
 import { Bundler } from "../../src/chain/Bundler.ts"
@@ -26,12 +27,19 @@ export const testNetwork = (): LocalNetworkDescription => {
   } as LocalNetworkDescription
 }
 
+export interface TestChainOptions {
+  /** Talk to the bundler at this URL instead of the run's Alto (a proxy, a closed port, a stand-in). */
+  readonly bundlerUrl?: string
+}
+
 /** Network, LocalNetwork, Chain, Bundler, AccountStack, Paymaster, AccountFactory and a chain-backed SignatureVerifier. */
-export const TestChainLive = () => {
-  const description = testNetwork()
+export const TestChainLive = (options?: TestChainOptions) => {
+  const shared = testNetwork()
+  const description = options?.bundlerUrl === undefined ? shared : { ...shared, bundlerUrl: options.bundlerUrl }
   const base = Layer.mergeAll(Layer.succeed(Network, description), Layer.succeed(LocalNetwork, description))
   return Layer.mergeAll(
     AccountFactoryLive,
+    AnchorLive,
     Layer.unwrap(Effect.gen(function*() {
       const chain = yield* Chain
       return SignatureVerifier.layerChain(chain.client)

@@ -9,11 +9,13 @@ import audit from "./0002_audit.ts"
 import operations from "./0010_operations.ts"
 import delegations from "./0020_delegations.ts"
 import marketplace from "./0030_marketplace.ts"
+import anchors from "./0040_anchors.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
   "0002_audit": audit,
   "0010_operations": operations,
   "0020_delegations": delegations,
-  "0030_marketplace": marketplace
+  "0030_marketplace": marketplace,
+  "0040_anchors": anchors
 })
