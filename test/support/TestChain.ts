@@ -6,17 +6,12 @@ import { Effect, Layer, Redacted } from "effect"
 import { createWalletClient, http, parseUnits, type Address, type Hex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { inject } from "vitest"
-import { AccountFactoryLive } from "../../src/accounts/AccountFactoryLive.ts"
-import { AnchorLive } from "../../src/anchor/Anchor.ts"
-import { SignatureVerifier } from "../../src/auth/SignatureVerifier.ts"
-import { AccountStack } from "../../src/chain/Accounts4337.ts"
-import { Bundler } from "../../src/chain/Bundler.ts"
-import { Chain, viemChainOf } from "../../src/chain/Chain.ts"
+import { ChainStackLive } from "../../src/App.ts"
+import { viemChainOf } from "../../src/chain/Chain.ts"
 import { testStablecoinAbi } from "../../src/chain/contracts/TestStablecoin.ts"
 import type { LocalNetworkDescription } from "../../src/chain/LocalNetwork.ts"
 import { LocalNetwork } from "../../src/chain/LocalNetwork.ts"
 import { Network } from "../../src/chain/Network.ts"
-import { Paymaster } from "../../src/chain/Paymaster.ts"
 
 export const testNetwork = (): LocalNetworkDescription => {
   const json = inject("network")
@@ -32,21 +27,12 @@ export interface TestChainOptions {
   readonly bundlerUrl?: string
 }
 
-/** Network, LocalNetwork, Chain, Bundler, AccountStack, Paymaster, AccountFactory and a chain-backed SignatureVerifier. */
+/** The service's own chain stack (src/App.ts `ChainStackLive`) over the run's shared local network. */
 export const TestChainLive = (options?: TestChainOptions) => {
   const shared = testNetwork()
   const description = options?.bundlerUrl === undefined ? shared : { ...shared, bundlerUrl: options.bundlerUrl }
-  const base = Layer.mergeAll(Layer.succeed(Network, description), Layer.succeed(LocalNetwork, description))
-  return Layer.mergeAll(
-    AccountFactoryLive,
-    AnchorLive,
-    Layer.unwrap(Effect.gen(function*() {
-      const chain = yield* Chain
-      return SignatureVerifier.layerChain(chain.client)
-    }))
-  ).pipe(
-    Layer.provideMerge(Layer.mergeAll(Chain.layer, Bundler.layer, AccountStack.layerHybridDeleGator, Paymaster.layer)),
-    Layer.provideMerge(base)
+  return ChainStackLive.pipe(
+    Layer.provideMerge(Layer.mergeAll(Layer.succeed(Network, description), Layer.succeed(LocalNetwork, description)))
   )
 }
 
