@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import {
   BadRequestError,
+  ConflictError,
   NotFoundError,
   NotImplementedError,
   OutOfScopeError,
@@ -25,7 +26,7 @@ import {
 } from "./Domain.ts"
 
 const upstream = [UpstreamUnavailableError, UpstreamTimeoutError] as const
-const builds = [BadRequestError, NotFoundError, OutOfScopeError, NotImplementedError, ...upstream] as const
+const builds = [BadRequestError, NotFoundError, OutOfScopeError, ServiceUnavailableError, NotImplementedError, ...upstream] as const
 const PositiveAmount = Schema.Finite.check(Schema.isGreaterThan(0))
 
 /** The public live stats stream: no session needed. */
@@ -119,7 +120,8 @@ export class MarketplaceApi extends HttpApiGroup.make("marketplace")
         tokenAddress: Address
       }),
       success: ManagedDepositBuild,
-      error: builds
+      // 409 when no managed wallet is connected.
+      error: [...builds, ConflictError]
     })
   )
   .middleware(Authorization)

@@ -5,7 +5,8 @@
  */
 import { Schema } from "effect"
 import { Account } from "../accounts/Domain.ts"
-import { Simulation, UnsignedUserOp, userOpBuildFields } from "../domain/Operations.ts"
+import { DelegationTypedData, DfDelegation } from "../delegations/Domain.ts"
+import { Simulation, UnsignedUserOp, userOpBuildExtraFields, userOpBuildFields } from "../domain/Operations.ts"
 import { Address, ChainId, Hash32, Timestamp } from "../domain/Primitives.ts"
 
 export const Offering = Schema.Struct({
@@ -139,20 +140,36 @@ export const HireBuild = Schema.Struct({
   policySummary: Schema.String,
   enableUserOp: UnsignedUserOp,
   userOpHash: Hash32,
-  simulation: Simulation
+  simulation: Simulation,
+  /** Beyond the contract, as on every build: buildId, the EIP-712 typed data of the enable operation, expiry. */
+  ...userOpBuildExtraFields,
+  /**
+   * Beyond the contract: the mandate itself, a Delegation Framework delegation whose hash is
+   * `mandateId`, and its EIP-712 typed data. The owner signs it and hands the signed delegation
+   * to the delegatee, who redeems it; this service keeps no delegation signature.
+   */
+  delegation: Schema.optionalKey(Schema.Struct({ delegation: DfDelegation, typedData: DelegationTypedData })),
+  /** When the mandate's delegation stops being redeemable (its timestamp caveat). */
+  mandateExpiresAt: Schema.optionalKey(Timestamp)
 }).annotate({ identifier: "HireBuild" })
 export type HireBuild = typeof HireBuild.Type
 
 /** `POST /marketplace/jobs/create/build` and `/jobs/fund/build`. */
 export const JobOpBuild = Schema.Struct({
   userOp: UnsignedUserOp,
-  userOpHash: Hash32
+  userOpHash: Hash32,
+  /** Beyond the contract: buildId, the EIP-712 typed data the owner signs, expiry. */
+  ...userOpBuildExtraFields,
+  /** Beyond the contract: what the operation does, and whether it can succeed here. */
+  humanSummary: Schema.optionalKey(Schema.String),
+  simulation: Schema.optionalKey(Simulation)
 }).annotate({ identifier: "JobOpBuild" })
 export type JobOpBuild = typeof JobOpBuild.Type
 
 /** `POST /marketplace/managed/deposit/build`: a UserOpBuild that says plainly the funds leave the user's custody. */
 export const ManagedDepositBuild = Schema.Struct({
   ...userOpBuildFields,
+  ...userOpBuildExtraFields,
   custodial: Schema.Boolean,
   custodyLabel: Schema.String,
   managedAgentWallet: Address

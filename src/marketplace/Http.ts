@@ -6,16 +6,14 @@ import { Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
-import { ManagedWalletsSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
-import { NotImplemented } from "../api/Errors.ts"
+import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import { OperationBuilderLive } from "../userops/Live.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
+import { Hiring, HiringLive } from "./Hiring.ts"
+import { ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
 import { ManagedWallets, Marketplace, MarketplaceCallers, MarketplaceServiceLive } from "./Marketplace.ts"
 import { MarketplaceUpstreamLive } from "./MarketplaceUpstream.ts"
 import { StatsHub, StatsHubLive } from "./StatsHub.ts"
-
-/** The operation builds wait for the chain/builder layer. */
-const notYet = (what: string) =>
-  Effect.fail(new NotImplemented({ message: `${what} is not available yet: it needs the operation builder.` }))
 
 export const MarketplaceHandlers = HttpApiBuilder.group(
   Api,
@@ -23,6 +21,7 @@ export const MarketplaceHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const m = yield* Marketplace
     const callers = yield* MarketplaceCallers
+    const hiring = yield* Hiring
     const signer = Effect.gen(function*() {
       return (yield* CurrentSigner).address
     })
@@ -34,16 +33,16 @@ export const MarketplaceHandlers = HttpApiBuilder.group(
       searchAgents: ({ query }) =>
         m.searchAgents({ query: query.query, chainIds: query.chainIds, topK: query.topK }),
       getAgent: ({ params }) => m.getAgent(params.wallet),
-      hireBuild: () => notYet("Hiring"),
+      hireBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.hire(s, payload)),
       listJobs: () => Effect.flatMap(callerAddresses, (addresses) => m.listJobs(addresses)),
       getJob: ({ params }) =>
         Effect.flatMap(callerAddresses, (addresses) => m.getJob(addresses, params.chainId, params.jobId)),
-      createJobBuild: () => notYet("Job creation"),
-      fundJobBuild: () => notYet("Job funding"),
+      createJobBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.createJob(s, payload)),
+      fundJobBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.fundJob(s, payload)),
       managedConnection: () => Effect.flatMap(signer, m.managedConnection),
       managedConnect: () => Effect.flatMap(signer, m.managedConnect),
       managedConnectStatus: ({ query }) => Effect.flatMap(signer, (s) => m.managedConnectStatus(s, query.requestId)),
-      managedDepositBuild: () => notYet("The managed-wallet deposit")
+      managedDepositBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.managedDeposit(s, payload))
     })
   })
 )
@@ -68,8 +67,11 @@ export const MarketplaceStreamHandlers = HttpApiBuilder.group(
   })
 )
 
-/** Services of the marketplace, without HTTP: what the handlers (and tests, benchmarks) need. */
-export const MarketplaceServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive).pipe(
+/**
+ * Services of the marketplace, without HTTP and without a chain: what the handlers (and
+ * tests, benchmarks) need. The operation builds answer 501 here (`Hiring.layerUnavailable`).
+ */
+export const MarketplaceServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, Hiring.layerUnavailable).pipe(
   Layer.provideMerge(MarketplaceUpstreamLive),
   Layer.provideMerge(ManagedWallets.layerMemory),
   Layer.provideMerge(MarketplaceCallers.layerSignerOnly)
@@ -86,13 +88,18 @@ export const MarketplaceLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceSt
   Layer.provide(MarketplaceServices)
 )
 
-/** What the service runs: the same handlers, with the stores backed by PostgreSQL and the accounts. */
+/**
+ * What the service runs: the same handlers, with the stores (managed wallets, mandates)
+ * backed by PostgreSQL, the caller's addresses by the accounts, and the operation builds
+ * on the one shared `OperationBuilder`. Needs SqlClient, HttpClient, Accounts and the chain stack.
+ */
 export const MarketplaceAppLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceStreamHandlers).pipe(
   Layer.provide(
-    Layer.mergeAll(MarketplaceServiceLive, StatsHubLive).pipe(
+    HiringLive.pipe(
+      Layer.provideMerge(Layer.mergeAll(MarketplaceServiceLive, StatsHubLive)),
       Layer.provideMerge(MarketplaceUpstreamLive),
-      Layer.provideMerge(ManagedWalletsSql),
-      Layer.provideMerge(MarketplaceCallersFromAccounts)
+      Layer.provideMerge(Layer.mergeAll(ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts)),
+      Layer.provide(Layer.mergeAll(OperationBuilderLive, TokenRegistry.layer))
     )
   )
 )

@@ -7,16 +7,18 @@
  * A mandate is a delegation to `delegatee` pinned to ONE agent wallet (the
  * provider of every job it creates) with a per-job budget cap, paid from the
  * signer's smart account in the marketplace's payment token. The operation
- * builds (`hire/build`, `jobs/create/build`, `jobs/fund/build`) wrap these calls
- * into user operations once the chain/builder layer exists.
+ * builds (`Hiring.ts`) wrap these calls into user operations; the delegation
+ * itself is in `MandateDelegation.ts`.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { encodeAbiParameters, encodeFunctionData, erc20Abi, keccak256, toFunctionSelector } from "viem"
 import { BadRequest, OutOfScope } from "../api/Errors.ts"
 import type { Address, Hash32, HexString, Timestamp } from "../domain/Primitives.ts"
+import type { Delegation } from "@metamask/smart-accounts-kit"
 import { type AcpDeployment, acpAbi, acpDeployments } from "./AcpAbi.ts"
 
 export interface Mandate {
+  /** The delegation hash once the delegation exists (`Hiring.hire`); `draftMandate` gives a provisional salted id. */
   readonly mandateId: Hash32
   readonly signer: Address
   /** The smart account that pays. */
@@ -275,16 +277,29 @@ export const parseJobId = (jobId: string): Option.Option<bigint> =>
   /^(0|[1-9][0-9]{0,76})$/.test(jobId) ? Option.some(BigInt(jobId)) : Option.none()
 
 /**
- * Where mandates live between `hire/build` and the job builds. In memory by
- * default; the lead can back it with SQL. A mandate is only ever read back by
- * the signer who drafted it.
+ * A mandate as stored once its enable operation is built: the terms plus the paying
+ * account's id, the Delegation Framework delegation (whose hash is `mandateId`),
+ * when it expires, and the enable build.
+ */
+export interface MandateRecord extends Mandate {
+  readonly accountId: string
+  readonly delegation: Delegation
+  readonly expiresAt: Timestamp
+  readonly enableBuildId: string
+  readonly enableUserOpHash: Hash32
+}
+
+/**
+ * Where mandates live between `hire/build` and the job builds. The service runs
+ * `MandatesSql` (Stores.ts); `layerMemory` is for unit tests. A mandate is only
+ * ever read back by the signer who drafted it.
  */
 export class Mandates extends Context.Service<Mandates, {
-  save(m: Mandate): Effect.Effect<void>
-  get(signer: Address, mandateId: Hash32): Effect.Effect<Option.Option<Mandate>>
+  save(m: MandateRecord): Effect.Effect<void>
+  get(signer: Address, mandateId: Hash32): Effect.Effect<Option.Option<MandateRecord>>
 }>()("das/marketplace/Mandates") {
   static readonly layerMemory = Layer.sync(Mandates, () => {
-    const byId = new Map<string, Mandate>()
+    const byId = new Map<string, MandateRecord>()
     return Mandates.of({
       save: (m) => Effect.sync(() => void byId.set(m.mandateId.toLowerCase(), m)),
       get: (signer, id) =>

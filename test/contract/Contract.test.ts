@@ -321,24 +321,6 @@ layer(TestServerLive(), { excludeTestServices: true })("over HTTP", (it) => {
       assert.strictEqual(error._tag, "Unauthorized")
     }))
 
-  it.effect("endpoints of later issues answer 501 not_implemented, never a made-up success", () =>
-    Effect.gen(function*() {
-      const { baseUrl } = yield* TestServer
-      const session = yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))
-      const res = yield* fetchJson(`${baseUrl}/marketplace/agents/hire/build`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${session.token}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          agentWallet: "0x1111111111111111111111111111111111111111",
-          chainId: 31337,
-          perJobBudget: 5,
-          delegateeAddress: "0x2222222222222222222222222222222222222222"
-        })
-      })
-      assert.strictEqual(res.status, 501)
-      expectEnvelope(res.body, "not_implemented")
-    }))
-
   it.effect("liveness and readiness", () =>
     Effect.gen(function*() {
       const api = yield* client()

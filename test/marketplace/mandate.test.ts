@@ -111,7 +111,14 @@ describe("mandate", () => {
     Effect.gen(function*() {
       const store = yield* Mandates
       const m = yield* draft(5)
-      yield* store.save(m)
+      yield* store.save({
+        ...m,
+        accountId: "acc_1",
+        delegation: { delegate: delegatee as `0x${string}`, delegator: account as `0x${string}`, authority: `0x${"f".repeat(64)}`, caveats: [], salt: "0x01", signature: "0x" },
+        expiresAt: "2026-02-01T00:00:00.000Z",
+        enableBuildId: "bld_1",
+        enableUserOpHash: `0x${"1".repeat(64)}`
+      })
       assert.isTrue(Option.isSome(yield* store.get(signer, m.mandateId)))
       assert.isTrue(Option.isNone(yield* store.get(wallet(0x6) as Address, m.mandateId)))
     }).pipe(Effect.provide(Mandates.layerMemory)))

@@ -10,6 +10,7 @@ import operations from "./0010_operations.ts"
 import delegations from "./0020_delegations.ts"
 import marketplace from "./0030_marketplace.ts"
 import anchors from "./0040_anchors.ts"
+import marketplaceMandates from "./0050_marketplace_mandates.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -17,5 +18,6 @@ export const migrations = Migrator.fromRecord({
   "0010_operations": operations,
   "0020_delegations": delegations,
   "0030_marketplace": marketplace,
-  "0040_anchors": anchors
+  "0040_anchors": anchors,
+  "0050_marketplace_mandates": marketplaceMandates
 })

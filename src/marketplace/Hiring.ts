@@ -1,0 +1,366 @@
+/**
+ * The marketplace's operation builds: hiring by mandate (`hire/build`), the job
+ * creation and approve-and-fund under a mandate, and the deposit to the connected
+ * managed (custodial) agent wallet. Every operation goes through the one
+ * `OperationBuilder` (stored before answering, relayed through `POST /userops`).
+ * Rules: docs/marketplace.md ("Hiring", "Managed deposit").
+ */
+import { Config, Context, Duration, Effect, Layer, Option } from "effect"
+import { encodeFunctionData, erc20Abi, getAddress, type Hex } from "viem"
+import { Accounts } from "../accounts/Accounts.ts"
+import type { Account } from "../accounts/Domain.ts"
+import { BadRequest, Conflict, NotFound, NotImplemented, type OutOfScope } from "../api/Errors.ts"
+import { type BuildError, type BuiltOperation, OperationBuilder } from "../builds/OperationBuilder.ts"
+import { mapUpstream } from "../builds/Wire.ts"
+import { AccountStack } from "../chain/Accounts4337.ts"
+import { Chain } from "../chain/Chain.ts"
+import { Network } from "../chain/Network.ts"
+import { legTypedData, randomSalt } from "../delegations/Caveats.ts"
+import type { Simulation } from "../domain/Operations.ts"
+import { Address } from "../domain/Primitives.ts"
+import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import { enableCalls } from "../delegations/Caveats.ts"
+import type { AcpDeployment } from "./AcpAbi.ts"
+import type { HireBuild, JobOpBuild, ManagedDepositBuild } from "./Domain.ts"
+import {
+  checkCreate,
+  checkFund,
+  deploymentFor,
+  draftMandate,
+  encodeCreateJob,
+  encodeFund,
+  type MandateRecord,
+  Mandates,
+  parseJobId,
+  policySummary,
+  toBaseUnits
+} from "./Mandate.ts"
+import { mandateDelegation } from "./MandateDelegation.ts"
+import { ManagedWallets, Marketplace } from "./Marketplace.ts"
+import type { UpstreamError } from "./MarketplaceUpstream.ts"
+
+export interface HiringConfig {
+  /** The ACP contract on the served chain; overrides the vendored deployment (required on chains without one). */
+  readonly acpContract: Option.Option<Address>
+  /** The payment token's symbol in the token registry, used with `acpContract`. */
+  readonly paymentTokenSymbol: string
+  /** How long a mandate's delegation stays redeemable. */
+  readonly mandateTtl: Duration.Duration
+  /** A created job's `expiredAt`, from its creation. */
+  readonly jobTtl: Duration.Duration
+}
+
+export const HiringConfig: Config.Config<HiringConfig> = Config.all({
+  acpContract: Config.option(Config.schema(Address, "MARKETPLACE_ACP_CONTRACT")),
+  paymentTokenSymbol: Config.String("MARKETPLACE_PAYMENT_TOKEN").pipe(Config.withDefault("USDC")),
+  mandateTtl: Config.Duration("MARKETPLACE_MANDATE_TTL").pipe(Config.withDefault(Duration.days(30))),
+  jobTtl: Config.Duration("MARKETPLACE_JOB_TTL").pipe(Config.withDefault(Duration.days(1)))
+})
+
+export interface HireInput {
+  readonly agentWallet: Address
+  readonly chainId: number
+  readonly perJobBudget: number
+  readonly delegateeAddress: Address
+}
+export interface CreateJobInput {
+  readonly mandateId: string
+  readonly agentWallet: Address
+  readonly description: string
+  readonly chainId: number
+}
+export interface FundJobInput {
+  readonly mandateId: string
+  readonly jobId: string
+  readonly perJobBudget: number
+  readonly chainId: number
+}
+export interface DepositInput {
+  readonly chainId: number
+  readonly amount: number
+  readonly tokenSymbol: string
+  readonly tokenAddress: Address
+}
+
+/** `NotImplemented` only from `layerUnavailable` (a marketplace served without a chain). */
+type HireError = BadRequest | NotFound | BuildError | UpstreamError | NotImplemented
+type JobError = BadRequest | NotFound | OutOfScope | BuildError | NotImplemented
+
+/** The simulation's decline reason when the configured marketplace contract has no code on the chain. */
+export const CONTRACT_MISSING = "marketplace_contract_missing"
+
+export class Hiring extends Context.Service<Hiring, {
+  hire(signer: Address, input: HireInput): Effect.Effect<HireBuild, HireError>
+  createJob(signer: Address, input: CreateJobInput): Effect.Effect<JobOpBuild, JobError>
+  fundJob(signer: Address, input: FundJobInput): Effect.Effect<JobOpBuild, JobError>
+  managedDeposit(signer: Address, input: DepositInput): Effect.Effect<
+    ManagedDepositBuild,
+    BadRequest | NotFound | Conflict | BuildError | NotImplemented
+  >
+}>()("das/marketplace/Hiring") {
+  /** For the marketplace served without a chain (tests, the stream benchmark): every build is a 501. */
+  static readonly layerUnavailable = Layer.sync(Hiring, () => {
+    const no = () => Effect.fail(new NotImplemented({ message: "Operation builds need the chain and the operation builder." }))
+    return Hiring.of({ hire: no, createJob: no, fundJob: no, managedDeposit: no })
+  })
+}
+
+const short = (a: string) => `${a.slice(0, 6)}…${a.slice(-4)}`
+const lower = (a: string) => a.toLowerCase()
+
+export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
+  const marketplace = yield* Marketplace
+  const mandates = yield* Mandates
+  const managed = yield* ManagedWallets
+  const accounts = yield* Accounts
+  const builder = yield* OperationBuilder
+  const network = yield* Network
+  const stack = yield* AccountStack
+  const chain = yield* Chain
+  const tokens = yield* TokenRegistry
+
+  /** The marketplace deployment on the served chain: configured, else the vendored one, else a 400 (before any upstream call). */
+  const deploymentOn = Effect.fn("Hiring.deploymentOn")(function*(chainId: number) {
+    if (chainId !== network.chainId) {
+      return yield* new BadRequest({ message: `chainId ${chainId} is not served here (this service runs chain ${network.chainId})` })
+    }
+    if (Option.isSome(config.acpContract)) {
+      const token = yield* tokens.resolve(chainId, config.paymentTokenSymbol)
+      const deployment: AcpDeployment = {
+        chainId,
+        contract: getAddress(config.acpContract.value),
+        paymentToken: { symbol: token.symbol, address: getAddress(token.address), decimals: token.decimals }
+      }
+      return [deployment]
+    }
+    if (Option.isNone(deploymentFor(chainId))) {
+      return yield* new BadRequest({
+        message: `The marketplace contract is not known on chain ${chainId}: set MARKETPLACE_ACP_CONTRACT.`
+      })
+    }
+    return [] as ReadonlyArray<AcpDeployment>
+  })
+
+  /** Whether the marketplace contract has code here; a call to an address without code "succeeds" doing nothing. */
+  const contractPresent = (contract: string) =>
+    mapUpstream(chain.getCode(contract as Hex)).pipe(Effect.map((code) => code !== undefined && code !== "0x"))
+
+  const missingWarning = (m: { readonly deployment: AcpDeployment; readonly chainId: number }) =>
+    `There is no marketplace contract at ${m.deployment.contract} on chain ${m.chainId}: ` +
+    `this operation would execute without creating or funding anything.`
+
+  /** Honest simulation: the bundler cannot see that a call to an empty address does nothing. */
+  const honest = (simulation: Simulation | null, present: boolean) => {
+    if (simulation === null) return undefined
+    if (present) return simulation
+    return { ...simulation, willSucceed: false, declineReason: simulation.declineReason ?? CONTRACT_MISSING }
+  }
+
+  const jobAnswer = (built: BuiltOperation, present: boolean): JobOpBuild => {
+    const simulation = honest(built.build.simulation, present)
+    return {
+      userOp: built.build.userOp,
+      userOpHash: built.build.userOpHash,
+      ...(built.build.buildId === undefined ? {} : { buildId: built.build.buildId }),
+      ...(built.build.typedData === undefined ? {} : { typedData: built.build.typedData }),
+      ...(built.build.expiresAt === undefined ? {} : { expiresAt: built.build.expiresAt }),
+      ...(built.build.humanSummary === null ? {} : { humanSummary: built.build.humanSummary }),
+      ...(simulation === undefined ? {} : { simulation })
+    }
+  }
+
+  const mandateOf = (signer: Address, mandateId: string) =>
+    Effect.flatMap(mandates.get(signer, mandateId), (found) =>
+      Option.match(found, {
+        onNone: () => Effect.fail(new NotFound({ message: `No mandate ${mandateId}` })),
+        onSome: Effect.succeed
+      }))
+
+  const payingAccount = (signer: Address, m: MandateRecord): Effect.Effect<Account, NotFound> =>
+    accounts.findById(signer, m.accountId)
+
+  const hire = Effect.fn("Hiring.hire")(function*(signer: Address, input: HireInput) {
+    const overrides = yield* deploymentOn(input.chainId)
+    // By wallet only, through the upstream: an unknown wallet is a 404, never a name match.
+    const agent = yield* marketplace.getAgent(input.agentWallet)
+    const account = yield* accounts.resolve(signer)
+    const evaluator = yield* marketplace.evaluator
+    const now = new Date()
+    const draft = yield* draftMandate({
+      signer: lower(signer),
+      account: lower(account.address),
+      chainId: input.chainId,
+      agentWallet: lower(agent.walletAddress),
+      delegatee: lower(input.delegateeAddress),
+      perJobBudget: input.perJobBudget,
+      evaluator: Option.fromNullishOr(evaluator.wallet).pipe(Option.map(lower)),
+      now,
+      salt: 0n,
+      deployments: overrides
+    })
+    if (lower(input.delegateeAddress) === lower(account.address)) {
+      return yield* new BadRequest({ message: "The paying account cannot be its own delegatee." })
+    }
+    const expiresAt = new Date(now.getTime() + Duration.toMillis(config.mandateTtl))
+    const delegation = mandateDelegation(network.delegation, draft, {
+      expiresAtSeconds: Math.floor(expiresAt.getTime() / 1000),
+      salt: randomSalt()
+    })
+    const mandateId = lower(stack.permissionIdOf(delegation))
+    const terms = { ...draft, mandateId }
+    const summary = policySummary(terms) + ` The mandate expires ${expiresAt.toISOString()}.`
+    const present = yield* contractPresent(terms.deployment.contract)
+    const warnings = [
+      ...(present ? [] : [missingWarning(terms)]),
+      ...(agent.chainIds.length > 0 && !agent.chainIds.includes(input.chainId)
+        ? [`The agent lists chains ${agent.chainIds.join(", ")}, not ${input.chainId}.`]
+        : [])
+    ]
+    const dm = network.delegation.DelegationManager
+    const built = yield* builder.build({
+      account,
+      intentType: "delegation_enable",
+      calls: enableCalls(dm, [delegation]),
+      humanSummary: `Enable the marketplace mandate for ${agent.name === "" ? short(agent.walletAddress) : agent.name}. ${summary}`,
+      simulation: { warnings },
+      metadata: { feature: "marketplace", mandateId }
+    })
+    const simulation = built.build.simulation
+    if (simulation === null) return yield* Effect.die(new Error("builder answered no simulation"))
+    yield* mandates.save({
+      ...terms,
+      accountId: account.id,
+      delegation,
+      expiresAt: expiresAt.toISOString(),
+      enableBuildId: built.buildId,
+      enableUserOpHash: built.build.userOpHash
+    })
+    const td = legTypedData(delegation, network.chainId, dm)
+    return {
+      mandateId,
+      account,
+      policySummary: summary,
+      enableUserOp: built.build.userOp,
+      userOpHash: built.build.userOpHash,
+      simulation,
+      ...(built.build.buildId === undefined ? {} : { buildId: built.build.buildId }),
+      ...(built.build.typedData === undefined ? {} : { typedData: built.build.typedData }),
+      ...(built.build.expiresAt === undefined ? {} : { expiresAt: built.build.expiresAt }),
+      delegation: {
+        delegation: { ...delegation, caveats: delegation.caveats.map((c) => ({ ...c })) },
+        typedData: {
+          domain: { ...td.domain, verifyingContract: lower(td.domain.verifyingContract) },
+          types: Object.fromEntries(Object.entries(td.types).map(([k, v]) => [k, v.map((f) => ({ ...f }))])),
+          primaryType: td.primaryType,
+          message: { ...td.message, caveats: td.message.caveats.map((c) => ({ ...c })), salt: BigInt(td.message.salt).toString() }
+        }
+      },
+      mandateExpiresAt: expiresAt.toISOString()
+    } satisfies HireBuild
+  })
+
+  /** A mandate past its expiry would be refused on chain; the service refuses to build under it. */
+  const live = (m: MandateRecord) =>
+    new Date(m.expiresAt).getTime() > Date.now()
+      ? Effect.void
+      : Effect.fail(new BadRequest({ message: `The mandate expired at ${m.expiresAt}; hire again.` }))
+
+  const createJob = Effect.fn("Hiring.createJob")(function*(signer: Address, input: CreateJobInput) {
+    const m = yield* mandateOf(signer, input.mandateId)
+    yield* checkCreate(m, input)
+    yield* live(m)
+    const account = yield* payingAccount(signer, m)
+    const jobExpiresAt = new Date(Date.now() + Duration.toMillis(config.jobTtl))
+    const call = encodeCreateJob(m, { description: input.description, expiresAt: jobExpiresAt })
+    const present = yield* contractPresent(m.deployment.contract)
+    const built = yield* builder.build({
+      account,
+      intentType: "send",
+      calls: [{ to: call.to as Hex, data: call.data as Hex, value: call.value }],
+      humanSummary: `Create a marketplace job for the agent ${short(m.agentWallet)} (the provider this mandate pins) ` +
+        `with a budget of at most ${m.perJobBudget} ${m.deployment.paymentToken.symbol}, expiring ${jobExpiresAt.toISOString()}. ` +
+        `Nothing is paid yet.`,
+      simulation: { warnings: present ? [] : [missingWarning(m)] },
+      metadata: { feature: "marketplace", kind: "job_create", mandateId: m.mandateId }
+    })
+    return jobAnswer(built, present)
+  })
+
+  const fundJob = Effect.fn("Hiring.fundJob")(function*(signer: Address, input: FundJobInput) {
+    const m = yield* mandateOf(signer, input.mandateId)
+    const units = yield* checkFund(m, input)
+    yield* live(m)
+    const jobId = parseJobId(input.jobId)
+    if (Option.isNone(jobId)) return yield* new BadRequest({ message: "jobId must be the job's on-chain id (a decimal integer)." })
+    const account = yield* payingAccount(signer, m)
+    const present = yield* contractPresent(m.deployment.contract)
+    const token = m.deployment.paymentToken
+    const built = yield* builder.build({
+      account,
+      intentType: "send",
+      calls: encodeFund(m, jobId.value, units).map((c) => ({ to: c.to as Hex, data: c.data as Hex, value: c.value })),
+      humanSummary: `Allow the marketplace escrow ${short(m.deployment.contract)} to take ${input.perJobBudget} ${token.symbol} ` +
+        `and set job ${input.jobId}'s budget to it (cap ${m.perJobBudget} ${token.symbol} per job). The escrow releases ` +
+        `it to the agent ${short(m.agentWallet)} only when the work is accepted.`,
+      simulation: {
+        amountIn: { token: { symbol: token.symbol, chainId: m.chainId, address: lower(token.address) }, amount: input.perJobBudget },
+        warnings: present ? [] : [missingWarning(m)]
+      },
+      metadata: { feature: "marketplace", kind: "job_fund", mandateId: m.mandateId, jobId: input.jobId, units: units.toString() }
+    })
+    return jobAnswer(built, present)
+  })
+
+  const managedDeposit = Effect.fn("Hiring.managedDeposit")(function*(signer: Address, input: DepositInput) {
+    if (input.chainId !== network.chainId) {
+      return yield* new BadRequest({ message: `chainId ${input.chainId} is not served here (this service runs chain ${network.chainId})` })
+    }
+    const wallet = yield* managed.get(signer)
+    if (Option.isNone(wallet)) {
+      return yield* new Conflict({ message: "No managed agent wallet is connected: connect one first (POST /marketplace/managed/connect)." })
+    }
+    const token = yield* tokens.resolve(input.chainId, input.tokenSymbol)
+    if (lower(token.address) !== lower(input.tokenAddress)) {
+      return yield* new BadRequest({
+        message: `tokenAddress is not ${token.symbol}'s address on chain ${input.chainId} (${token.address}).`,
+        details: { tokenSymbol: token.symbol, expected: token.address, got: input.tokenAddress }
+      })
+    }
+    const units = toBaseUnits(input.amount, token.decimals)
+    if (Option.isNone(units)) {
+      return yield* new BadRequest({ message: `amount must be a positive ${token.symbol} amount with at most ${token.decimals} decimals.` })
+    }
+    const account = yield* accounts.resolve(signer)
+    const to = lower(wallet.value)
+    const custodyLabel = `Custodial: ${input.amount} ${token.symbol} leaves your custody. It moves from your account ` +
+      `${account.address} to the managed agent wallet ${to}, which the marketplace holds for you; this service and your ` +
+      `keys cannot move it back, and only the marketplace can.`
+    const built = yield* builder.build({
+      account,
+      intentType: "managed_deposit",
+      calls: [{
+        to: token.address as Hex,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to as Hex, units.value] }),
+        value: 0n
+      }],
+      humanSummary: `Send ${input.amount} ${token.symbol} from your account ${short(account.address)} to your managed agent ` +
+        `wallet ${short(to)}. ${custodyLabel}`,
+      simulation: {
+        amountIn: { token: { symbol: token.symbol, chainId: input.chainId, address: lower(token.address) }, amount: input.amount },
+        warnings: ["The funds leave your custody: the managed agent wallet is held by the marketplace, not by you."]
+      },
+      metadata: { feature: "marketplace", kind: "managed_deposit", managedWallet: to, units: units.value.toString() }
+    })
+    return { ...built.build, custodial: true, custodyLabel, managedAgentWallet: to } satisfies ManagedDepositBuild
+  })
+
+  return Hiring.of({ hire, createJob, fundJob, managedDeposit })
+})
+
+/** Requires the marketplace services, the accounts, the one builder, the chain and the token registry. */
+export const HiringLive = Layer.effect(
+  Hiring,
+  Effect.gen(function*() {
+    return yield* make(yield* HiringConfig)
+  })
+)
