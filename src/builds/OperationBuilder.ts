@@ -4,31 +4,55 @@
  * summary; it answers the contract's `UserOpBuild`: nonce from the EntryPoint,
  * factory data while the account is counterfactual, gas from the bundler's estimation
  * (stub signature + paymaster stub), fees from the chain, sponsorship by the paymaster,
- * the viem `userOpHash`, the EIP-712 typed data the owner signs, and a simulation.
+ * the viem `userOpHash`, the EIP-712 typed data the owner signs, and a simulation. On
+ * request (`gasToken`) gas is paid in a stablecoin through the token paymaster instead:
+ * `USDC` by permit (`gasPermit`, two signatures), `USDT` by allowance (`usdtApproval`, the
+ * approve batched into the call data when the allowance is short).
  * The build is stored before it is answered: the relay only accepts operations that
  * match a stored build (docs/relay.md).
  */
 import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { type Address, formatUnits, type Hex } from "viem"
+import { type Address, formatUnits, type Hex, maxUint256 } from "viem"
 import type { Account } from "../accounts/Domain.ts"
 import { OutOfScope, ServiceUnavailable, type UpstreamTimeout, type UpstreamUnavailable } from "../api/Errors.ts"
 import { AccountStack, type Call } from "../chain/Accounts4337.ts"
 import { Bundler, type BundlerRejected, type GasEstimate, type UserOperationV07 } from "../chain/Bundler.ts"
 import { Chain } from "../chain/Chain.ts"
-import { Network } from "../chain/Network.ts"
+import { Network, type TokenInfo } from "../chain/Network.ts"
 import { Paymaster } from "../chain/Paymaster.ts"
 import {
+  allowancePaymasterData,
+  approvalCalls,
+  isPermitPrefix,
+  permitDigest,
+  permitEstimationData,
+  permitSignaturePrefix,
+  TOKEN_PAYMASTER_GAS,
+  tokenCost
+} from "../chain/TokenPaymaster.ts"
+import {
+  type GasPermit,
   type IntentType,
   type Simulation,
   type TokenAmount,
   UserOperation,
-  type UserOpBuild
+  type UserOpBuild,
+  type UsdtApproval
 } from "../domain/Operations.ts"
+import { type MatchableBuild, matchesBuild, permitMismatch } from "./GasPayment.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen, isRiskReducingIntent } from "./Intents.ts"
 import { mapUpstream, toWire, typedDataJson, userOpHashOf } from "./Wire.ts"
 
 export type { Call }
+export { matchesBuild, permitMismatch }
+
+/**
+ * How the operation's gas is paid when the caller chooses: `USDC` = the USD stablecoin by
+ * EIP-2612 permit (two signatures), `USDT` = the second stablecoin by allowance (an approve
+ * batched into the call data when needed; one signature). Absent: sponsored or native.
+ */
+export type GasToken = "USDC" | "USDT"
 
 export interface BuildRequest {
   /** The account the operation runs as (from `Accounts.resolve`, i.e. already scoped to the signer). */
@@ -49,6 +73,11 @@ export interface BuildRequest {
   }
   /** The building feature's own facts (delegation id, amounts, ...), stored with the build and given back at the relay. */
   readonly metadata?: Schema.JsonObject
+  /**
+   * Pay gas in a stablecoin through the token paymaster (needs `calls`). Ignored, with a
+   * warning, for risk-reducing operations: those are always sponsored.
+   */
+  readonly gasToken?: GasToken
 }
 
 export interface BuiltOperation {
@@ -60,7 +89,7 @@ export interface BuiltOperation {
 }
 
 /** A stored build, as the relay and the features read it back. */
-export interface StoredBuild {
+export interface StoredBuild extends MatchableBuild {
   readonly id: string
   readonly accountId: string
   readonly signerAddress: string
@@ -130,7 +159,7 @@ const BuildRow = Schema.Struct({
   expires_at: Schema.Date
 })
 
-const toStored = (r: typeof BuildRow.Type): StoredBuild => ({
+const toStored = (tokenPaymaster: string | undefined) => (r: typeof BuildRow.Type): StoredBuild => ({
   id: r.id,
   accountId: r.account_id,
   signerAddress: r.signer_address,
@@ -147,10 +176,32 @@ const toStored = (r: typeof BuildRow.Type): StoredBuild => ({
   humanSummary: r.human_summary,
   metadata: r.metadata,
   createdAt: r.created_at,
-  expiresAt: r.expires_at
+  expiresAt: r.expires_at,
+  // A permit build's paymasterData is the token paymaster's permit prefix (the signature comes later).
+  permitSignaturePrefix: tokenPaymaster !== undefined && r.user_op.paymaster?.toLowerCase() === tokenPaymaster &&
+      r.user_op.paymasterData !== undefined && isPermitPrefix(r.user_op.paymasterData.toLowerCase())
+    ? r.user_op.paymasterData.toLowerCase()
+    : undefined
 })
 
 const ETH_DECIMALS = 18
+
+/**
+ * `GasPermit.kernelVersion`: the account implementation whose ERC-1271 `isValidSignature`
+ * the token's permit consults (the spec's name comes from Kernel accounts, which wrap the
+ * digest in their own EIP-712 domain). HybridDeleGator checks the owner's ECDSA signature
+ * of the permit digest itself: nothing to wrap.
+ */
+export const ACCOUNT_IMPLEMENTATION_VERSION = "HybridDeleGator 1.3.0"
+
+interface TokenGasChoice {
+  readonly mode: "permit" | "allowance"
+  readonly token: TokenInfo
+  readonly paymaster: Address
+}
+
+const maxOf = (a: bigint, b: bigint) => (a > b ? a : b)
+const lower = <S extends string>(s: S): S => s.toLowerCase() as S
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -161,6 +212,7 @@ const make = Effect.gen(function*() {
   const network = yield* Network
   const sponsorPolicy = yield* SponsorPolicy
   const ttl = yield* BuildTtl
+  const tokenPaymasterAddress = network.tokenPaymaster?.address
 
   const findMatching = SqlSchema.findAll({
     Request: Schema.Struct({ signer: Schema.String, chainId: Schema.Number, sender: Schema.String, nonce: Schema.String }),
@@ -192,6 +244,99 @@ const make = Effect.gen(function*() {
       mapUpstream
     )
 
+  const tokenGasChoice = (gasToken: GasToken): Effect.Effect<TokenGasChoice, ServiceUnavailable> => {
+    if (tokenPaymasterAddress === undefined) {
+      return Effect.fail(new ServiceUnavailable({ message: "Gas in stablecoins needs a token paymaster, and none is configured" }))
+    }
+    if (gasToken === "USDT") {
+      return Effect.succeed({ mode: "allowance", token: network.tokens.usdt, paymaster: tokenPaymasterAddress })
+    }
+    const usd = network.tokens.usd
+    return usd.permitVersion === undefined
+      ? Effect.fail(new ServiceUnavailable({ message: `${usd.symbol} has no EIP-2612 permit configured` }))
+      : Effect.succeed({ mode: "permit", token: usd, paymaster: tokenPaymasterAddress })
+  }
+
+  /**
+   * The token paymaster's fields once gas is estimated: its gas limits, the most it will
+   * charge (its own `tokenCost` of the operation's maximum cost), and either the permit
+   * prefix and digest (USDC) or the allowance, with an approve batched when short (USDT).
+   */
+  const payInToken = Effect.fn("OperationBuilder.payInToken")(function*(a: {
+    readonly tokenGas: TokenGasChoice
+    readonly sender: Address
+    readonly calls: ReadonlyArray<Call>
+    readonly allowance: bigint
+    readonly estimated: GasEstimate
+    readonly totalGasBeforePaymaster: bigint
+    readonly maxFeePerGas: bigint
+    readonly deadline: bigint
+  }) {
+    const { token: info, paymaster: pm } = a.tokenGas
+    const permit = a.tokenGas.mode === "permit"
+    const paymasterVerificationGasLimit = maxOf(a.estimated.paymasterVerificationGasLimit ?? 0n, TOKEN_PAYMASTER_GAS.verificationFloor) +
+      (permit ? TOKEN_PAYMASTER_GAS.permitExtra : 0n)
+    const paymasterPostOpGasLimit = maxOf(a.estimated.paymasterPostOpGasLimit ?? 0n, TOKEN_PAYMASTER_GAS.postOp)
+    const maxCost = (a.totalGasBeforePaymaster + paymasterVerificationGasLimit + paymasterPostOpGasLimit) * a.maxFeePerGas
+    const [maxTokenCost, balance, permitNonce] = yield* mapUpstream(Effect.all([
+      tokenCost(chain, pm, info.address, maxCost),
+      chain.erc20Balance(info.address, a.sender),
+      permit ? chain.permitNonce(info.address, a.sender) : Effect.succeed(0n)
+    ], { concurrency: "unbounded" }))
+    const fields = { paymaster: pm, paymasterVerificationGasLimit, paymasterPostOpGasLimit }
+    const common = { info, maxTokenCost, balance }
+    if (permit) {
+      const signaturePrefix = permitSignaturePrefix(info.address, maxTokenCost, a.deadline)
+      const gasPermit: typeof GasPermit.Type = {
+        paymaster: lower(pm),
+        token: lower(info.address),
+        tokenName: info.name,
+        tokenVersion: info.permitVersion ?? "1",
+        kernelVersion: ACCOUNT_IMPLEMENTATION_VERSION,
+        permitAmount: maxTokenCost.toString(),
+        permitNonce: permitNonce.toString(),
+        permitDeadline: a.deadline.toString(),
+        permitDigest: permitDigest({
+          chainId: network.chainId,
+          token: info,
+          owner: a.sender,
+          spender: pm,
+          value: maxTokenCost,
+          nonce: permitNonce,
+          deadline: a.deadline
+        }),
+        signaturePrefix: lower(signaturePrefix),
+        estimatedFee: Number(formatUnits(maxTokenCost, info.decimals))
+      }
+      return {
+        ...common,
+        method: "token_permit",
+        callData: undefined,
+        paymasterFields: { ...fields, paymasterData: signaturePrefix },
+        gasPermit,
+        usdtApproval: null
+      }
+    }
+    const short = a.allowance < maxTokenCost
+    const approvals = short ? approvalCalls(info.address, pm, maxTokenCost, a.allowance) : []
+    const usdtApproval: typeof UsdtApproval.Type | null = short
+      ? {
+        token: lower(info.address),
+        paymaster: lower(pm),
+        amount: maxTokenCost.toString(),
+        calls: approvals.map((c) => ({ to: lower(c.to), data: lower(c.data), value: c.value.toString() }))
+      }
+      : null
+    return {
+      ...common,
+      method: short ? "token_approval" : "token_allowance",
+      callData: short ? stack.encodeExecute([...approvals, ...a.calls]) : undefined,
+      paymasterFields: { ...fields, paymasterData: allowancePaymasterData(info.address) },
+      gasPermit: null,
+      usdtApproval
+    }
+  })
+
   const build = Effect.fn("OperationBuilder.build")(function*(request: BuildRequest) {
     const { account, intentType } = request
     const riskReducing = request.riskReducing ?? isRiskReducingIntent(intentType)
@@ -201,7 +346,16 @@ const make = Effect.gen(function*() {
         declineReason: ACCOUNT_FROZEN
       })
     }
-    const sponsored = paymaster.address !== undefined && (sponsorPolicy === "all" || riskReducing)
+    const warnings = [...(request.simulation?.warnings ?? [])]
+    if (riskReducing && request.gasToken !== undefined) {
+      warnings.push(`Risk-reducing operations are always sponsored: gas is not paid in ${request.gasToken}`)
+    }
+    const gasToken = riskReducing ? undefined : request.gasToken
+    const tokenGas = gasToken === undefined ? undefined : yield* tokenGasChoice(gasToken)
+    if (tokenGas !== undefined && request.calls === undefined) {
+      return yield* Effect.die(new Error("OperationBuilder.build: gasToken needs calls (the approval may be batched with them)"))
+    }
+    const sponsored = tokenGas === undefined && paymaster.address !== undefined && (sponsorPolicy === "all" || riskReducing)
     if (riskReducing && !sponsored) {
       return yield* new ServiceUnavailable({
         message: "Risk-reducing operations are sponsored, and no sponsoring paymaster is configured"
@@ -210,7 +364,8 @@ const make = Effect.gen(function*() {
     if ((request.calls === undefined) === (request.callData === undefined)) {
       return yield* Effect.die(new Error("OperationBuilder.build: give exactly one of calls / callData"))
     }
-    const callData = request.callData ?? stack.encodeExecute(request.calls ?? [])
+    const calls = request.calls ?? []
+    const callData = request.callData ?? stack.encodeExecute(calls)
 
     const sender = account.address as Address
     const counterfactual = yield* stack.counterfactualAccount(account.signerAddress as Address, BigInt(account.index)).pipe(
@@ -219,8 +374,13 @@ const make = Effect.gen(function*() {
     if (counterfactual.address.toLowerCase() !== sender.toLowerCase()) {
       return yield* Effect.die(new Error(`account ${account.id}: stored address is not the account stack's`))
     }
-    const [deployed, nonce, fees] = yield* mapUpstream(
-      Effect.all([chain.isDeployed(sender), chain.entryPointNonce(sender, 0n), chain.feeData], { concurrency: "unbounded" })
+    const [deployed, nonce, fees, tokenAllowance] = yield* mapUpstream(
+      Effect.all([
+        chain.isDeployed(sender),
+        chain.entryPointNonce(sender, 0n),
+        chain.feeData,
+        tokenGas === undefined ? Effect.succeed(0n) : chain.erc20Allowance(tokenGas.token.address, sender, tokenGas.paymaster)
+      ], { concurrency: "unbounded" })
     )
 
     const base = {
@@ -235,14 +395,30 @@ const make = Effect.gen(function*() {
     const stub = sponsored
       ? yield* paymaster.stub.pipe(Effect.mapError((e) => new ServiceUnavailable({ message: e.message })))
       : undefined
-    const { gas, rejected } = yield* estimate({ ...base, ...(stub ?? {}) })
+    // Token gas is estimated as if the allowance were there (an approve batched before the calls, its amount
+    // 0xff..fe: an upper bound on size, and not the max the token would skip updating) against the token
+    // paymaster in allowance mode: its
+    // validation checks the balance, its postOp charges. Slight over-estimates only.
+    const estimationOverrides = tokenGas === undefined ? {} : {
+      callData: stack.encodeExecute([
+        ...approvalCalls(tokenGas.token.address, tokenGas.paymaster, maxUint256 - 1n, tokenAllowance),
+        ...calls
+      ]),
+      paymaster: tokenGas.paymaster,
+      paymasterVerificationGasLimit: TOKEN_PAYMASTER_GAS.verificationFloor + TOKEN_PAYMASTER_GAS.permitExtra,
+      paymasterPostOpGasLimit: TOKEN_PAYMASTER_GAS.postOp,
+      paymasterData: tokenGas.mode === "permit"
+        ? permitEstimationData(tokenGas.token.address)
+        : allowancePaymasterData(tokenGas.token.address)
+    }
+    const { gas, rejected } = yield* estimate({ ...base, ...(stub ?? {}), ...estimationOverrides })
     const gasFields = {
       callGasLimit: gas.callGasLimit,
       verificationGasLimit: gas.verificationGasLimit,
       preVerificationGas: gas.preVerificationGas
     }
     const validForSeconds = Math.max(60, Math.floor(Duration.toSeconds(ttl)))
-    const paymasterFields = stub === undefined ? {} : yield* paymaster.sponsor(
+    const sponsoredFields = stub === undefined ? {} : yield* paymaster.sponsor(
       {
         ...base,
         ...gasFields,
@@ -251,7 +427,24 @@ const make = Effect.gen(function*() {
       },
       validForSeconds
     ).pipe(Effect.orDie)
-    const userOp: UserOperationV07 = { ...base, ...gasFields, ...paymasterFields, signature: "0x" }
+    const token = tokenGas === undefined ? undefined : yield* payInToken({
+      tokenGas,
+      sender,
+      calls,
+      allowance: tokenAllowance,
+      estimated: gas,
+      totalGasBeforePaymaster: gasFields.callGasLimit + gasFields.verificationGasLimit + gasFields.preVerificationGas,
+      maxFeePerGas: fees.maxFeePerGas,
+      deadline: BigInt(Math.floor(Date.now() / 1000) + validForSeconds)
+    })
+    const userOp: UserOperationV07 = {
+      ...base,
+      ...(token?.callData !== undefined ? { callData: token.callData } : {}),
+      ...gasFields,
+      ...sponsoredFields,
+      ...(token?.paymasterFields ?? {}),
+      signature: "0x"
+    }
     const userOpHash = userOpHashOf(userOp, network.chainId, network.entryPoint)
     const typedData = typedDataJson(stack.userOperationTypedData(userOp))
     const wire = toWire(userOp, network.chainId, network.entryPoint)
@@ -261,11 +454,18 @@ const make = Effect.gen(function*() {
     const totalGas = gasFields.callGasLimit + gasFields.verificationGasLimit + gasFields.preVerificationGas +
       (userOp.paymasterVerificationGasLimit ?? 0n) + (userOp.paymasterPostOpGasLimit ?? 0n)
     const maxCost = totalGas * fees.maxFeePerGas
-    const warnings = [...(request.simulation?.warnings ?? [])]
     if (rejected !== undefined) {
       warnings.push(`Estimation predicts this operation fails: ${rejected.revertReason ?? rejected.message}`)
     }
-    if (!sponsored) {
+    // Estimation ran with a lower paymaster limit than the final one: re-check the balance against the final maximum.
+    const tokenShort = token !== undefined && rejected === undefined && token.balance < token.maxTokenCost
+    if (token !== undefined && token.balance < token.maxTokenCost) {
+      warnings.push(
+        `The account holds ${formatUnits(token.balance, token.info.decimals)} ${token.info.symbol}; ` +
+          `gas may cost up to ${formatUnits(token.maxTokenCost, token.info.decimals)} ${token.info.symbol}`
+      )
+    }
+    if (!sponsored && token === undefined) {
       const balance = yield* mapUpstream(chain.nativeBalance(sender))
       if (balance < maxCost) {
         warnings.push(`The account holds ${formatUnits(balance, ETH_DECIMALS)} ETH; gas may cost up to ${formatUnits(maxCost, ETH_DECIMALS)} ETH`)
@@ -275,22 +475,35 @@ const make = Effect.gen(function*() {
     const simulation: Simulation = {
       id: `sim_${crypto.randomUUID()}`,
       intentType,
-      willSucceed: rejected === undefined,
-      ...(rejected !== undefined ? { declineReason: rejected.reason } : {}),
+      willSucceed: rejected === undefined && !tokenShort,
+      ...(rejected !== undefined
+        ? { declineReason: rejected.reason }
+        : tokenShort
+        ? { declineReason: "insufficient_token_balance" }
+        : {}),
       ...(request.simulation?.amountIn !== undefined ? { amountIn: request.simulation.amountIn } : {}),
       ...(request.simulation?.amountOut !== undefined ? { amountOut: request.simulation.amountOut } : {}),
       ...(request.simulation?.rate !== undefined ? { rate: request.simulation.rate } : {}),
       ...(request.simulation?.route !== undefined ? { route: request.simulation.route } : {}),
       ...(request.simulation?.slippageBps !== undefined ? { slippageBps: request.simulation.slippageBps } : {}),
       fees: [...(request.simulation?.fees ?? [])],
-      gas: {
-        method: sponsored ? "sponsored" : "native",
-        cost: {
-          token: { symbol: "ETH", chainId: network.chainId },
-          amount: Number(formatUnits(maxCost, ETH_DECIMALS))
+      gas: token !== undefined
+        ? {
+          method: token.method,
+          cost: {
+            token: { symbol: token.info.symbol, chainId: network.chainId, address: token.info.address },
+            amount: Number(formatUnits(token.maxTokenCost, token.info.decimals))
+          },
+          sponsored: false
+        }
+        : {
+          method: sponsored ? "sponsored" : "native",
+          cost: {
+            token: { symbol: "ETH", chainId: network.chainId },
+            amount: Number(formatUnits(maxCost, ETH_DECIMALS))
+          },
+          sponsored
         },
-        sponsored
-      },
       warnings,
       expiresAt: expiresAt.toISOString()
     }
@@ -304,9 +517,9 @@ const make = Effect.gen(function*() {
       // There are no time-locked operations: everything executes as soon as it is relayed and included.
       instant: true,
       gasless: sponsored,
-      // No token paymaster on this network yet: gas in stablecoins is not offered (docs/relay.md).
-      gasPermit: null,
-      usdtApproval: null,
+      // With a permit, userOpHash and typedData cover the prefix only: stale until the permit signature is attached.
+      gasPermit: token?.gasPermit ?? null,
+      usdtApproval: token?.usdtApproval ?? null,
       buildId,
       typedData,
       expiresAt: expiresAt.toISOString()
@@ -325,12 +538,12 @@ const make = Effect.gen(function*() {
 
   const matching = Effect.fn("OperationBuilder.matching")(function*(signer: string, chainId: number, sender: string, nonce: string) {
     const rows = yield* findMatching({ signer, chainId, sender: sender.toLowerCase(), nonce }).pipe(Effect.orDie)
-    return rows.map(toStored)
+    return rows.map(toStored(tokenPaymasterAddress?.toLowerCase()))
   })
 
   const findById = Effect.fn("OperationBuilder.findById")(function*(buildId: string) {
     const rows = yield* findOne(buildId).pipe(Effect.orDie)
-    return rows[0] === undefined ? undefined : toStored(rows[0])
+    return rows[0] === undefined ? undefined : toStored(tokenPaymasterAddress?.toLowerCase())(rows[0])
   })
 
   return OperationBuilder.of({ build, matching, findById })

@@ -1,7 +1,8 @@
 /**
  * A complete ERC-4337 network on this machine, from npm alone: anvil (chain 31337),
  * EntryPoint v0.7 at its canonical address, the MetaMask Delegation Framework, two test
- * stablecoins, a sponsoring VerifyingPaymaster and the Alto bundler, each on a free port
+ * stablecoins, a sponsoring VerifyingPaymaster, an ERC-20 TokenPaymaster (gas in the stablecoins)
+ * and the Alto bundler, each on a free port
  * of 127.0.0.1. A scoped resource: closing the scope stops every child process; the
  * children also stop when this process dies (see `spawnGuarded`).
  */
@@ -27,6 +28,7 @@ import {
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { testStablecoinAbi, testStablecoinBytecode } from "./contracts/TestStablecoin.ts"
+import { permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
 import { type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
 
 /** The deterministic deployment proxy anvil carries by default. */
@@ -43,8 +45,14 @@ const ANVIL_KEYS = {
 
 export const LOCAL_CHAIN_ID = 31337
 
+/** The local TokenPaymaster's fixed price: 3,000 token units (6 decimals: 3,000e6) per ETH of gas. */
+const TOKENS_PER_ETH = 3_000_000_000n
+const TOKEN_PAYMASTER_MARKUP_BPS = 11_000n
+const TOKEN_PAYMASTER_POST_OP_OVERHEAD = 50_000n
+
 export interface LocalNetworkDescription extends NetworkDescription {
   readonly paymaster: NonNullable<NetworkDescription["paymaster"]>
+  readonly tokenPaymaster: NonNullable<NetworkDescription["tokenPaymaster"]>
   /** Funded with 10,000 ETH and the tokens' minter: for tests and the devnet faucet. */
   readonly deployerKey: Redacted.Redacted<Hex>
 }
@@ -263,7 +271,8 @@ export const make = (options: LocalNetworkOptions = {}) =>
         return getAddress(receipt.contractAddress)
       })
 
-    const usdAddress = yield* deploy("token usd", testStablecoinAbi, testStablecoinBytecode, ["USD Coin", "USDC", 6])
+    // The USD coin's permit accepts the smart account's ERC-1271 signature (USDC v2.2 does; TokenPaymaster.sol).
+    const usdAddress = yield* deploy("token usd", testStablecoinAbi, permitStablecoinBytecode, ["USD Coin", "USDC", 6])
     const usdtAddress = yield* deploy("token usdt", testStablecoinAbi, testStablecoinBytecode, ["Tether USD", "USDT", 6])
 
     const paymasterKey = generatePrivateKey()
@@ -281,6 +290,28 @@ export const make = (options: LocalNetworkOptions = {}) =>
       await publicClient.waitForTransactionReceipt({ hash: stake })
     })
 
+    // Gas in the stablecoins at a fixed price: 3,000 tokens per ETH, +10 %, 50k gas for postOp's charge.
+    const tokenPaymasterAddress = yield* deploy(
+      "token paymaster",
+      tokenPaymasterAbi as Abi,
+      tokenPaymasterBytecode,
+      [ENTRY_POINT_V07, deployer.address, TOKEN_PAYMASTER_MARKUP_BPS, TOKEN_PAYMASTER_POST_OP_OVERHEAD]
+    )
+    yield* step("token paymaster setup", async () => {
+      const address = tokenPaymasterAddress
+      const abi = tokenPaymasterAbi
+      const hashes = [
+        await walletClient.writeContract({ address, abi, functionName: "setTokenPrice", args: [usdAddress, TOKENS_PER_ETH] }),
+        await walletClient.writeContract({ address, abi, functionName: "setTokenPrice", args: [usdtAddress, TOKENS_PER_ETH] }),
+        await walletClient.writeContract({ address, abi, functionName: "deposit", value: parseEther("100") }),
+        await walletClient.writeContract({ address, abi, functionName: "addStake", args: [86400], value: parseEther("1") })
+      ]
+      for (const hash of hashes) {
+        const receipt = await publicClient.waitForTransactionReceipt({ hash })
+        if (receipt.status !== "success") throw new Error(`token paymaster setup: ${hash} reverted`)
+      }
+    })
+
     yield* Fiber.join(altoReady)
 
     const description: LocalNetworkDescription = {
@@ -294,6 +325,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
         usdt: { address: usdtAddress, symbol: "USDT", name: "Tether USD", decimals: 6, permitVersion: "1" }
       },
       paymaster: { address: paymasterAddress, signerKey: Redacted.make(paymasterKey) },
+      tokenPaymaster: { address: tokenPaymasterAddress },
       deployerKey: Redacted.make(ANVIL_KEYS.deployer)
     }
     return description
@@ -340,5 +372,6 @@ export const toJson = (d: LocalNetworkDescription) => ({
   delegation: d.delegation,
   tokens: d.tokens,
   paymaster: { address: d.paymaster.address, signerKey: Redacted.value(d.paymaster.signerKey) },
+  tokenPaymaster: d.tokenPaymaster,
   deployerKey: Redacted.value(d.deployerKey)
 })

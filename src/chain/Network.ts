@@ -36,6 +36,11 @@ export interface PaymasterInfo {
   readonly signerKey: Redacted.Redacted<Hex>
 }
 
+/** The ERC-20 token paymaster (TokenPaymaster.sol): gas paid in the stablecoins, permit (usd) or allowance (usdt). */
+export interface TokenPaymasterInfo {
+  readonly address: Address
+}
+
 export interface NetworkDescription {
   readonly chainId: number
   readonly rpcUrl: string
@@ -45,6 +50,8 @@ export interface NetworkDescription {
   /** `usd`: the USD stablecoin with permit; `usdt`: the second stablecoin (approval path). */
   readonly tokens: { readonly usd: TokenInfo; readonly usdt: TokenInfo }
   readonly paymaster: PaymasterInfo | undefined
+  /** Absent: gas in stablecoins is not offered (`gasToken` builds answer 503). */
+  readonly tokenPaymaster?: TokenPaymasterInfo | undefined
 }
 
 const AddressConfig = (name: string) =>
@@ -78,7 +85,8 @@ const tokenConfig = (prefix: string, defaults: { symbol: string; name: string })
  * CHAIN_ID, CHAIN_RPC_URL, BUNDLER_URL, ENTRY_POINT (default: canonical v0.7),
  * DELEGATION_ENVIRONMENT (JSON, default: the kit's public deployment for CHAIN_ID),
  * TOKEN_USD_ADDRESS / _SYMBOL / _NAME / _DECIMALS / _PERMIT_VERSION, the same for TOKEN_USDT,
- * PAYMASTER_ADDRESS with PAYMASTER_SIGNER_KEY (redacted; both or neither).
+ * PAYMASTER_ADDRESS with PAYMASTER_SIGNER_KEY (redacted; both or neither),
+ * TOKEN_PAYMASTER_ADDRESS (optional: a TokenPaymaster.sol accepting the two tokens).
  */
 export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   chainId: Config.Int("CHAIN_ID"),
@@ -91,7 +99,8 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   usd: tokenConfig("TOKEN_USD", { symbol: "USDC", name: "USD Coin" }),
   usdt: tokenConfig("TOKEN_USDT", { symbol: "USDT", name: "Tether USD" }),
   paymasterAddress: AddressConfig("PAYMASTER_ADDRESS").pipe(Config.option),
-  paymasterKey: HexConfig("PAYMASTER_SIGNER_KEY").pipe(Config.option)
+  paymasterKey: HexConfig("PAYMASTER_SIGNER_KEY").pipe(Config.option),
+  tokenPaymasterAddress: AddressConfig("TOKEN_PAYMASTER_ADDRESS").pipe(Config.option)
 }).pipe(
   Config.map((c): NetworkDescription => {
     const delegation: DelegationEnvironment = Option.isSome(c.delegationJson)
@@ -108,7 +117,8 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
       entryPoint: c.entryPoint,
       delegation,
       tokens: { usd: c.usd, usdt: c.usdt },
-      paymaster
+      paymaster,
+      tokenPaymaster: Option.isSome(c.tokenPaymasterAddress) ? { address: c.tokenPaymasterAddress.value } : undefined
     }
   })
 )

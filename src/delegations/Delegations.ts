@@ -15,7 +15,7 @@ import type { CurrentSigner } from "../auth/Middleware.ts"
 import { type BuildError, OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import { AccountStack } from "../chain/Accounts4337.ts"
-import type { UserOpLog } from "../chain/Bundler.ts"
+import type { UserOpReceipt as BundlerReceipt, UserOpLog } from "../chain/Bundler.ts"
 import { Network } from "../chain/Network.ts"
 import type { UserOperation, UserOpBuild, UserOpReceipt } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
@@ -131,6 +131,8 @@ export interface Reservation {
 export const EnableWait = Config.Duration("DELEGATION_ENABLE_WAIT").pipe(Config.withDefault(Duration.seconds(30)))
 /** How long an action build holds its reservation if it is never relayed. */
 export const ReservationTtl = Config.Duration("DELEGATION_RESERVATION_TTL").pipe(Config.withDefault(Duration.minutes(10)))
+/** The shortest delegation lifetime a build accepts (an already-expiring grant is usually a mistake). */
+export const MinLifetime = Config.Duration("DELEGATION_MIN_LIFETIME").pipe(Config.withDefault(Duration.minutes(1)))
 
 const lower = <S extends string>(s: S) => s.toLowerCase() as S
 const noAddress = <T extends { readonly token: { readonly symbol: string; readonly chainId: number } }>(x: T) => ({
@@ -172,6 +174,7 @@ const make = Effect.gen(function*() {
   const declines = yield* DeclineRecorder
   const enableWait = yield* EnableWait
   const reservationTtl = yield* ReservationTtl
+  const minLifetimeMs = Duration.toMillis(yield* MinLifetime)
   const dm = network.delegation.DelegationManager
 
   const decimalsOf = (address: string) => tokens.byAddress(network.chainId, address)?.decimals ?? 18
@@ -259,7 +262,7 @@ const make = Effect.gen(function*() {
     }
     const budgetTokens = yield* Effect.forEach(input.budgets, (b) => tokens.resolve(input.chainId, b.token.symbol))
     const now = new Date()
-    const made = makePolicySet(input, budgetTokens, now)
+    const made = makePolicySet(input, budgetTokens, now, minLifetimeMs)
     if (made._tag === "Invalid") return yield* new BadRequest({ message: made.message })
     const policy = made.policy
     const delegatee = lower(input.delegateeAddress) as Address
@@ -514,16 +517,16 @@ const make = Effect.gen(function*() {
   // ---------------------------------------------------------------------------------
   // Actions: evaluate + reserve under the row lock
 
-  /** Executed, submitted and unexpired reserved actions (excluding `exceptId`). */
+  /**
+   * Executed, submitted and unexpired reserved actions (excluding `exceptId`). A submitted
+   * reservation counts until the relay settles its operation: `final` (on-executed hook)
+   * or `released` (on-failed hook), both in the settlement's own transaction.
+   */
   const usage = (delegationId: string, exceptId?: string) =>
     sql<{ token_address: string; units: string; n: number }>`
-      SELECT token_address, sum(units)::text AS units, count(*)::int AS n FROM delegation_reservations r
+      SELECT token_address, sum(units)::text AS units, count(*)::int AS n FROM delegation_reservations
       WHERE delegation_id = ${delegationId} AND id <> ${exceptId ?? ""}
-        AND (status = 'final'
-          OR (status = 'reserved' AND expires_at > now())
-          -- submitted: live until its operation failed (executed ones turn final in the relay's settlement)
-          OR (status = 'submitted' AND NOT EXISTS (
-            SELECT 1 FROM user_operations u WHERE u.user_op_hash = r.user_op_hash AND u.status = 'failed')))
+        AND (status IN ('final', 'submitted') OR (status = 'reserved' AND expires_at > now()))
       GROUP BY token_address`.pipe(
       Effect.map((rows) => ({
         usedUnits: new Map(rows.map((r) => [r.token_address, BigInt(r.units)])),
@@ -713,9 +716,23 @@ const make = Effect.gen(function*() {
   })
   yield* hooks.registerOnExecuted("delegation_revoke", "delegations.revoke", (op, receipt) =>
     retire(op.userOp.callData, op.userOp.sender, receipt.transactionHash))
+  // On failure (reverted, rejected, declined), inside the relay's settlement transaction.
+  // A failed operation's hash is taken (a re-submission answers its receipt), so its
+  // reservation can never be used: free it. Freeing only lowers usage, so it needs no row lock.
+  yield* hooks.registerOnFailed("delegated_action", "delegations.release", (op) => {
+    const reservationId = metaString(op.build, "reservationId")
+    return reservationId === undefined ? Effect.void : release(reservationId)
+  })
+  // A failed enable never becomes a delegation, whether or not anyone is waiting for it.
+  yield* hooks.registerOnFailed("delegation_enable", "delegations.enable", (op, failure) =>
+    sql`UPDATE delegations SET status = 'failed', failure_reason = ${failureText(failure)}
+        WHERE enable_user_op_hash = ${lower(op.userOpHash)} AND status = 'pending'`.pipe(Effect.orDie, Effect.asVoid))
 
   return Delegations.of({ build, create, list, get, snapshots, reserve, act, revoke, beforeSubmit })
 })
+
+const failureText = (failure: BundlerReceipt | string) =>
+  typeof failure === "string" ? failure : `reverted: ${failure.reason ?? "the operation's call reverted"}`
 
 const iconOf = (kind: string) => {
   const k = kind.toLowerCase()

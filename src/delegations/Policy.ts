@@ -80,7 +80,13 @@ const invalid = (message: string): PolicyResult => ({ _tag: "Invalid", message }
  * The full policy: the request's limits, validated, with defaults for the rest.
  * `tokenOf` resolves a symbol among the already-resolved budget tokens.
  */
-export const makePolicySet = (input: PolicyInput, budgetTokens: ReadonlyArray<Token>, now: Date): PolicyResult => {
+export const makePolicySet = (
+  input: PolicyInput,
+  budgetTokens: ReadonlyArray<Token>,
+  now: Date,
+  /** Shortest lifetime accepted (`DELEGATION_MIN_LIFETIME`; default 1 minute). */
+  minLifetimeMs: number = POLICY_DEFAULTS.minLifetimeMs
+): PolicyResult => {
   if (budgetTokens.length !== input.budgets.length) return invalid("every budget needs a known token")
   const addresses = new Set(budgetTokens.map((t) => t.address))
   if (addresses.size !== budgetTokens.length) return invalid("each token may have one budget only")
@@ -142,7 +148,7 @@ export const makePolicySet = (input: PolicyInput, budgetTokens: ReadonlyArray<To
     expiresAt = new Date(now.getTime() + POLICY_DEFAULTS.lifetimeMs)
   }
   const lifetime = expiresAt.getTime() - now.getTime()
-  if (lifetime < POLICY_DEFAULTS.minLifetimeMs) return invalid("expiresAt must be at least a minute in the future")
+  if (lifetime < minLifetimeMs) return invalid(`expiresAt must be at least ${Math.ceil(minLifetimeMs / 1000)} seconds in the future`)
   if (lifetime > POLICY_DEFAULTS.maxLifetimeMs) return invalid("expiresAt must be within a year")
   // The chain (TimestampEnforcer) counts whole seconds.
   expiresAt = new Date(Math.floor(expiresAt.getTime() / 1000) * 1000)

@@ -11,15 +11,16 @@
  * settle: exactly one audit entry per operation, appended in the transaction that moves
  * it to a terminal status; the move is conditional (`WHERE status = 'submitted'`), so
  * concurrent polls on any number of processes append once. On-executed effects run in
- * that same transaction, and only when the receipt shows execution.
+ * that same transaction, and only when the receipt shows execution; on-failed effects
+ * likewise when it reverted, was rejected, or was declined at submit.
  */
 import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Hash } from "viem"
 import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
-import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
-import { fromWire, sameUnsigned, userOpHashOf } from "../builds/Wire.ts"
+import { matchesBuild, OperationBuilder, permitMismatch, type StoredBuild } from "../builds/OperationBuilder.ts"
+import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import { Bundler, type BundlerRejected, type UserOpReceipt as BundlerReceipt } from "../chain/Bundler.ts"
 import { Network } from "../chain/Network.ts"
 import {
@@ -221,6 +222,9 @@ const make = Effect.gen(function*() {
           yield* sql`UPDATE accounts SET deployment_status = 'deployed' WHERE id = ${row.account_id}`
         }
         if (verdict.receipt.success) yield* hooks.runOnExecuted(relayed, verdict.receipt)
+        else yield* hooks.runOnFailed(relayed, verdict.receipt)
+      } else {
+        yield* hooks.runOnFailed(relayed, rejectionReason(verdict.error))
       }
       // The audit entry carries a short code (`invalid_signature`, `reverted`); the receipt keeps the full reason.
       const auditReason = verdict._tag === "Rejected" ? verdict.error.reason : verdict.receipt.success ? undefined : "reverted"
@@ -331,6 +335,8 @@ const make = Effect.gen(function*() {
                 ${wire.nonce}, ${hash}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
                 ${`declined: ${decline.declineReason}`}, ${decline.declineReason}, now(), now())`
       const row = yield* load(id)
+      // A declined operation is failed too: whatever an earlier check or the build held is freed with it.
+      yield* hooks.runOnFailed(relayedOf(row, build), `declined: ${decline.declineReason}`)
       const auditId = yield* audit.recordOperation(
         auditFacts(row, build, "declined", { declineReason: decline.declineReason, reason: decline.message })
       )
@@ -369,7 +375,10 @@ const make = Effect.gen(function*() {
     if (sameCallData.length === 0) {
       return yield* new BadRequest({ message: "The operation's call data is not the call data that was built" })
     }
-    const build = sameCallData.find((b) => sameUnsigned(b.userOp, wire)) ?? sameCallData[0]!
+    const build = sameCallData.find((b) => matchesBuild(b, wire)) ?? sameCallData[0]!
+    // Gas paid by permit: exactly the build's paymasterData prefix plus the 65-byte permit signature.
+    const permitRefusal = permitMismatch(build, wire)
+    if (permitRefusal !== undefined) return yield* new BadRequest({ message: permitRefusal })
     if (build.expiresAt.getTime() < Date.now()) {
       return yield* new BadRequest({ message: `The build expired at ${build.expiresAt.toISOString()}: build the operation again` })
     }

@@ -10,6 +10,11 @@
  *   operation to `included` and appends its audit entry. Use the `SqlClient` captured
  *   when the hook was made: its queries join that transaction. A hook that dies rolls the
  *   whole settlement back; it is retried by the next poll or reconciler pass.
+ * - **on-failed effects**, run when the operation settles as failed: reverted on chain
+ *   (the bundler's receipt, `success: false`), refused by the bundler or declined at
+ *   submit (the reason, a string), inside the same transaction that stores the failure
+ *   and appends its audit entry (same rules as on-executed effects). Use them to free
+ *   what the operation held (e.g. a delegation's spend reservation).
  *
  * Register from a layer: `RelayHooks.layer` is one constant, so every feature that
  * provides it shares the same registry (layers are memoized).
@@ -35,20 +40,26 @@ export interface RelayedOperation {
 
 export type PolicyCheck = (operation: RelayedOperation) => Effect.Effect<void, OutOfScope>
 export type OnExecuted = (operation: RelayedOperation, receipt: BundlerReceipt) => Effect.Effect<void>
+/** `failure`: the receipt when it reverted on chain; the reason when it never reached the chain (rejected / declined). */
+export type OnFailed = (operation: RelayedOperation, failure: BundlerReceipt | string) => Effect.Effect<void>
 
 type Key = IntentType | "*"
 
 export class RelayHooks extends Context.Service<RelayHooks, {
   registerPolicyCheck(intent: Key, name: string, check: PolicyCheck): Effect.Effect<void>
   registerOnExecuted(intent: Key, name: string, hook: OnExecuted): Effect.Effect<void>
+  registerOnFailed(intent: Key, name: string, hook: OnFailed): Effect.Effect<void>
   /** Runs every check registered for the operation's intent and for `"*"`, in registration order. */
   checkPolicy(operation: RelayedOperation): Effect.Effect<void, OutOfScope>
   /** Runs every on-executed hook for the operation's intent and for `"*"` (caller holds the transaction). */
   runOnExecuted(operation: RelayedOperation, receipt: BundlerReceipt): Effect.Effect<void>
+  /** Runs every on-failed hook for the operation's intent and for `"*"` (caller holds the transaction). */
+  runOnFailed(operation: RelayedOperation, failure: BundlerReceipt | string): Effect.Effect<void>
 }>()("das/userops/RelayHooks") {
   static readonly layer = Layer.sync(RelayHooks, () => {
     const checks: Array<{ key: Key; name: string; check: PolicyCheck }> = []
     const hooks: Array<{ key: Key; name: string; hook: OnExecuted }> = []
+    const failedHooks: Array<{ key: Key; name: string; hook: OnFailed }> = []
     const applies = (key: Key, intent: IntentType) => key === "*" || key === intent
     return RelayHooks.of({
       // Registering the same name twice (a layer built twice) keeps one entry.
@@ -60,6 +71,10 @@ export class RelayHooks extends Context.Service<RelayHooks, {
         Effect.sync(() => {
           if (!hooks.some((h) => h.key === key && h.name === name)) hooks.push({ key, name, hook })
         }),
+      registerOnFailed: (key, name, hook) =>
+        Effect.sync(() => {
+          if (!failedHooks.some((h) => h.key === key && h.name === name)) failedHooks.push({ key, name, hook })
+        }),
       checkPolicy: (operation) =>
         Effect.forEach(
           checks.filter((c) => applies(c.key, operation.intentType)),
@@ -70,6 +85,12 @@ export class RelayHooks extends Context.Service<RelayHooks, {
         Effect.forEach(
           hooks.filter((h) => applies(h.key, operation.intentType)),
           (h) => h.hook(operation, receipt).pipe(Effect.withSpan(`RelayHooks.onExecuted.${h.name}`)),
+          { discard: true }
+        ),
+      runOnFailed: (operation, failure) =>
+        Effect.forEach(
+          failedHooks.filter((h) => applies(h.key, operation.intentType)),
+          (h) => h.hook(operation, failure).pipe(Effect.withSpan(`RelayHooks.onFailed.${h.name}`)),
           { discard: true }
         )
     })

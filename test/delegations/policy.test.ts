@@ -56,6 +56,12 @@ describe("policy defaults", () => {
     assert.strictEqual(bad({ allowedActions: [{ name: "x", target: USDC.address, selectors: ["0x095ea7b3"] }] }), "Invalid")
     assert.strictEqual(makePolicySet({ chainId: 31337, budgets: [{ token: { symbol: "USDC" }, amount: -1 }] }, [USDC], now)._tag, "Invalid")
   })
+  it("the shortest lifetime: a minute by default, configurable (DELEGATION_MIN_LIFETIME)", () => {
+    const soon = { chainId: 31337, budgets: [{ token: { symbol: "USDC" }, amount: 1 }], expiresAt: new Date(now.getTime() + 5_000).toISOString() }
+    assert.strictEqual(makePolicySet(soon, [USDC], now)._tag, "Invalid")
+    assert.strictEqual(makePolicySet(soon, [USDC], now, 1_000)._tag, "Ok")
+    assert.strictEqual(makePolicySet({ ...soon, expiresAt: new Date(now.getTime() + 500).toISOString() }, [USDC], now, 1_000)._tag, "Invalid")
+  })
   it("amounts: token units to base units, refusing dust finer than the token", () => {
     assert.strictEqual(toUnits(2.5, 6), 2_500_000n)
     assert.strictEqual(toUnits(0.000001, 6), 1n)
