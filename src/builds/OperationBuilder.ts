@@ -412,9 +412,12 @@ const make = Effect.gen(function*() {
         : allowancePaymasterData(tokenGas.token.address)
     }
     const { gas, rejected } = yield* estimate({ ...base, ...(stub ?? {}), ...estimationOverrides })
+    // Estimates are tight: a call that forwards gas (redeemDelegations → the account →
+    // the token) can run short by the 63/64 rule or by state that moved between estimate
+    // and inclusion. A margin costs nothing unused (only gas used is charged).
     const gasFields = {
-      callGasLimit: gas.callGasLimit,
-      verificationGasLimit: gas.verificationGasLimit,
+      callGasLimit: gas.callGasLimit * 13n / 10n + 20_000n,
+      verificationGasLimit: gas.verificationGasLimit * 11n / 10n,
       preVerificationGas: gas.preVerificationGas
     }
     const validForSeconds = Math.max(60, Math.floor(Duration.toSeconds(ttl)))
