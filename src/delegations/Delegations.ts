@@ -8,6 +8,7 @@ import { Config, Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Address, Hash, Hex } from "viem"
 import { Accounts, toAccount } from "../accounts/Accounts.ts"
+import { AccountRules } from "../accounts/Rules.ts"
 import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
 import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, Conflict, NotFound, OutOfScope, UpstreamTimeout } from "../api/Errors.ts"
@@ -29,7 +30,10 @@ import {
   randomSalt,
   recoverLegSigner,
   redeemCall,
-  revokeCallData
+  reenableCalls,
+  revokeCallData,
+  revokeWhileFrozenCallData,
+  disableCalls
 } from "./Caveats.ts"
 import { type Delegation, DelegationBuild, type DelegationStatus, type PolicySet, type PolicySnapshotType } from "./Domain.ts"
 import { DeclineRecorder, Relay, type RelayedOperation, RelayHooks } from "./Ports.ts"
@@ -170,6 +174,7 @@ const make = Effect.gen(function*() {
   const stack = yield* AccountStack
   const network = yield* Network
   const relay = yield* Relay
+  const rules = yield* AccountRules
   const hooks = yield* RelayHooks
   const declines = yield* DeclineRecorder
   const enableWait = yield* EnableWait
@@ -617,10 +622,11 @@ const make = Effect.gen(function*() {
     const row = yield* findOwn(signer, id)
     if (row.status === "revoked") return yield* new BadRequest({ message: "This delegation is already revoked" })
     const account = yield* accounts.findById(signer.address, row.account_id)
+    const legs = row.legs.map((l) => l.delegation)
     const built = yield* builder.build({
       account,
       intentType: "delegation_revoke",
-      callData: revokeCallData(stack, dm, row.legs.map((l) => l.delegation)),
+      callData: row.frozen ? revokeWhileFrozenCallData(stack, dm, legs) : revokeCallData(stack, dm, legs),
       humanSummary: `Revoke delegation "${row.name}" (${row.permission_id}) for good: the delegate ${row.delegatee_address} can no longer act for this account.`,
       riskReducing: true,
       metadata: { delegationId: id }
@@ -727,6 +733,25 @@ const make = Effect.gen(function*() {
   yield* hooks.registerOnFailed("delegation_enable", "delegations.enable", (op, failure) =>
     sql`UPDATE delegations SET status = 'failed', failure_reason = ${failureText(failure)}
         WHERE enable_user_op_hash = ${lower(op.userOpHash)} AND status = 'pending'`.pipe(Effect.orDie, Effect.asVoid))
+
+  // Account freeze on chain: the freeze operation disables every live leg of the account's
+  // active delegations, the unfreeze re-enables the same set (revoked ones are not active,
+  // so they stay disabled). The delegations keep their status; they read `frozen`.
+  yield* rules.registerFreezePlan("delegations", (account) =>
+    Effect.gen(function*() {
+      const rows = yield* sql<{ legs: ReadonlyArray<Leg> }>`
+        SELECT d.legs FROM delegations d WHERE d.account_id = ${account.id} AND d.status = 'active'`.pipe(Effect.orDie)
+      const live = yield* sql<{ permission_id: string }>`
+        SELECT l.permission_id FROM delegation_legs l JOIN delegations d ON d.id = l.delegation_id
+        WHERE d.account_id = ${account.id} AND d.status = 'active' AND l.disabled_at IS NULL`.pipe(Effect.orDie)
+      const liveIds = new Set(live.map((l) => lower(l.permission_id)))
+      const legs = rows.flatMap((r) => r.legs).filter((l) => liveIds.has(lower(l.permissionId))).map((l) => l.delegation)
+      return {
+        freeze: disableCalls(dm, legs),
+        unfreeze: reenableCalls(dm, legs),
+        description: legs.length === 0 ? "" : `${rows.length} live delegation(s) (${legs.length} on-chain permission(s))`
+      }
+    }))
 
   return Delegations.of({ build, create, list, get, snapshots, reserve, act, revoke, beforeSubmit })
 })

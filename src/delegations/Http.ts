@@ -10,11 +10,13 @@ import { BadRequest } from "../api/Errors.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { Delegations } from "./Delegations.ts"
-import { DeclineRecorder, OperationBuilderLive, RelayHooksLive, RelayLive } from "./Ports.ts"
+import { DeclineRecorder, AccountRulesLive, OperationBuilderLive, RelayHooksLive, RelayLive } from "./Ports.ts"
 
 /** Delegations with what it stands on; the relay layers are shared constants (one builder, one hook registry, one relay). */
 export const DelegationsLive = Delegations.layer.pipe(
-  Layer.provide(Layer.mergeAll(DeclineRecorder.layerAudit, TokenRegistry.layer, OperationBuilderLive, RelayHooksLive, RelayLive))
+  Layer.provide(
+    Layer.mergeAll(DeclineRecorder.layerAudit, TokenRegistry.layer, OperationBuilderLive, RelayHooksLive, RelayLive, AccountRulesLive)
+  )
 )
 
 const perDelegationFreeze = (delegationId: string) =>
