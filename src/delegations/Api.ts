@@ -11,7 +11,7 @@ import {
   UpstreamUnavailableError
 } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
-import { IntentType, SignedUserOp, UserOpBuild } from "../domain/Operations.ts"
+import { IntentType, SignedUserOp, UserOpBuild, GasTokenChoice } from "../domain/Operations.ts"
 import { Hash32 } from "../domain/Primitives.ts"
 import {
   Delegation,
@@ -67,7 +67,8 @@ export class DelegationsApi extends HttpApiGroup.make("delegations")
         recipient: Schema.String.check(Schema.isMinLength(1)),
         amount: Schema.Finite,
         // Beyond the contract: which budget token (symbol); default the per-action maximum's token.
-        token: Schema.optionalKey(Schema.String)
+        token: Schema.optionalKey(Schema.String),
+        gasToken: Schema.optionalKey(GasTokenChoice)
       }),
       success: UserOpBuild,
       error: common

@@ -611,7 +611,8 @@ const make = Effect.gen(function*() {
       calls: [redeemCall(dm, leg.delegation, { token: leg.token.address, to: reservation.recipient, units: reservation.units })],
       humanSummary: `Send ${amount} ${leg.token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).`,
       simulation: { amountOut: { token: { symbol: leg.token.symbol, chainId: row.chain_id, address: leg.token.address }, amount } },
-      metadata: { delegationId: id, reservationId: reservation.id }
+      metadata: { delegationId: id, reservationId: reservation.id },
+      ...(action.gasToken === undefined ? {} : { gasToken: action.gasToken })
     }).pipe(Effect.tapError(() => release(reservation.id)))
     yield* sql`UPDATE delegation_reservations SET user_op_hash = ${built.build.userOpHash}, op_build_id = ${built.buildId}
                WHERE id = ${reservation.id}`.pipe(Effect.orDie)

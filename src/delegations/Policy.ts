@@ -211,6 +211,8 @@ export interface ActionInput {
   readonly amount: number
   /** Symbol of a budget token; default: the per-action maximum's token. */
   readonly token?: string
+  /** Pay the delegate's gas in a stablecoin instead of being sponsored. */
+  readonly gasToken?: "USDC" | "USDT"
 }
 
 export type Evaluation =

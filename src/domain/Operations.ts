@@ -183,3 +183,9 @@ export const UserOpReceipt = Schema.Struct({
   settledAt: Schema.optionalKey(Timestamp)
 }).annotate({ identifier: "UserOpReceipt" })
 export type UserOpReceipt = typeof UserOpReceipt.Type
+
+/** Beyond the contract: pay a build's gas in a stablecoin through the token paymaster (docs/relay.md). */
+export const GasTokenChoice = Schema.Literals(["USDC", "USDT"]).annotate({
+  identifier: "GasToken",
+  description: "Pay gas in this stablecoin instead of being sponsored: USDC by permit (two signatures), USDT by a batched approve."
+})

@@ -11,6 +11,7 @@ import {
   UpstreamUnavailableError
 } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
+import { GasTokenChoice } from "../domain/Operations.ts"
 import { Address, ChainId, Hash32, PageLimit } from "../domain/Primitives.ts"
 import {
   Agent,
@@ -117,7 +118,8 @@ export class MarketplaceApi extends HttpApiGroup.make("marketplace")
         chainId: ChainId,
         amount: PositiveAmount,
         tokenSymbol: Schema.String.check(Schema.isMinLength(1)),
-        tokenAddress: Address
+        tokenAddress: Address,
+        gasToken: Schema.optionalKey(GasTokenChoice)
       }),
       success: ManagedDepositBuild,
       // 409 when no managed wallet is connected.

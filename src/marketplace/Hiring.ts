@@ -80,6 +80,8 @@ export interface DepositInput {
   readonly amount: number
   readonly tokenSymbol: string
   readonly tokenAddress: Address
+  /** Pay the gas in a stablecoin instead of being sponsored. */
+  readonly gasToken?: "USDC" | "USDT"
 }
 
 /** `NotImplemented` only from `layerUnavailable` (a marketplace served without a chain). */
@@ -338,6 +340,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     const built = yield* builder.build({
       account,
       intentType: "managed_deposit",
+      ...(input.gasToken === undefined ? {} : { gasToken: input.gasToken }),
       calls: [{
         to: token.address as Hex,
         data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to as Hex, units.value] }),
