@@ -93,7 +93,8 @@ const EOA_STUB_SIGNATURE: Hex =
 const SINGLE_DEFAULT_MODE = ExecutionMode.SingleDefault as Hex
 const BATCH_DEFAULT_MODE = ExecutionMode.BatchDefault as Hex
 
-const delegationArg = (d: Delegation) => {
+/** A Delegation Framework delegation as the `DelegationManager` ABI takes it. */
+export const delegationArg = (d: Delegation) => {
   const s = toDelegationStruct(d)
   return {
     delegate: s.delegate,

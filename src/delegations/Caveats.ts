@@ -28,7 +28,7 @@ import {
   recoverTypedDataAddress,
   toHex
 } from "viem"
-import type { AccountStack, Call } from "../chain/Accounts4337.ts"
+import { type AccountStack, type Call, delegationArg } from "../chain/Accounts4337.ts"
 import type { DelegationEnvironment } from "../chain/Network.ts"
 import { TRANSFER_SELECTOR } from "./Policy.ts"
 
@@ -98,17 +98,7 @@ export const recoverLegSigner = async (leg: Delegation, signature: Hex, chainId:
   return recoverTypedDataAddress({ ...td, signature } as unknown as Parameters<typeof recoverTypedDataAddress>[0])
 }
 
-const dmArg = (d: Delegation) => {
-  const s = toDelegationStruct(d)
-  return {
-    delegate: s.delegate,
-    delegator: s.delegator,
-    authority: s.authority,
-    caveats: s.caveats.map((c) => ({ enforcer: c.enforcer, terms: c.terms, args: c.args })),
-    salt: s.salt,
-    signature: s.signature
-  }
-}
+const dmArg = delegationArg
 
 /**
  * The enable operation's calls: for each leg, `DelegationManager.disableDelegation`
