@@ -91,6 +91,10 @@ export class Activity extends Context.Service<Activity, {
         }
         const from = query.from === undefined ? undefined : new Date(query.from)
         const to = query.to === undefined ? undefined : new Date(query.to)
+        // The wire pattern admits impossible dates (month 13); the database would refuse them as a 500.
+        if ((from !== undefined && Number.isNaN(from.getTime())) || (to !== undefined && Number.isNaN(to.getTime()))) {
+          return yield* new BadRequest({ message: "from and to must be real instants" })
+        }
         if (from !== undefined && to !== undefined && from.getTime() > to.getTime()) {
           return yield* new BadRequest({ message: "from is after to" })
         }

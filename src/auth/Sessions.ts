@@ -66,6 +66,10 @@ export class Sessions extends Context.Service<Sessions, {
         yield* sql`INSERT INTO signin_nonces (nonce, issued_at, expires_at) VALUES (${nonce}, ${now}, ${expiresAt})`.pipe(
           Effect.orDie
         )
+        // Nonces are public to request: expired ones are deleted as new ones are issued, so the
+        // table holds at most a nonce lifetime's worth (a used nonce is kept until it expires,
+        // which is what makes a replay inside its lifetime fail).
+        yield* sql`DELETE FROM signin_nonces WHERE expires_at < now() - interval '1 minute'`.pipe(Effect.orDie)
         return {
           nonce,
           domain: config.siweDomain,
@@ -90,22 +94,25 @@ export class Sessions extends Context.Service<Sessions, {
         const { address, nonce } = checked.value
         const valid = yield* verifier.verify(address, message, signature)
         if (!valid) return yield* new Unauthorized({ message: "Sign-in refused: the signature does not match the address" })
-        // Single use: the nonce is consumed atomically, so a replayed message finds nothing to consume.
-        const consumed = yield* sql`
-          UPDATE signin_nonces SET used_at = now()
-          WHERE nonce = ${nonce} AND used_at IS NULL AND expires_at > now()
-          RETURNING nonce`.pipe(Effect.orDie)
-        if (consumed.length === 0) {
-          return yield* new Unauthorized({ message: "Sign-in refused: unknown, expired or already used nonce" })
-        }
         const signer = normalizeAddress(address)
         const token = randomBytes(32).toString("base64url")
         const ttl = Duration.toMillis(config.sessionTtl)
         const messageExpiry = checked.value.expiresAt?.getTime()
         const expiresAt = new Date(Math.min(now.getTime() + ttl, messageExpiry ?? Number.POSITIVE_INFINITY))
-        yield* sql`
-          INSERT INTO sessions (id, token_hash, signer_address, created_at, expires_at)
-          VALUES (${crypto.randomUUID()}, ${hashToken(token)}, ${signer}, ${now}, ${expiresAt})`.pipe(Effect.orDie)
+        // Single use: the nonce is consumed atomically, so a replayed message finds nothing to
+        // consume; consuming it and creating the session commit together or not at all.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const consumed = yield* sql`
+            UPDATE signin_nonces SET used_at = now()
+            WHERE nonce = ${nonce} AND used_at IS NULL AND expires_at > now()
+            RETURNING nonce`
+          if (consumed.length === 0) {
+            return yield* new Unauthorized({ message: "Sign-in refused: unknown, expired or already used nonce" })
+          }
+          yield* sql`
+            INSERT INTO sessions (id, token_hash, signer_address, created_at, expires_at)
+            VALUES (${crypto.randomUUID()}, ${hashToken(token)}, ${signer}, ${now}, ${expiresAt})`
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
         yield* accounts.ensurePrimary(signer)
         const list = yield* accounts.list(signer)
         return { token, signerAddress: signer, expiresAt, accounts: list }

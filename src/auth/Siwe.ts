@@ -40,6 +40,9 @@ export const checkSiweMessage = (message: string, expect: SiweExpectations): Siw
   const now = expect.now.getTime()
   if (parsed.issuedAt.getTime() > now + expect.skewMs) return fail("the message is issued in the future")
   if (now - parsed.issuedAt.getTime() > expect.maxAgeMs) return fail("the message is too old")
+  // viem parses an unreadable time as an invalid Date; NaN compares false and would pass every check below.
+  if (parsed.expirationTime !== undefined && Number.isNaN(parsed.expirationTime.getTime())) return fail("the message has an unreadable expirationTime")
+  if (parsed.notBefore !== undefined && Number.isNaN(parsed.notBefore.getTime())) return fail("the message has an unreadable notBefore")
   if (parsed.expirationTime !== undefined && parsed.expirationTime.getTime() <= now) return fail("the message has expired")
   if (parsed.notBefore !== undefined && parsed.notBefore.getTime() > now + expect.skewMs) return fail("the message is not valid yet")
   return { ok: true, value: { address: parsed.address, nonce: parsed.nonce, expiresAt: parsed.expirationTime } }

@@ -85,7 +85,11 @@ export const toLaunchpadToken = (raw: UpstreamToken, expected: ChainInfo): Token
   const address = raw.tokenAddress ?? raw.preToken ?? null
   if (address === null || address === "") throw new MalformedUpstream(`token ${raw.id}: no address`)
   const created = Date.parse(raw.lpCreatedAt)
-  if (!Number.isFinite(created)) throw new MalformedUpstream(`token ${raw.id}: lpCreatedAt is not a date`)
+  // Years outside 0000..9999 print as `+010000-…`, which the wire's Timestamp refuses (a 500, not a 502).
+  const year = new Date(created).getUTCFullYear()
+  if (!Number.isFinite(created) || year < 0 || year > 9999) {
+    throw new MalformedUpstream(`token ${raw.id}: lpCreatedAt is not a date`)
+  }
   return {
     token: {
       chain: info.chain,

@@ -62,6 +62,8 @@ export const deploymentFor = (chainId: number, overrides: ReadonlyArray<AcpDeplo
 export const toBaseUnits = (amount: number, decimals: number): Option.Option<bigint> => {
   if (!Number.isFinite(amount) || amount <= 0) return Option.none()
   const fixed = amount.toFixed(decimals)
+  // From 1e21 on `toFixed` writes an exponent (which BigInt cannot parse); such a double is a whole number.
+  if (fixed.includes("e")) return Option.some(BigInt(amount) * 10n ** BigInt(decimals))
   if (Number(fixed) !== amount && Math.abs(Number(fixed) - amount) > 10 ** -(decimals + 3)) return Option.none()
   const [whole, frac = ""] = fixed.split(".")
   const units = BigInt(whole!) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, "0") || "0")

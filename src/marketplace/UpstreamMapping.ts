@@ -145,7 +145,10 @@ const decodeRawMemo = decodeOption(RawMemo)
 const toIso = (t: string | number | null | undefined): Option.Option<string> => {
   if (t === null || t === undefined) return Option.none()
   const d = new Date(typeof t === "number" && t < 1e12 ? t * 1000 : t) // seconds or milliseconds
-  return Number.isNaN(d.getTime()) ? Option.none() : Option.some(d.toISOString())
+  // Years outside 0000..9999 (e.g. microseconds taken for milliseconds) print as `+052000-…`, which the
+  // wire's Timestamp refuses: the whole answer would fail as a 500. Such a date is not one we can vouch for.
+  const year = d.getUTCFullYear()
+  return Number.isNaN(d.getTime()) || year < 0 || year > 9999 ? Option.none() : Option.some(d.toISOString())
 }
 
 const finiteOr = (fallback: number, ...xs: ReadonlyArray<number | null | undefined>): number => {

@@ -66,7 +66,8 @@ export class PriceFeed extends Context.Service<PriceFeed, {
         const prices = new Map<string, number>()
         for (const id of ids) {
           const usd = body[id]?.usd
-          if (usd !== undefined) prices.set(id, usd)
+          // A price at or below zero is a broken answer, not a market: no price (skipped), never a depeg.
+          if (usd !== undefined && usd > 0) prices.set(id, usd)
         }
         return prices
       })

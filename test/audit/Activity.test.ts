@@ -132,6 +132,12 @@ layer(Live, { excludeTestServices: true })("activity", (it) => {
       assert.strictEqual(garbage.body.error?.code, "bad_request")
       const backwards = yield* getJson("/activity?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z", token)
       assert.strictEqual(backwards.status, 400)
+      // Shaped like a timestamp but not a date (month 13, day 32): a 400, never a 500.
+      for (const q of ["from=2026-13-01T00:00:00Z", "to=2026-01-32T00:00:00Z"]) {
+        const impossible = yield* getJson(`/activity?${q}`, token)
+        assert.strictEqual(impossible.status, 400, q)
+        assert.strictEqual(impossible.body.error?.code, "bad_request", q)
+      }
     }))
 
   describe("pagination", () => {

@@ -1,5 +1,6 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { signIn, signInMessage } from "../../src/client/signIn.ts"
 import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
@@ -71,6 +72,34 @@ layer(TestServerLive(), { excludeTestServices: true })("sign-in and sessions", (
       const signature = yield* Effect.promise(() => signer.signMessage({ message }))
       const ok = yield* api.auth.signIn({ payload: { message, signature } })
       assert.strictEqual(ok.signerAddress, signer.address.toLowerCase())
+    }))
+
+  it.effect("an unreadable expiration or not-before time is a 400 and does not burn the nonce", () =>
+    Effect.gen(function*() {
+      const api = yield* client()
+      const signer = newSigner()
+      const nonce = yield* api.auth.nonce()
+      const message = signInMessage(signer, nonce)
+      for (const extra of ["\nExpiration Time: 2026-99-99T00:00:00Z", "\nNot Before: 2026-99-99T00:00:00Z"]) {
+        const bad = message + extra
+        const signature = yield* Effect.promise(() => signer.signMessage({ message: bad }))
+        const error = yield* api.auth.signIn({ payload: { message: bad, signature } }).pipe(Effect.flip)
+        assert.strictEqual(error._tag, "BadRequest", extra)
+      }
+      const signature = yield* Effect.promise(() => signer.signMessage({ message }))
+      const ok = yield* api.auth.signIn({ payload: { message, signature } })
+      assert.strictEqual(ok.signerAddress, signer.address.toLowerCase())
+    }))
+
+  it.effect("expired nonces are deleted as new ones are issued (the public nonce endpoint cannot grow the table)", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO signin_nonces (nonce, issued_at, expires_at)
+                 VALUES ('stale0000000000000001', now() - interval '2 hours', now() - interval '1 hour')`
+      const api = yield* client()
+      yield* api.auth.nonce()
+      const left = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM signin_nonces WHERE nonce = 'stale0000000000000001'`
+      assert.strictEqual(left[0]!.n, 0)
     }))
 
   describe("message checks", () => {

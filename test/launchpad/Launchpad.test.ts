@@ -3,14 +3,26 @@
  * mapping, merged sorting and deep paging (against brute force), search, history ranges,
  * single flight, stale-on-error, failure modes and timeouts.
  */
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { Launchpad } from "../../src/launchpad/Launchpad.ts"
-import { addressOf, fakeClose, fixtureCounts } from "./FakeUpstream.ts"
+import { chains } from "../../src/launchpad/Chains.ts"
+import { MalformedUpstream, toLaunchpadToken, type UpstreamToken } from "../../src/launchpad/LaunchpadUpstream.ts"
+import { addressOf, fakeClose, fixtureCounts, makeFixtures } from "./FakeUpstream.ts"
 import { Fake, idsOf, launchpadAgainstFake, referencePage, type Sort } from "./harness.ts"
 
 const sorts: ReadonlyArray<Sort> = ["volume24h", "mcap", "age"]
 const totalAll = fixtureCounts.BASE + fixtureCounts.SOLANA + fixtureCounts.ROBINHOOD
+
+describe("Launchpad token mapping", () => {
+  it("a creation date beyond year 9999 is a malformed upstream token (502), not a response that fails its schema", () => {
+    const raw = makeFixtures()[0]!
+    const info = chains.find((c) => c.upstream === raw.chain)!
+    const upstream = { ...raw, lpCreatedAt: "+010000-01-01T00:00:00Z" } as unknown as UpstreamToken
+    assert.throws(() => toLaunchpadToken(upstream, info), MalformedUpstream)
+    assert.match(toLaunchpadToken(raw as unknown as UpstreamToken, info).token.createdAt, /^\d{4}-/)
+  })
+})
 
 describe("Launchpad tokens", () => {
   layer(launchpadAgainstFake(), { excludeTestServices: true })((it) => {

@@ -67,6 +67,8 @@ describe("mandate", () => {
       }))
       assert.strictEqual(other._tag, "BadRequest")
       assert.deepStrictEqual(toBaseUnits(0.1 + 0.2, 6), Option.some(300000n))
+      // A huge amount is a number like any other (toFixed switches to exponent form at 1e21): no defect.
+      assert.deepStrictEqual(toBaseUnits(1e21, 6), Option.some(10n ** 27n))
     }))
 
   it.effect("declines a budget above the cap out_of_scope, and any other provider", () =>
@@ -76,6 +78,8 @@ describe("mandate", () => {
       const over = yield* Effect.flip(checkFund(m, { perJobBudget: 25.000001, chainId: 8453 }))
       assert.strictEqual(over._tag, "OutOfScope")
       assert.strictEqual((over as { declineReason: string }).declineReason, "cap_exceeded")
+      const huge = yield* Effect.flip(checkFund(m, { perJobBudget: 1e21, chainId: 8453 }))
+      assert.strictEqual(huge._tag, "OutOfScope")
       const otherAgent = yield* Effect.flip(checkCreate(m, { agentWallet: wallet(0xbad) as Address, chainId: 8453 }))
       assert.strictEqual(otherAgent._tag, "OutOfScope")
       yield* checkCreate(m, { agentWallet: agent.toUpperCase().replace("0X", "0x") as Address, chainId: 8453 })

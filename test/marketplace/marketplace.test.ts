@@ -91,6 +91,11 @@ describe("upstream mapping", () => {
     assert.isTrue(Option.isNone(mapAgent({ name: "Agent 1", walletAddress: wallet(1), rating: "high" })))
   })
 
+  it("a job whose date cannot be a wire timestamp (year beyond 9999, microseconds) is dropped, not a 500", () => {
+    assert.isTrue(Option.isNone(mapJob(jobFixture(5, me, "+010000-01-01T00:00:00Z"))))
+    assert.isTrue(Option.isNone(mapJob({ ...jobFixture(5, me, "2026-03-01T00:00:00Z"), createdAt: 1_772_323_200_000_000 })))
+  })
+
   it("maps a job: status, budget, events with actors, deliverable", () => {
     const { clientAddress, job } = Option.getOrThrow(mapJob(jobFixture(5, me, "2026-03-01T00:00:00Z")))
     assert.strictEqual(clientAddress, me)

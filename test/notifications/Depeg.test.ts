@@ -189,6 +189,20 @@ layer(Processes, { excludeTestServices: true })("depeg monitor across restarts a
       assert.strictEqual(rows[3]!.related_id, rows[0]!.related_id)
     }))
 
+  it.effect("a price at or below zero from the source is no price: skipped, never a depeg alert to everyone", () =>
+    Effect.gen(function*() {
+      const prices = yield* PriceServer
+      prices.setPrice("dai", 0)
+      prices.setPrice("frax", -1)
+      const fired = yield* Effect.scoped(Effect.gen(function*() {
+        const p = Context.get(yield* Layer.build(processLayer(prices.url, "dai:DAI,frax:FRAX", "1 hour")), DepegMonitor)
+        return yield* p.check
+      }))
+      assert.deepStrictEqual(fired, [])
+      assert.deepStrictEqual(yield* rowsAbout("DAI"), [])
+      assert.deepStrictEqual(yield* rowsAbout("FRAX"), [])
+    }))
+
   it.effect("checks racing in two processes move the state once", () =>
     Effect.gen(function*() {
       const prices = yield* PriceServer

@@ -11,6 +11,7 @@ import delegations from "./0020_delegations.ts"
 import marketplace from "./0030_marketplace.ts"
 import anchors from "./0040_anchors.ts"
 import marketplaceMandates from "./0050_marketplace_mandates.ts"
+import nonceExpiryIndex from "./0060_nonce_expiry_index.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -19,5 +20,6 @@ export const migrations = Migrator.fromRecord({
   "0020_delegations": delegations,
   "0030_marketplace": marketplace,
   "0040_anchors": anchors,
-  "0050_marketplace_mandates": marketplaceMandates
+  "0050_marketplace_mandates": marketplaceMandates,
+  "0060_nonce_expiry_index": nonceExpiryIndex
 })
