@@ -410,7 +410,11 @@ const make = Effect.gen(function*() {
     if (op.chainId !== network.chainId || lower(op.entryPoint) !== lower(network.entryPoint)) {
       return yield* new BadRequest({ message: "The operation is for another chain or EntryPoint" })
     }
-    const userOpHash = userOpHashOf(fromWire(op), network.chainId, network.entryPoint)
+    const userOpHash = yield* Effect.try({
+      try: () => userOpHashOf(fromWire(op), network.chainId, network.entryPoint),
+      // viem refuses values its packing cannot hold (a nonce ≥ 2^256, a gas limit ≥ 2^128).
+      catch: () => new BadRequest({ message: "The operation cannot be encoded (a nonce, gas or fee value out of range)" })
+    })
     if (lower(input.userOpHash) !== userOpHash) {
       return yield* new BadRequest({ message: "userOpHash is not the hash of this operation", details: { expected: userOpHash } })
     }
@@ -470,7 +474,10 @@ const make = Effect.gen(function*() {
     yield* insertPending
     const submitted = yield* relay.submit(signer.address, op).pipe(
       Effect.tapError((e) =>
-        sql`UPDATE delegations SET status = 'failed', failure_reason = ${`refused by the relay: ${e.message}`}
+        // 502/504: the relay stored the operation and will send it; its settlement decides the delegation.
+        e._tag === "UpstreamUnavailable" || e._tag === "UpstreamTimeout"
+          ? Effect.void
+          : sql`UPDATE delegations SET status = 'failed', failure_reason = ${`refused by the relay: ${e.message}`}
             WHERE id = ${id} AND status = 'pending'`.pipe(Effect.orDie))
     )
     yield* awaitEnable(signer, userOpHash, submitted)

@@ -286,9 +286,14 @@ const make = Effect.gen(function*() {
           return { _tag: "Sent" as const }
         }
         if (isResend) {
+          // A receipt that cannot be read says nothing (it may have executed): leave it for the next pass.
           const receipt = yield* bundler.getUserOperationReceipt(row.user_op_hash as Hash).pipe(
-            Effect.orElseSucceed(() => null)
+            Effect.orElseSucceed(() => undefined)
           )
+          if (receipt === undefined) {
+            yield* markUnsent(row.id, `re-send refused (${rejectionReason(sent.error)}); receipt unavailable`.slice(0, 1000))
+            return { _tag: "Sent" as const }
+          }
           if (receipt !== null) {
             yield* settle(row, { _tag: "Receipt", receipt })
             return { _tag: "Sent" as const }
@@ -327,13 +332,17 @@ const make = Effect.gen(function*() {
   ) {
     const { id, build, hash, wire, signer } = base
     // Persisted first, then its audit entry, in one transaction.
-    yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql`
+    const stored = yield* sql.withTransaction(Effect.gen(function*() {
+      const inserted = yield* sql`
         INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
                                      user_op_hash, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)
         VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
                 ${wire.nonce}, ${hash}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
-                ${`declined: ${decline.declineReason}`}, ${decline.declineReason}, now(), now())`
+                ${`declined: ${decline.declineReason}`}, ${decline.declineReason}, now(), now())
+        ON CONFLICT (chain_id, user_op_hash) DO NOTHING
+        RETURNING id`
+      // The same operation submitted concurrently: the other request stored it (and its one audit entry).
+      if (inserted.length === 0) return false
       const row = yield* load(id)
       // A declined operation is failed too: whatever an earlier check or the build held is freed with it.
       yield* hooks.runOnFailed(relayedOf(row, build), `declined: ${decline.declineReason}`)
@@ -341,7 +350,13 @@ const make = Effect.gen(function*() {
         auditFacts(row, build, "declined", { declineReason: decline.declineReason, reason: decline.message })
       )
       yield* sql`UPDATE user_operations SET audit_event_id = ${auditId} WHERE id = ${id}`
+      return true
     })).pipe(Effect.orDie)
+    if (!stored) {
+      const raced = (yield* byHash(hash).pipe(Effect.orDie))[0]
+      if (raced !== undefined && raced.signer_address === signer) return toReceipt(raced)
+      return yield* new BadRequest({ message: "This operation was already submitted" })
+    }
     return yield* new OutOfScope({
       message: decline.message,
       declineReason: decline.declineReason,
@@ -360,7 +375,11 @@ const make = Effect.gen(function*() {
       return yield* new BadRequest({ message: `This relay serves EntryPoint ${entryPoint}` })
     }
     const op = fromWire(wire)
-    const hash = userOpHashOf(op, chainId, network.entryPoint)
+    // viem refuses values its packing cannot hold (a nonce ≥ 2^256, a gas limit ≥ 2^128): the client's mistake.
+    const hash = yield* Effect.try({
+      try: () => userOpHashOf(op, chainId, network.entryPoint),
+      catch: (e) => new BadRequest({ message: `The operation cannot be encoded: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` })
+    })
     // The same signed operation submitted again is the same operation: answer its receipt.
     const existing = (yield* byHash(hash).pipe(Effect.orDie))[0]
     if (existing !== undefined && existing.signer_address === signer) return toReceipt(existing)

@@ -65,7 +65,7 @@ export const failure = <A, E extends { readonly _tag: string }, R>(e: Effect.Eff
     })
   )
 
-const signLeg = (key: Hex, typedData: { readonly message: { readonly salt: string } }) =>
+export const signLeg = (key: Hex, typedData: { readonly message: { readonly salt: string } }) =>
   Effect.promise(() =>
     privateKeyToAccount(key).signTypedData({
       ...typedData,

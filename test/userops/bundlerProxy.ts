@@ -2,12 +2,13 @@
  * A loopback stand-in in front of the run's Alto that a test can switch: `up` forwards
  * every JSON-RPC request, `down` drops every connection (the bundler is gone), and
  * `hang-send` forwards everything but never answers `eth_sendUserOperation` (the
- * service dies while forwarding).
+ * service dies while forwarding), `receipt-null-then-down` answers the first
+ * `eth_getUserOperationReceipt` "unknown" (null) and drops every later one (a flaky bundler).
  */
 import { Effect } from "effect"
 import * as http from "node:http"
 
-export type ProxyMode = "up" | "down" | "hang-send"
+export type ProxyMode = "up" | "down" | "hang-send" | "receipt-null-then-down"
 
 export interface BundlerProxy {
   readonly url: string
@@ -24,6 +25,7 @@ export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
       new Promise<BundlerProxy & { close: () => void }>((resolve) => {
         let mode: ProxyMode = initial
         let sends = 0
+        let receiptNulled = false
         const hanging = new Set<http.ServerResponse>()
         const server = http.createServer((req, res) => {
           if (mode === "down") {
@@ -34,6 +36,16 @@ export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
           req.on("data", (c: Buffer) => chunks.push(c))
           req.on("end", async () => {
             const body = Buffer.concat(chunks).toString()
+            if (mode === "receipt-null-then-down" && body.includes("eth_getUserOperationReceipt")) {
+              if (receiptNulled) {
+                req.socket.destroy()
+                return
+              }
+              receiptNulled = true
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({ jsonrpc: "2.0", id: (JSON.parse(body) as { id: unknown }).id, result: null }))
+              return
+            }
             const isSend = body.includes("eth_sendUserOperation")
             if (isSend && mode === "hang-send") {
               hanging.add(res)
@@ -55,6 +67,7 @@ export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
             url: `http://127.0.0.1:${port}`,
             setMode: (m) => {
               mode = m
+              receiptNulled = false
             },
             forwardedSends: () => sends,
             releaseHanging: () => {

@@ -177,7 +177,7 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
       assert.strictEqual((yield* user.api.userops.submit({ payload: forged })).userOpId, receipt.userOpId)
     }))
 
-  it.effect("matching: no build → 404, changed call data → 400, another signer's build → 404, unknown id → 404", () =>
+  it.effect("matching: no build → 404, changed call data → 400, unencodable values → 400, another signer's build → 404, unknown id → 404", () =>
     Effect.gen(function*() {
       const user = yield* newUser
       const other = yield* newUser
@@ -189,6 +189,13 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
         payload: { ...signed, callData: `${signed.callData}00` as Hex }
       }).pipe(Effect.flip)
       assert.strictEqual(changed._tag, "BadRequest")
+      // Values viem cannot pack into the hash (gas limit ≥ 2^128, nonce ≥ 2^256): 400, not a 500.
+      const hugeGas = yield* user.api.userops.submit({
+        payload: { ...signed, callGasLimit: (2n ** 128n).toString() }
+      }).pipe(Effect.flip)
+      assert.strictEqual(hugeGas._tag, "BadRequest")
+      const hugeNonce = yield* user.api.userops.submit({ payload: { ...signed, nonce: (2n ** 256n).toString() } }).pipe(Effect.flip)
+      assert.strictEqual(hugeNonce._tag, "BadRequest")
       const foreign = yield* other.api.userops.submit({ payload: signed }).pipe(Effect.flip)
       assert.strictEqual(foreign._tag, "NotFound")
       const unknown = yield* user.api.userops.get({ params: { userOpId: "uop_nope" } }).pipe(Effect.flip)
@@ -230,5 +237,36 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
       assert.strictEqual(entries.length, 1)
       assert.strictEqual(entries[0]!.status, "declined")
       assert.strictEqual(entries[0]!.decline_reason, "account_frozen")
+    }))
+
+  it.effect("the same declined operation submitted concurrently: one 422, the others its receipt, one audit entry, no 500", () =>
+    Effect.gen(function*() {
+      const user = yield* newUser
+      const network = yield* Network
+      const builder = yield* OperationBuilder
+      const sql = yield* SqlClient.SqlClient
+      // Built while not frozen, relayed while frozen: every submission is declined by the re-check.
+      const send = yield* builder.build({
+        account: user.account,
+        intentType: "send",
+        calls: [{ to: network.tokens.usd.address, data: transfer(user.signer.address, 0n) }],
+        humanSummary: "Send 0 USDC to the owner"
+      })
+      yield* sql`UPDATE accounts SET frozen = true WHERE id = ${user.account.id}`
+      const signed = yield* signBuild(send.build, user.key)
+      const answers = yield* Effect.all(
+        Array.from({ length: 20 }, () =>
+          user.api.userops.submit({ payload: signed }).pipe(
+            Effect.map((r) => ({ tag: "Receipt", userOpId: r.userOpId, status: r.status })),
+            Effect.catch((e) => Effect.succeed({ tag: (e as { _tag: string })._tag, userOpId: undefined, status: undefined }))
+          )),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual([...new Set(answers.map((a) => a.tag))].filter((t) => t !== "Receipt" && t !== "OutOfScope"), [])
+      assert.strictEqual(answers.filter((a) => a.tag === "OutOfScope").length, 1)
+      const ops = yield* sql<{ id: string }>`SELECT id FROM user_operations WHERE user_op_hash = ${send.build.userOpHash}`
+      assert.strictEqual(ops.length, 1)
+      assert.isTrue(answers.every((a) => a.tag !== "Receipt" || (a.userOpId === ops[0]!.id && a.status === "failed")))
+      assert.strictEqual((yield* auditEntriesOf(ops[0]!.id)).length, 1)
     }))
 })
