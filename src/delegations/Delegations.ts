@@ -688,6 +688,14 @@ const make = Effect.gen(function*() {
       const r = rs[0]!
       // Already counted (a re-submission of the same operation): nothing to re-check.
       if (r.status === "submitted" || r.status === "final") return undefined
+      // Released (its operation failed or was declined, or the delegation was revoked): never usable again.
+      if (r.status === "released") {
+        return {
+          _tag: "Declined" as const,
+          reason: "reservation_released",
+          message: "This action's reservation was released (its operation failed or was declined): build the action again."
+        }
+      }
       const use = yield* usage(delegationId, reservationId)
       const symbol = row.legs.find((l) => lower(l.token.address) === r.token_address)?.token.symbol
       const result = evaluate(
