@@ -462,12 +462,16 @@ const make = Effect.gen(function*() {
     Request: Schema.Void,
     Result: OperationRow,
     execute: () =>
+      // Least recently visited first: a backlog of stuck operations cannot starve newer ones.
       sql`SELECT * FROM user_operations WHERE status = 'submitted' AND chain_id = ${chainId}
-          ORDER BY submitted_at LIMIT 200`
+          ORDER BY reconciled_at NULLS FIRST, submitted_at LIMIT 200`
   })
 
   const reconcilePending = Effect.gen(function*() {
     const rows = yield* pending().pipe(Effect.orDie)
+    if (rows.length > 0) {
+      yield* sql`UPDATE user_operations SET reconciled_at = now() WHERE id IN ${sql.in(rows.map((r) => r.id))}`.pipe(Effect.orDie)
+    }
     const settled = yield* Effect.forEach(
       rows,
       (row) =>

@@ -12,6 +12,7 @@ import marketplace from "./0030_marketplace.ts"
 import anchors from "./0040_anchors.ts"
 import marketplaceMandates from "./0050_marketplace_mandates.ts"
 import nonceExpiryIndex from "./0060_nonce_expiry_index.ts"
+import reconcilerRotation from "./0070_reconciler_rotation.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -21,5 +22,6 @@ export const migrations = Migrator.fromRecord({
   "0030_marketplace": marketplace,
   "0040_anchors": anchors,
   "0050_marketplace_mandates": marketplaceMandates,
-  "0060_nonce_expiry_index": nonceExpiryIndex
+  "0060_nonce_expiry_index": nonceExpiryIndex,
+  "0070_reconciler_rotation": reconcilerRotation
 })
