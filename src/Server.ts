@@ -6,7 +6,7 @@
  * which `main.ts` and the tests provide.
  */
 import { Layer } from "effect"
-import { HttpRouter } from "effect/http"
+import { HttpRouter, UrlParams } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AccountsHandlers } from "./accounts/Http.ts"
 import { Api } from "./Api.ts"
@@ -44,4 +44,14 @@ export const DocsRoute = HttpApiScalar.layer(Api, { path: "/docs" })
 
 export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, GlobalEnvelope)
 
-export const serveApp = HttpRouter.serve(AppLive)
+/**
+ * Query parameters that are secrets: the managed-wallet connect `requestId` is a polling
+ * handle that can fetch a login's session upstream, so it never goes into span attributes
+ * (incoming request spans and outgoing upstream spans alike).
+ */
+export const RedactionLive = Layer.succeed(UrlParams.CurrentRedactedNames, [
+  ...UrlParams.CurrentRedactedNames.defaultValue(),
+  "requestId"
+])
+
+export const serveApp = HttpRouter.serve(AppLive).pipe(Layer.provide(RedactionLive))

@@ -16,6 +16,7 @@ interface OtlpSpan {
   readonly spanId: string
   /** 2 = SERVER */
   readonly kind: number
+  readonly attributes?: ReadonlyArray<{ readonly key: string; readonly value: unknown }>
 }
 
 const startReceiver = () =>
@@ -53,6 +54,13 @@ describe("tracing", () => {
       const result = yield* Effect.gen(function*() {
         const { baseUrl } = yield* TestServer
         yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))
+        const session = yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))
+        // A secret query parameter (the connect polling handle) must not reach span attributes.
+        yield* Effect.promise(() =>
+          fetch(`${baseUrl}/marketplace/managed/connect/status?requestId=SECRET-handle-42`, {
+            headers: { authorization: `Bearer ${session.token}` }
+          })
+        )
         const res = yield* Effect.promise(() => fetch(`${baseUrl}/accounts`))
         return (yield* Effect.promise(() => res.json())) as { error: { requestId: string } }
       }).pipe(
@@ -67,5 +75,8 @@ describe("tracing", () => {
       assert.isDefined(server, "the service span has a server span in its trace")
       assert.strictEqual(signInSpan.parentSpanId, server!.spanId, "the service span is a child of the request's span")
       assert.isTrue(receiver.spans.some((s) => s.traceId === result.error.requestId), "requestId is the trace id")
+      const statusSpan = receiver.spans.find((s) => JSON.stringify(s.attributes ?? []).includes("/marketplace/managed/connect/status"))
+      assert.isDefined(statusSpan, "the connect-status request was traced")
+      assert.notInclude(JSON.stringify(receiver.spans), "SECRET-handle-42")
     }))
 })
