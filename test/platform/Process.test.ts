@@ -5,43 +5,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+import { startService, stopService as stop } from "../support/ServiceProcess.ts"
 import { signIn } from "../../src/client/signIn.ts"
-
-const root = path.resolve(import.meta.dirname, "../..")
-
-const startService = (env: Record<string, string>) =>
-  Effect.promise(async () => {
-    const child = spawn(path.join(root, "node_modules/.bin/tsx"), ["src/main.ts"], {
-      cwd: root,
-      env: { ...process.env, ...env, LOG_FORMAT: "json" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    child.stdout!.on("data", (d) => (output += d))
-    child.stderr!.on("data", (d) => (output += d))
-    const baseUrl = `http://127.0.0.1:${env.PORT}`
-    for (let i = 0; i < 300; i++) {
-      if (child.exitCode !== null) throw new Error(`service exited early: ${output}`)
-      const ok = await fetch(`${baseUrl}/health/ready`).then((r) => r.ok, () => false)
-      if (ok) return { child, baseUrl, output: () => output }
-      await new Promise((r) => setTimeout(r, 100))
-    }
-    child.kill("SIGKILL")
-    throw new Error(`service did not become ready: ${output}`)
-  })
-
-const stop = (child: ChildProcess) =>
-  Effect.promise(() =>
-    new Promise<number | null>((resolve) => {
-      child.once("exit", (code) => resolve(code))
-      child.kill("SIGTERM")
-    })
-  )
 
 describe("the service process", () => {
   it.live("serves on its embedded defaults, stops cleanly on SIGTERM, and keeps its data across a restart", () =>

@@ -15,6 +15,7 @@ import { makeClient } from "../../src/client/Client.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { testNetwork } from "../support/TestChain.ts"
 import { testDatabaseName } from "../support/TestDatabase.ts"
+import { replicaEnv, startService, stopService } from "../support/ServiceProcess.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { bundlerProxy } from "./bundlerProxy.ts"
 import { signBuild } from "./helpers.ts"
@@ -109,6 +110,36 @@ describe("relay across service instances", () => {
       yield* b.stop
       yield* a.stop
     }))
+
+  it.live("50 concurrent polls split between the service here and a second service PROCESS append exactly one audit entry", () =>
+    Effect.gen(function*() {
+      const database = testDatabaseName()
+      const config = instanceConfig({ RELAY_RECONCILE_INTERVAL: "1 hour" })
+      const a = yield* startInstance({ config, database: { name: database } })
+      // The second replica is its own OS process (src/main.ts) on the same database and chain.
+      const b = yield* Effect.acquireRelease(
+        startService(replicaEnv(database, { RELAY_RECONCILE_INTERVAL: "1 hour" })),
+        (b) => stopService(b.child)
+      )
+      const user = yield* signedFreeze(a.baseUrl)
+      const submitted = yield* user.api.userops.submit({ payload: user.signed })
+      yield* eventually(
+        "bundler receipt",
+        a.bundler.getUserOperationReceipt(submitted.userOpHash as Hash).pipe(Effect.orDie),
+        (r) => r !== null
+      )
+      const apiB = yield* makeClient({ baseUrl: b.baseUrl, token: user.token })
+      const receipts = yield* Effect.all(
+        Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? user.api : apiB).userops.get({ params: { userOpId: submitted.userOpId } })),
+        { concurrency: "unbounded" }
+      )
+      assert.isTrue(receipts.every((r) => r.status === "included" && r.outcome === "mined"))
+      assert.strictEqual(new Set(receipts.map((r) => r.auditEventId)).size, 1)
+      assert.strictEqual(yield* auditCount(a.sql, submitted.userOpId), 1)
+      assert.isTrue((yield* apiB.accounts.getRules({ query: {} })).frozen)
+      assert.strictEqual(yield* stopService(b.child), 0, b.output())
+      yield* a.stop
+    }), 120_000)
 
   it.live("bundler down: envelope error, operation kept unsent, sent and settled by the reconciler once it is back", () =>
     Effect.gen(function*() {

@@ -1,0 +1,79 @@
+/**
+ * The service as its own OS process (`src/main.ts`), for claims about processes:
+ * restarts, SIGTERM, and several replicas over one database.
+ */
+import { Effect, Redacted } from "effect"
+import { spawn, type ChildProcess } from "node:child_process"
+import * as path from "node:path"
+import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+import { testNetwork } from "./TestChain.ts"
+import { databaseUrl } from "./TestDatabase.ts"
+
+const root = path.resolve(import.meta.dirname, "../..")
+
+export interface ServiceProcess {
+  readonly child: ChildProcess
+  readonly baseUrl: string
+  readonly output: () => string
+}
+
+/** Starts `src/main.ts` with `env` on a free port and waits until it is ready. */
+export const startService = (env: Record<string, string>) =>
+  Effect.promise(async (): Promise<ServiceProcess> => {
+    const port = env.PORT ?? String(await freePort())
+    const child = spawn(path.join(root, "node_modules/.bin/tsx"), ["src/main.ts"], {
+      cwd: root,
+      env: { ...process.env, LOG_FORMAT: "json", ...env, PORT: port, HOST: "127.0.0.1" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout!.on("data", (d) => (output += d))
+    child.stderr!.on("data", (d) => (output += d))
+    const baseUrl = `http://127.0.0.1:${port}`
+    for (let i = 0; i < 300; i++) {
+      if (child.exitCode !== null) throw new Error(`service exited early: ${output}`)
+      const ok = await fetch(`${baseUrl}/health/ready`).then((r) => r.ok, () => false)
+      if (ok) return { child, baseUrl, output: () => output }
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    child.kill("SIGKILL")
+    throw new Error(`service did not become ready: ${output}`)
+  })
+
+/** SIGTERM; resolves with the exit code. */
+export const stopService = (child: ChildProcess) =>
+  Effect.promise(() =>
+    new Promise<number | null>((resolve) => {
+      if (child.exitCode !== null) return resolve(child.exitCode)
+      child.once("exit", (code) => resolve(code))
+      child.kill("SIGTERM")
+    })
+  )
+
+/** Environment for a service process on the run's shared chain and a given test database. */
+export const replicaEnv = (database: string, overrides: Record<string, string> = {}): Record<string, string> => {
+  const net = testNetwork()
+  return {
+    DATABASE_URL: databaseUrl(database),
+    CHAIN_RPC_URL: net.rpcUrl,
+    CHAIN_ID: String(net.chainId),
+    BUNDLER_URL: net.bundlerUrl,
+    ENTRY_POINT: net.entryPoint,
+    DELEGATION_ENVIRONMENT: JSON.stringify(net.delegation),
+    TOKEN_USD_ADDRESS: net.tokens.usd.address,
+    TOKEN_USD_SYMBOL: net.tokens.usd.symbol,
+    TOKEN_USD_DECIMALS: String(net.tokens.usd.decimals),
+    ...(net.tokens.usd.permitVersion === undefined ? {} : { TOKEN_USD_PERMIT_VERSION: net.tokens.usd.permitVersion }),
+    TOKEN_USDT_ADDRESS: net.tokens.usdt.address,
+    TOKEN_USDT_SYMBOL: net.tokens.usdt.symbol,
+    TOKEN_USDT_DECIMALS: String(net.tokens.usdt.decimals),
+    ...(net.tokens.usdt.permitVersion === undefined ? {} : { TOKEN_USDT_PERMIT_VERSION: net.tokens.usdt.permitVersion }),
+    PAYMASTER_ADDRESS: net.paymaster.address,
+    PAYMASTER_SIGNER_KEY: Redacted.value(net.paymaster.signerKey),
+    ...(net.tokenPaymaster === undefined ? {} : { TOKEN_PAYMASTER_ADDRESS: net.tokenPaymaster.address }),
+    SIWE_DOMAIN: "app.test",
+    SIWE_URI: "https://app.test",
+    ANCHOR_INTERVAL: "0 seconds",
+    ...overrides
+  }
+}
