@@ -27,8 +27,7 @@ import {
   parseEther
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { testStablecoinAbi, testStablecoinBytecode } from "./contracts/TestStablecoin.ts"
-import { permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
+import { permitStablecoinAbi, permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
 import { type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
 
 /** The deterministic deployment proxy anvil carries by default. */
@@ -272,8 +271,8 @@ export const make = (options: LocalNetworkOptions = {}) =>
       })
 
     // The USD coin's permit accepts the smart account's ERC-1271 signature (USDC v2.2 does; TokenPaymaster.sol).
-    const usdAddress = yield* deploy("token usd", testStablecoinAbi, permitStablecoinBytecode, ["USD Coin", "USDC", 6])
-    const usdtAddress = yield* deploy("token usdt", testStablecoinAbi, testStablecoinBytecode, ["Tether USD", "USDT", 6])
+    const usdAddress = yield* deploy("token usd", permitStablecoinAbi, permitStablecoinBytecode, ["USD Coin", "USDC", 6])
+    const usdtAddress = yield* deploy("token usdt", permitStablecoinAbi, permitStablecoinBytecode, ["Tether USD", "USDT", 6])
 
     const paymasterKey = generatePrivateKey()
     const paymasterAddress = yield* deploy(

@@ -32,7 +32,7 @@ import {
   type UserOperationV07
 } from "../../src/chain/Bundler.ts"
 import { CallReverted, Chain, viemChainOf } from "../../src/chain/Chain.ts"
-import { testStablecoinAbi } from "../../src/chain/contracts/TestStablecoin.ts"
+import { permitStablecoinAbi as testStablecoinAbi } from "../../src/chain/contracts/TokenPaymaster.ts"
 import { LocalNetwork } from "../../src/chain/LocalNetwork.ts"
 import { ENTRY_POINT_V07, Network } from "../../src/chain/Network.ts"
 import { Paymaster, verifyingPaymasterHash } from "../../src/chain/Paymaster.ts"
