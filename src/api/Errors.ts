@@ -113,6 +113,14 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
   static readonly code = "service_unavailable"
   static readonly status = 503
 }
+/**
+ * A quota or rate limit was reached (sign-in, builds, sponsorship). `details.retryAfterSeconds`
+ * says when to try again; the envelope renderer also sends it as the `Retry-After` header.
+ */
+export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", fields) {
+  static readonly code = "rate_limited"
+  static readonly status = 429
+}
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", fields) {
   static readonly code = "internal_error"
   static readonly status = 500
@@ -143,6 +151,12 @@ export const ServiceUnavailableError = envelopeOf(
   ServiceUnavailable.code,
   ServiceUnavailable.status
 )
+export const TooManyRequestsError = envelopeOf(
+  TooManyRequests,
+  "TooManyRequests",
+  TooManyRequests.code,
+  TooManyRequests.status
+)
 export const InternalErrorError = envelopeOf(InternalError, "InternalError", InternalError.code, InternalError.status)
 
 export type ApiError =
@@ -155,6 +169,7 @@ export type ApiError =
   | UpstreamUnavailable
   | UpstreamTimeout
   | ServiceUnavailable
+  | TooManyRequests
   | InternalError
 
 /** Every typed error class, keyed by tag: used by the envelope renderer and its tests. */
@@ -168,6 +183,7 @@ export const errorClasses = {
   UpstreamUnavailable,
   UpstreamTimeout,
   ServiceUnavailable,
+  TooManyRequests,
   InternalError
 } as const
 
