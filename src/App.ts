@@ -6,9 +6,10 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer, Option } from "effect"
 import type { ConfigError } from "effect/Config"
 import { FetchHttpClient } from "effect/http"
-import { createServer } from "node:http"
 import { AccountFactoryLive } from "./accounts/AccountFactoryLive.ts"
 import { AnchorLive, AnchorScheduleLive } from "./anchor/Anchor.ts"
+import { EdgeConfig } from "./api/EdgeConfig.ts"
+import { makeNodeServer } from "./api/NodeServer.ts"
 import { SignatureVerifier } from "./auth/SignatureVerifier.ts"
 import { AccountStack } from "./chain/Accounts4337.ts"
 import { Bundler } from "./chain/Bundler.ts"
@@ -62,7 +63,8 @@ export const AppLive = serveApp.pipe(
   Layer.provide(
     Layer.unwrap(Effect.gen(function*() {
       const config = yield* AppConfig
-      return NodeHttpServer.layer(createServer, { port: config.port, host: config.host })
+      const edge = yield* EdgeConfig.config
+      return NodeHttpServer.layer(() => makeNodeServer(edge), { port: config.port, host: config.host })
     }))
   ),
   Layer.provide(AnchorScheduleLive),

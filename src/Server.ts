@@ -10,6 +10,8 @@ import { HttpRouter, UrlParams } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AccountsHandlers } from "./accounts/Http.ts"
 import { Api } from "./Api.ts"
+import { DatabaseOutage } from "./api/DatabaseOutage.ts"
+import { EdgeConfig } from "./api/EdgeConfig.ts"
 import { ErrorEnvelopeLive } from "./api/Envelope.ts"
 import { GlobalEnvelope } from "./api/GlobalEnvelope.ts"
 import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
@@ -42,7 +44,10 @@ export const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json
 
 export const DocsRoute = HttpApiScalar.layer(Api, { path: "/docs" })
 
-export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, GlobalEnvelope)
+/** The edge (limits, envelope, outages) with its configuration; see `src/api/GlobalEnvelope.ts`. */
+export const EdgeLive = GlobalEnvelope.pipe(Layer.provide([EdgeConfig.layer, DatabaseOutage.layer]))
+
+export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, EdgeLive)
 
 /**
  * Query parameters that are secrets: the managed-wallet connect `requestId` is a polling

@@ -17,7 +17,7 @@ import {
 } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { UserOpBuild } from "../domain/Operations.ts"
-import { Address, Timestamp } from "../domain/Primitives.ts"
+import { Address, Timestamp, Id, TextOfLength } from "../domain/Primitives.ts"
 import { Account } from "./Domain.ts"
 
 export const AccountRules = Schema.Struct({
@@ -30,7 +30,7 @@ export const AccountRules = Schema.Struct({
 
 export const RulesBuildRequest = Schema.Struct({
   intentType: Schema.Literals(["account_freeze", "account_unfreeze"]),
-  accountId: Schema.optionalKey(Schema.String)
+  accountId: Schema.optionalKey(Id)
 }).annotate({ identifier: "RulesBuildRequest" })
 
 export const Device = Schema.Struct({
@@ -40,7 +40,7 @@ export const Device = Schema.Struct({
   addedAt: Timestamp
 }).annotate({ identifier: "Device" })
 
-const accountIdQuery = { accountId: Schema.optionalKey(Schema.String) }
+const accountIdQuery = { accountId: Schema.optionalKey(Id) }
 
 export class AccountsApi extends HttpApiGroup.make("accounts")
   .add(
@@ -48,7 +48,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       success: Schema.Array(Account)
     }),
     HttpApiEndpoint.post("createAccount", "/accounts", {
-      payload: Schema.Struct({ label: Schema.optionalKey(Schema.String.check(Schema.isBetweenLength(1, 64))) }),
+      payload: Schema.Struct({ label: Schema.optionalKey(TextOfLength(1, 64)) }),
       success: Account,
       error: BadRequestError
     }),

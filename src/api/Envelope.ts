@@ -6,9 +6,10 @@
  * document and the typed client know them on every endpoint.
  */
 import { Cause, Effect, Layer, SchemaIssue } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
 import type { ApiError } from "./Errors.ts"
-import { BadRequest, BadRequestError, errorClasses, InternalError, InternalErrorError } from "./Errors.ts"
+import { BadRequest, BadRequestError, errorClasses, InternalError, InternalErrorError, retryAfterOf } from "./Errors.ts"
 
 export class ErrorEnvelope extends HttpApiMiddleware.Service<ErrorEnvelope>()("das/api/ErrorEnvelope", {
   error: [BadRequestError, InternalErrorError]
@@ -49,6 +50,16 @@ export const withRequestId = <E extends ApiError>(e: E, requestId: string | unde
   })
 }
 
+/** Sends `Retry-After` with a typed error that says when to come back (429 quotas, 503). */
+export const retryAfterHeader = (e: ApiError) => {
+  const retryAfter = retryAfterOf(e)
+  return retryAfter === undefined
+    ? Effect.void
+    : HttpEffect.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(retryAfter)))
+    )
+}
+
 export const ErrorEnvelopeLive = Layer.succeed(ErrorEnvelope, (httpEffect) =>
   Effect.catch(httpEffect, (e: unknown) =>
     Effect.flatMap(currentRequestId, (requestId) => {
@@ -68,6 +79,8 @@ export const ErrorEnvelopeLive = Layer.succeed(ErrorEnvelope, (httpEffect) =>
           })
         )
       }
-      return Effect.fail(isApiError(e) ? withRequestId(e, requestId) : e)
+      if (!isApiError(e)) return Effect.fail(e)
+      const stamped = withRequestId(e, requestId)
+      return Effect.andThen(retryAfterHeader(stamped), Effect.fail(stamped))
     })
   ) as never)

@@ -121,6 +121,31 @@ export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooM
   static readonly code = "rate_limited"
   static readonly status = 429
 }
+/** The request body is larger than the service accepts (`HTTP_MAX_BODY`). */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", fields) {
+  static readonly code = "payload_too_large"
+  static readonly status = 413
+}
+/** The request body is not JSON (`Content-Type` other than `application/json`). */
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", fields) {
+  static readonly code = "unsupported_media_type"
+  static readonly status = 415
+}
+/** The path exists, but not with this method (`details.allow` lists the methods it has). */
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", fields) {
+  static readonly code = "method_not_allowed"
+  static readonly status = 405
+}
+/** The URL is longer than the service accepts (`HTTP_MAX_URL_LENGTH`). */
+export class UriTooLong extends Schema.TaggedError<UriTooLong>()("UriTooLong", fields) {
+  static readonly code = "uri_too_long"
+  static readonly status = 414
+}
+/** The request's headers are larger than the service accepts (`HTTP_MAX_HEADER_SIZE`). */
+export class HeadersTooLarge extends Schema.TaggedError<HeadersTooLarge>()("HeadersTooLarge", fields) {
+  static readonly code = "headers_too_large"
+  static readonly status = 431
+}
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", fields) {
   static readonly code = "internal_error"
   static readonly status = 500
@@ -171,6 +196,11 @@ export type ApiError =
   | ServiceUnavailable
   | TooManyRequests
   | InternalError
+  | PayloadTooLarge
+  | UnsupportedMediaType
+  | MethodNotAllowed
+  | UriTooLong
+  | HeadersTooLarge
 
 /** Every typed error class, keyed by tag: used by the envelope renderer and its tests. */
 export const errorClasses = {
@@ -184,7 +214,12 @@ export const errorClasses = {
   UpstreamTimeout,
   ServiceUnavailable,
   TooManyRequests,
-  InternalError
+  InternalError,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+  MethodNotAllowed,
+  UriTooLong,
+  HeadersTooLarge
 } as const
 
 /** Renders any typed error as the plain envelope object (for paths outside HttpApi). */
@@ -200,3 +235,12 @@ export const toEnvelope = (e: ApiError): ErrorEnvelope => ({
 })
 
 export const statusOf = (e: ApiError): number => errorClasses[e._tag].status
+
+/**
+ * `Retry-After` (seconds) for an error that carries `details.retryAfterSeconds` (429 rate
+ * limits and quotas, 503 outages): every renderer sends it as the header too.
+ */
+export const retryAfterOf = (e: ApiError): number | undefined => {
+  const value = e.details?.retryAfterSeconds
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.ceil(value) : undefined
+}

@@ -1,52 +1,239 @@
 /**
  * Router-wide middleware for what happens outside any endpoint: the `/v1` prefix
- * (the contract is served with and without it), unknown routes (404) and
+ * (the contract is served with and without it), the edge's limits (URL length, body
+ * size, rate limits), unknown routes (404) and wrong methods (405), `OPTIONS`, and
  * defects (500, logged with their cause, never shown to the client). Every one
  * answers with the contract's envelope and the request's trace id.
  */
-import { Cause, Effect, type Types } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ByteSize, Cause, Duration, Effect, Option, type Types } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpServerError } from "effect/http"
+import { Sessions } from "../auth/Sessions.ts"
+import { makeRateLimiter } from "../platform/RateLimit.ts"
+import { classifySqlError, DatabaseOutage, findSqlError } from "./DatabaseOutage.ts"
+import { EdgeConfig } from "./EdgeConfig.ts"
 import { currentRequestId, isApiError, withRequestId } from "./Envelope.ts"
 import type { ApiError } from "./Errors.ts"
-import { BadRequest, InternalError, NotFound, statusOf, toEnvelope } from "./Errors.ts"
+import {
+  BadRequest,
+  InternalError,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  retryAfterOf,
+  ServiceUnavailable,
+  statusOf,
+  toEnvelope,
+  TooManyRequests,
+  UnsupportedMediaType,
+  UriTooLong
+} from "./Errors.ts"
+import { documentRoutes, isBuildRoute, makeRouteTable } from "./Routes.ts"
 
 const V1 = "/v1"
 
 export const stripVersionPrefix = (url: string): string =>
   url === V1 ? "/" : url.startsWith(`${V1}/`) || url.startsWith(`${V1}?`) ? url.slice(V1.length) || "/" : url
 
-export const envelopeResponse = (e: ApiError) => HttpServerResponse.jsonUnsafe(toEnvelope(e), { status: statusOf(e) })
+/** The envelope as a response, with `Retry-After` when the error says when to come back. */
+export const envelopeResponse = (e: ApiError) => {
+  const response = HttpServerResponse.jsonUnsafe(toEnvelope(e), { status: statusOf(e) })
+  const retryAfter = retryAfterOf(e)
+  return retryAfter === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(retryAfter))
+}
 
-const render = (cause: Cause.Cause<unknown>) =>
-  Effect.gen(function*() {
-    const requestId = yield* currentRequestId
-    const rid = requestId === undefined ? {} : { requestId }
-    const failure = cause.reasons.find(Cause.isFailReason)?.error
-    if (failure instanceof HttpServerError.HttpServerError) {
-      if (failure.reason._tag === "RouteNotFound") {
-        return envelopeResponse(new NotFound({ message: "No such endpoint", ...rid }))
-      }
-      if (failure.reason._tag === "RequestParseError") {
-        return envelopeResponse(new BadRequest({ message: "The request could not be read", ...rid }))
-      }
+/** A URL whose every `%` escape is well-formed UTF-8 (anything else is refused with 400). */
+export const isWellEncoded = (url: string): boolean => {
+  if (!url.includes("%")) return true
+  for (const part of url.split(/[/?&=;#]/)) {
+    if (!part.includes("%")) continue
+    try {
+      decodeURIComponent(part)
+    } catch {
+      return false
     }
-    if (isApiError(failure)) return envelopeResponse(withRequestId(failure, requestId))
-    yield* Effect.logError("unhandled failure", cause)
-    return envelopeResponse(new InternalError({ message: "Internal error", ...rid }))
-  })
+  }
+  return true
+}
 
-export const GlobalEnvelope = HttpRouter.middleware(
-  (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
+const routes = makeRouteTable(documentRoutes)
+
+const requestIdField = Effect.map(currentRequestId, (requestId) => (requestId === undefined ? {} : { requestId }))
+
+const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const header = request.headers.authorization
+  const match = header === undefined ? null : /^bearer\s+(\S+)\s*$/i.exec(header)
+  return match?.[1]
+}
+
+const isJson = (contentType: string | undefined) =>
+  contentType !== undefined && /^application\/(.+\+)?json\b/i.test(contentType.trim())
+
+const EdgeMiddleware = Effect.gen(function*() {
+  const edge = yield* EdgeConfig
+  // Optional, so the envelope also wraps a bare router (tests): without them builds are
+  // limited per token and outages are not tracked.
+  const sessions = yield* Effect.serviceOption(Sessions)
+  const outage = yield* Effect.serviceOption(DatabaseOutage)
+  const nonceLimiter = makeRateLimiter(edge.nonceRate)
+  const sessionLimiter = makeRateLimiter(edge.sessionRate)
+  const buildLimiter = makeRateLimiter(edge.buildRate)
+  const maxBody = ByteSize.bytes(BigInt(edge.maxBodyBytes))
+  const retryAfterSeconds = Math.max(1, Math.ceil(Duration.toSeconds(edge.unavailableRetryAfter)))
+
+  const render = (cause: Cause.Cause<unknown>) =>
     Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const url = stripVersionPrefix(request.url)
-      const effect = url === request.url
-        ? httpEffect
-        : Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, request.modify({ url }))
-      return yield* effect.pipe(
+      const rid = yield* requestIdField
+      const failure = cause.reasons.find(Cause.isFailReason)?.error
+      const defect = cause.reasons.find(Cause.isDieReason)?.defect
+      const serverError = failure instanceof HttpServerError.HttpServerError
+        ? failure
+        : defect instanceof HttpServerError.HttpServerError
+        ? defect
+        : undefined
+      if (serverError !== undefined) {
+        const reason = serverError.reason
+        if (reason._tag === "RouteNotFound") {
+          return reason.description?.includes("maxParamLength")
+            ? envelopeResponse(new BadRequest({ message: "A path parameter is too long", ...rid }))
+            : envelopeResponse(new NotFound({ message: "No such endpoint", ...rid }))
+        }
+        if (reason._tag === "RequestParseError") {
+          return reason.reason === "BodyTooLarge"
+            ? envelopeResponse(tooLarge(rid))
+            : envelopeResponse(new BadRequest({ message: "The request could not be read", ...rid }))
+        }
+      }
+      if (isApiError(failure)) return envelopeResponse(withRequestId(failure, rid.requestId))
+      const sqlError = findSqlError(cause)
+      if (sqlError !== undefined) {
+        switch (classifySqlError(sqlError)) {
+          case "unavailable":
+            if (Option.isSome(outage)) yield* outage.value.report(sqlError)
+            return envelopeResponse(
+              new ServiceUnavailable({
+                message: "The database is unavailable; try again shortly",
+                details: { retryAfterSeconds },
+                ...rid
+              })
+            )
+          case "unstorable":
+            return envelopeResponse(
+              new BadRequest({ message: "The request holds a value that cannot be stored", ...rid })
+            )
+          case "bug":
+            break
+        }
+      }
+      yield* Effect.logError("unhandled failure", cause)
+      return envelopeResponse(new InternalError({ message: "Internal error", ...rid }))
+    })
+
+  const tooLarge = (rid: { readonly requestId?: string }) =>
+    new PayloadTooLarge({
+      message: `The request body is larger than ${edge.maxBodyBytes} bytes`,
+      details: { maxBytes: edge.maxBodyBytes },
+      ...rid
+    })
+
+  const limited = (retryAfter: number, what: string, rid: { readonly requestId?: string }) =>
+    new TooManyRequests({
+      message: `Too many ${what}; try again in ${retryAfter} s`,
+      details: { retryAfterSeconds: retryAfter },
+      ...rid
+    })
+
+  /** What the edge refuses before any endpoint runs; `undefined`: let it through. */
+  const admit = (request: HttpServerRequest.HttpServerRequest, url: string) =>
+    Effect.gen(function*() {
+      const rid = yield* requestIdField
+      if (url.length > edge.maxUrlLength) {
+        return new UriTooLong({ message: `The URL is longer than ${edge.maxUrlLength} characters`, ...rid })
+      }
+      if (!isWellEncoded(url)) return new BadRequest({ message: "The URL has malformed percent-encoding", ...rid })
+      const declared = Number(request.headers["content-length"])
+      if (Number.isFinite(declared) && declared > edge.maxBodyBytes) return tooLarge(rid)
+      const route = routes.find(request.method, url)
+      if (route === undefined) {
+        const allow = routes.allowed(url)
+        if (allow.length > 0 && request.method !== "OPTIONS") {
+          return new MethodNotAllowed({
+            message: `${request.method} is not allowed here; allowed: ${allow.join(", ")}`,
+            details: { allow },
+            ...rid
+          })
+        }
+        return undefined
+      }
+      if (route.method === "POST" && route.path === "/auth/nonce") {
+        const decision = nonceLimiter.take(clientIp(request))
+        if (!decision.allowed) return limited(decision.retryAfterSeconds, "sign-in nonces from this address", rid)
+      }
+      if (route.method === "POST" && route.path === "/auth/session") {
+        const decision = sessionLimiter.take(clientIp(request))
+        if (!decision.allowed) return limited(decision.retryAfterSeconds, "sign-in attempts from this address", rid)
+      }
+      if (isBuildRoute(route) && edge.buildRate.limit > 0) {
+        const token = bearerOf(request)
+        // No or a bad token: the endpoint answers 401 itself.
+        const signer = token === undefined
+          ? undefined
+          : Option.isNone(sessions)
+          ? `token:${token}`
+          : yield* sessions.value.authenticate(token).pipe(
+            Effect.map((s) => s.address.toLowerCase()),
+            Effect.orElseSucceed(() => undefined)
+          )
+        if (signer !== undefined) {
+          const decision = buildLimiter.take(signer)
+          if (!decision.allowed) return limited(decision.retryAfterSeconds, "builds for this signer", rid)
+        }
+      }
+      return undefined
+    })
+
+  /** The framework's own non-envelope answers (415 text, 413/405 empty) as envelopes. */
+  const normalize = (response: HttpServerResponse.HttpServerResponse) =>
+    Effect.gen(function*() {
+      const contentType = "contentType" in response.body ? response.body.contentType : undefined
+      if (response.status < 400 || isJson(contentType)) return response
+      const rid = yield* requestIdField
+      switch (response.status) {
+        case 413:
+          return envelopeResponse(tooLarge(rid))
+        case 415:
+          return envelopeResponse(
+            new UnsupportedMediaType({ message: "The request body must be application/json", ...rid })
+          )
+        default:
+          return response
+      }
+    })
+
+  return (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
+    Effect.gen(function*() {
+      const original = yield* HttpServerRequest.HttpServerRequest
+      const url = stripVersionPrefix(original.url)
+      const request = url === original.url ? original : original.modify({ url })
+      const refused = yield* admit(request, url)
+      if (refused !== undefined) return envelopeResponse(refused)
+      if (request.method === "OPTIONS") {
+        const allow = routes.allowed(url)
+        if (allow.length > 0) return HttpServerResponse.empty({ status: 204, headers: { allow: allow.join(", ") } })
+      }
+      const response = yield* httpEffect.pipe(
+        Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBody),
         Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : render(cause)))
       )
-    }) as Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest>,
-  { global: true }
-)
+      return yield* normalize(response)
+    }).pipe(
+      Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : render(cause)))
+    ) as Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest>
+})
+
+/** The peer address (behind a proxy: the proxy's; see docs/decisions.md). */
+const clientIp = (request: HttpServerRequest.HttpServerRequest): string =>
+  Option.getOrElse(request.remoteAddress, () => "unknown")
+
+export const GlobalEnvelope = HttpRouter.middleware(EdgeMiddleware, { global: true })

@@ -2,20 +2,20 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequestError, NotFoundError, NotImplementedError } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
-import { PageLimit, Timestamp } from "../domain/Primitives.ts"
+import { PageLimit, Timestamp, Id, TextOfLength } from "../domain/Primitives.ts"
 import { ActivityPage, AnchorStatus, AuditEvent } from "./Domain.ts"
 
 export class ActivityApi extends HttpApiGroup.make("activity")
   .add(
     HttpApiEndpoint.get("list", "/activity", {
       query: {
-        cursor: Schema.optionalKey(Schema.String),
+        cursor: Schema.optionalKey(TextOfLength(1, 512)),
         limit: PageLimit,
-        status: Schema.optionalKey(Schema.String),
-        delegationId: Schema.optionalKey(Schema.String),
+        status: Schema.optionalKey(TextOfLength(1, 64)),
+        delegationId: Schema.optionalKey(Id),
         from: Schema.optionalKey(Timestamp),
         to: Schema.optionalKey(Timestamp),
-        accountId: Schema.optionalKey(Schema.String)
+        accountId: Schema.optionalKey(Id)
       },
       success: ActivityPage,
       error: [BadRequestError, NotFoundError, NotImplementedError]
@@ -26,7 +26,7 @@ export class ActivityApi extends HttpApiGroup.make("activity")
       error: NotImplementedError
     }),
     HttpApiEndpoint.get("get", "/activity/:eventId", {
-      params: { eventId: Schema.String },
+      params: { eventId: Id },
       success: AuditEvent,
       error: [NotFoundError, NotImplementedError]
     })

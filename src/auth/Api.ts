@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequestError, UnauthorizedError } from "../api/Errors.ts"
-import { Address, HexString, Timestamp } from "../domain/Primitives.ts"
+import { Address, HexString, Timestamp, TextOfLength } from "../domain/Primitives.ts"
 import { Account } from "../accounts/Domain.ts"
 import { Authorization } from "./Middleware.ts"
 
@@ -20,7 +20,7 @@ export const NonceResponse = Schema.Struct({
 }).annotate({ identifier: "SignInNonce" })
 
 export const SessionRequest = Schema.Struct({
-  message: Schema.String.check(Schema.isBetweenLength(1, 4096)),
+  message: TextOfLength(1, 4096),
   signature: HexString
 }).annotate({ identifier: "SessionRequest" })
 

@@ -12,7 +12,7 @@ import {
 } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { IntentType, SignedUserOp, UserOpBuild, GasTokenChoice } from "../domain/Operations.ts"
-import { Hash32 } from "../domain/Primitives.ts"
+import { Hash32, Id, TextOfLength } from "../domain/Primitives.ts"
 import {
   Delegation,
   DelegationBuild,
@@ -22,7 +22,7 @@ import {
   PolicySnapshot
 } from "./Domain.ts"
 
-const delegationId = { delegationId: Schema.String }
+const delegationId = { delegationId: Id }
 const common = [
   BadRequestError,
   NotFoundError,
@@ -36,7 +36,7 @@ const common = [
 export class DelegationsApi extends HttpApiGroup.make("delegations")
   .add(
     HttpApiEndpoint.get("list", "/delegations", {
-      query: { status: Schema.optionalKey(DelegationStatus), accountId: Schema.optionalKey(Schema.String) },
+      query: { status: Schema.optionalKey(DelegationStatus), accountId: Schema.optionalKey(Id) },
       success: Schema.Array(Delegation),
       error: common
     }),
@@ -64,10 +64,10 @@ export class DelegationsApi extends HttpApiGroup.make("delegations")
     HttpApiEndpoint.post("act", "/delegations/:delegationId/actions", {
       params: delegationId,
       payload: Schema.Struct({
-        recipient: Schema.String.check(Schema.isMinLength(1)),
+        recipient: TextOfLength(1, 256),
         amount: Schema.Finite,
         // Beyond the contract: which budget token (symbol); default the per-action maximum's token.
-        token: Schema.optionalKey(Schema.String),
+        token: Schema.optionalKey(TextOfLength(1, 64)),
         gasToken: Schema.optionalKey(GasTokenChoice)
       }),
       success: UserOpBuild,

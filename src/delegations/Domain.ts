@@ -1,15 +1,15 @@
 import { Schema } from "effect"
 import { Simulation, TokenAmount, TokenRef, UnsignedUserOp, userOpBuildExtraFields } from "../domain/Operations.ts"
-import { Address, ChainId, DecimalString, Hash32, HexString, Selector, Timestamp } from "../domain/Primitives.ts"
+import { Address, ChainId, DecimalString, Hash32, HexString, Selector, Timestamp, Id, Text, TextOfLength } from "../domain/Primitives.ts"
 
 export const DelegationStatus = Schema.Literals(["active", "frozen", "expired", "revoked"]).annotate({
   identifier: "DelegationStatus"
 })
 export type DelegationStatus = typeof DelegationStatus.Type
 
-export const RecipientEntry = Schema.Struct({ name: Schema.String, address: Address, chainId: ChainId })
+export const RecipientEntry = Schema.Struct({ name: Text, address: Address, chainId: ChainId })
 export const AllowedAction = Schema.Struct({
-  name: Schema.String,
+  name: Text,
   target: Address,
   selectors: Schema.Array(Selector)
 })
@@ -63,20 +63,20 @@ export type PolicySnapshotType = typeof PolicySnapshot.Type
 const PositiveAmount = Schema.Finite.check(Schema.isGreaterThan(0))
 
 export const DelegationBuildRequest = Schema.Struct({
-  name: Schema.String.check(Schema.isBetweenLength(1, 80)),
-  kind: Schema.String.check(Schema.isBetweenLength(1, 40)),
+  name: TextOfLength(1, 80),
+  kind: TextOfLength(1, 40),
   delegateeAddress: Address,
   chainId: ChainId,
-  budgets: Schema.Array(Schema.Struct({ token: Schema.Struct({ symbol: Schema.String }), amount: PositiveAmount })).check(
+  budgets: Schema.Array(Schema.Struct({ token: Schema.Struct({ symbol: TextOfLength(1, 64) }), amount: PositiveAmount })).check(
     Schema.isMinLength(1)
   ),
   // Optional on input; the contract does not show them (defaults: docs/decisions.md).
-  perActionMax: Schema.optionalKey(Schema.Struct({ token: Schema.Struct({ symbol: Schema.String }), amount: PositiveAmount })),
+  perActionMax: Schema.optionalKey(Schema.Struct({ token: Schema.Struct({ symbol: TextOfLength(1, 64) }), amount: PositiveAmount })),
   maxActions: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 }))),
   recipientAllowlist: Schema.optionalKey(Schema.Array(RecipientEntry)),
   allowedActions: Schema.optionalKey(Schema.Array(AllowedAction)),
   expiresAt: Schema.optionalKey(Timestamp),
-  accountId: Schema.optionalKey(Schema.String)
+  accountId: Schema.optionalKey(Id)
 }).annotate({ identifier: "DelegationBuildRequest" })
 
 /** A Delegation Framework caveat as the DelegationManager takes it. */

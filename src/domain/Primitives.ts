@@ -56,3 +56,26 @@ export const withDefault = <S extends Schema.Top & Schema.WithoutConstructorDefa
 
 /** 1..100, default 25: `limit` of activity and the marketplace leaderboard. */
 export const PageLimit = withDefault(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 })), 25)
+
+/**
+ * Characters PostgreSQL cannot store in a text column (NUL, `0x00`) or that are not
+ * Unicode text at all (an unpaired UTF-16 surrogate, which would be stored as U+FFFD):
+ * refused at decode (400), so no such string ever reaches a query.
+ */
+const storableText = /^(?:[^\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/
+
+export const isStorableText = Schema.isPattern(storableText, {
+  description: "text without NUL characters or unpaired surrogates",
+  message: "must not contain NUL characters or unpaired surrogates"
+})
+
+/** Every free-form string a client sends: NUL-free, well-formed Unicode. */
+export const Text = Schema.String.check(isStorableText).annotate({ identifier: "Text" })
+export type Text = typeof Text.Type
+
+/** Free-form text of bounded length. */
+export const TextOfLength = (minimum: number, maximum: number) => Text.check(Schema.isBetweenLength(minimum, maximum))
+
+/** An opaque identifier a client sends back (path ids, filters, cursors): 1..128 storable characters. */
+export const Id = TextOfLength(1, 128).annotate({ identifier: "Id" })
+export type Id = typeof Id.Type

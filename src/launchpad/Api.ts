@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequestError, NotFoundError, UpstreamTimeoutError, UpstreamUnavailableError } from "../api/Errors.ts"
-import { Timestamp, withDefault } from "../domain/Primitives.ts"
+import { Timestamp, withDefault, TextOfLength, Text } from "../domain/Primitives.ts"
 
 export const LaunchpadChain = Schema.Literals(["base", "solana", "robinhood"]).annotate({ identifier: "LaunchpadChain" })
 export type LaunchpadChain = typeof LaunchpadChain.Type
@@ -60,15 +60,15 @@ export class LaunchpadApi extends HttpApiGroup.make("launchpad")
         sort: withDefault(LaunchpadSort, "volume24h"),
         page: withDefault(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), 1),
         pageSize: withDefault(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 })), 30),
-        search: Schema.optionalKey(Schema.String)
+        search: Schema.optionalKey(Text)
       },
       success: TokensPage,
       error: [BadRequestError, ...upstream]
     }),
     HttpApiEndpoint.get("tokenHistory", "/launchpad/tokens/:chain/:address/history", {
-      params: { chain: LaunchpadChain, address: Schema.String.check(Schema.isBetweenLength(1, 128)) },
+      params: { chain: LaunchpadChain, address: TextOfLength(1, 128) },
       // An unrecognized range is treated as 1M (the contract): accept any string, normalise in the service.
-      query: { range: withDefault(Schema.String, "1M") },
+      query: { range: withDefault(Text, "1M") },
       success: PriceHistory,
       // 404: the upstream does not know this token on this chain.
       error: [BadRequestError, NotFoundError, ...upstream]

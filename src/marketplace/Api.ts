@@ -12,7 +12,7 @@ import {
 } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { GasTokenChoice } from "../domain/Operations.ts"
-import { Address, ChainId, Hash32, PageLimit } from "../domain/Primitives.ts"
+import { Address, ChainId, Hash32, PageLimit, Id, TextOfLength, Text } from "../domain/Primitives.ts"
 import {
   Agent,
   AgentsPage,
@@ -34,7 +34,7 @@ const PositiveAmount = Schema.Finite.check(Schema.isGreaterThan(0))
 export class MarketplaceStreamApi extends HttpApiGroup.make("marketplaceStream")
   .add(
     HttpApiEndpoint.get("stream", "/marketplace/agents/stream", {
-      query: { wallets: Schema.optionalKey(Schema.String) },
+      query: { wallets: Schema.optionalKey(Text) },
       success: HttpApiSchema.StreamSse({ data: AgentStat }),
       error: [BadRequestError, ServiceUnavailableError, ...upstream]
     })
@@ -45,7 +45,7 @@ export class MarketplaceStreamApi extends HttpApiGroup.make("marketplaceStream")
 export class MarketplaceApi extends HttpApiGroup.make("marketplace")
   .add(
     HttpApiEndpoint.get("listAgents", "/marketplace/agents", {
-      query: { cursor: Schema.optionalKey(Schema.String), limit: PageLimit },
+      query: { cursor: Schema.optionalKey(TextOfLength(1, 512)), limit: PageLimit },
       success: AgentsPage,
       error: [BadRequestError, ...upstream]
     }),
@@ -54,7 +54,7 @@ export class MarketplaceApi extends HttpApiGroup.make("marketplace")
     }),
     HttpApiEndpoint.get("searchAgents", "/marketplace/agents/search", {
       query: {
-        query: Schema.String.check(Schema.isMinLength(1)),
+        query: TextOfLength(1, 1000),
         chainIds: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^\d+(,\d+)*$/))),
         topK: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
       },
@@ -84,19 +84,19 @@ export class MarketplaceApi extends HttpApiGroup.make("marketplace")
       payload: Schema.Struct({
         mandateId: Hash32,
         agentWallet: Address,
-        description: Schema.String.check(Schema.isBetweenLength(1, 4000)),
+        description: TextOfLength(1, 4000),
         chainId: ChainId
       }),
       success: JobOpBuild,
       error: builds
     }),
     HttpApiEndpoint.post("fundJobBuild", "/marketplace/jobs/fund/build", {
-      payload: Schema.Struct({ mandateId: Hash32, jobId: Schema.String, perJobBudget: PositiveAmount, chainId: ChainId }),
+      payload: Schema.Struct({ mandateId: Hash32, jobId: Id, perJobBudget: PositiveAmount, chainId: ChainId }),
       success: JobOpBuild,
       error: builds
     }),
     HttpApiEndpoint.get("getJob", "/marketplace/jobs/:chainId/:jobId", {
-      params: { chainId: ChainId, jobId: Schema.String },
+      params: { chainId: ChainId, jobId: Id },
       success: Job,
       error: [NotFoundError, ...upstream]
     }),
@@ -109,7 +109,7 @@ export class MarketplaceApi extends HttpApiGroup.make("marketplace")
       error: upstream
     }),
     HttpApiEndpoint.get("managedConnectStatus", "/marketplace/managed/connect/status", {
-      query: { requestId: Schema.String.check(Schema.isMinLength(1)) },
+      query: { requestId: TextOfLength(1, 512) },
       success: ManagedConnection,
       error: [NotFoundError, ...upstream]
     }),
@@ -117,7 +117,7 @@ export class MarketplaceApi extends HttpApiGroup.make("marketplace")
       payload: Schema.Struct({
         chainId: ChainId,
         amount: PositiveAmount,
-        tokenSymbol: Schema.String.check(Schema.isMinLength(1)),
+        tokenSymbol: TextOfLength(1, 64),
         tokenAddress: Address,
         gasToken: Schema.optionalKey(GasTokenChoice)
       }),

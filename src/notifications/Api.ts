@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFoundError, NotImplementedError, OutOfScopeError } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
-import { withDefault } from "../domain/Primitives.ts"
+import { withDefault, Id } from "../domain/Primitives.ts"
 import { Notification } from "./Domain.ts"
 
 export class NotificationsApi extends HttpApiGroup.make("notifications")
@@ -18,7 +18,7 @@ export class NotificationsApi extends HttpApiGroup.make("notifications")
       error: NotImplementedError
     }),
     HttpApiEndpoint.post("markRead", "/notifications/:notificationId/read", {
-      params: { notificationId: Schema.String },
+      params: { notificationId: Id },
       success: Notification,
       error: [NotFoundError, OutOfScopeError, NotImplementedError]
     })

@@ -1,4 +1,3 @@
-import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import {
   BadRequestError,
@@ -10,6 +9,7 @@ import {
 } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { SignedUserOp, UserOpReceipt } from "../domain/Operations.ts"
+import { Id } from "../domain/Primitives.ts"
 
 export class UserOpsApi extends HttpApiGroup.make("userops")
   .add(
@@ -19,7 +19,7 @@ export class UserOpsApi extends HttpApiGroup.make("userops")
       error: [BadRequestError, NotFoundError, OutOfScopeError, UpstreamUnavailableError, UpstreamTimeoutError, NotImplementedError]
     }),
     HttpApiEndpoint.get("get", "/userops/:userOpId", {
-      params: { userOpId: Schema.String },
+      params: { userOpId: Id },
       success: UserOpReceipt,
       error: [NotFoundError, UpstreamUnavailableError, UpstreamTimeoutError, NotImplementedError]
     })

@@ -5,7 +5,8 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Context, Effect, Layer } from "effect"
 import { FetchHttpClient, HttpServer } from "effect/http"
-import { createServer } from "node:http"
+import { EdgeConfig } from "../../src/api/EdgeConfig.ts"
+import { makeNodeServer } from "../../src/api/NodeServer.ts"
 import { makeClient } from "../../src/client/Client.ts"
 import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { TelemetryLive } from "../../src/platform/Telemetry.ts"
@@ -46,7 +47,10 @@ export const TestServerLive = (options?: {
     })
   ).pipe(
     Layer.provideMerge(serveApp.pipe(Layer.provide(ServicesLive), Layer.provide(TelemetryLive))),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(
+      Layer.unwrap(Effect.map(EdgeConfig.config, (edge) =>
+        NodeHttpServer.layer(() => makeNodeServer(edge), { port: 0, host: "127.0.0.1" })))
+    ),
     Layer.provideMerge(TestChainLive(options?.chain)),
     Layer.provideMerge(
       TestDatabaseLive(

@@ -1,0 +1,53 @@
+/**
+ * The service's own route table, read from the `HttpApi` (plus the two document routes),
+ * so the edge can tell "no such path" (404) from "not with this method" (405, with
+ * `Allow`), answer `OPTIONS`, and recognise the endpoints a rate limit applies to
+ * before the request reaches the router.
+ */
+import { FindMyWay } from "effect/http"
+import { HttpApi } from "effect/http-api"
+import { Api } from "../Api.ts"
+
+export interface RouteInfo {
+  readonly method: string
+  readonly path: string
+}
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
+
+export interface RouteTable {
+  /** The route `method url` resolves to (HEAD resolves as GET). */
+  readonly find: (method: string, url: string) => RouteInfo | undefined
+  /** Methods the path answers, empty when the path is unknown. */
+  readonly allowed: (url: string) => ReadonlyArray<string>
+}
+
+export const makeRouteTable = (extra: ReadonlyArray<RouteInfo> = []): RouteTable => {
+  // Long parameters still match here: the router refuses them later with a 400.
+  const router = FindMyWay.make<RouteInfo>({ maxParamLength: 1 << 16 })
+  const add = (route: RouteInfo) => router.on(route.method, route.path as `/${string}`, route)
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => add({ method: endpoint.method, path: endpoint.path })
+  })
+  extra.forEach(add)
+  const find = (method: string, url: string) => router.find(method === "HEAD" ? "GET" : method, url)?.handler
+  const allowed = (url: string) => {
+    const methods: Array<string> = METHODS.filter((m) => router.find(m, url) !== undefined)
+    if (methods.length === 0) return methods
+    if (methods.includes("GET")) methods.push("HEAD")
+    methods.push("OPTIONS")
+    return methods
+  }
+  return { find, allowed }
+}
+
+/** The document routes served beside the API (`Server.ts`). */
+export const documentRoutes: ReadonlyArray<RouteInfo> = [
+  { method: "GET", path: "/openapi.json" },
+  { method: "GET", path: "/docs" }
+]
+
+/** Endpoints limited per signer: every build, and a delegated action (which reserves budget). */
+export const isBuildRoute = (route: RouteInfo): boolean =>
+  route.method === "POST" && (route.path.endsWith("/build") || route.path === "/delegations/:delegationId/actions")
