@@ -9,10 +9,30 @@ import { Cause, Effect, Layer, SchemaIssue } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
 import type { ApiError } from "./Errors.ts"
-import { BadRequest, BadRequestError, errorClasses, InternalError, InternalErrorError, retryAfterOf } from "./Errors.ts"
+import {
+  BadRequest,
+  BadRequestError,
+  errorClasses,
+  InternalError,
+  InternalErrorError,
+  PayloadTooLargeError,
+  retryAfterOf,
+  ServiceUnavailableError,
+  TooManyRequestsError,
+  UnsupportedMediaTypeError
+} from "./Errors.ts"
 
 export class ErrorEnvelope extends HttpApiMiddleware.Service<ErrorEnvelope>()("das/api/ErrorEnvelope", {
-  error: [BadRequestError, InternalErrorError]
+  // What any endpoint may answer from the edge: a database outage (503), a rate limit or
+  // quota (429), a body too large (413) or not JSON (415).
+  error: [
+    BadRequestError,
+    InternalErrorError,
+    ServiceUnavailableError,
+    TooManyRequestsError,
+    PayloadTooLargeError,
+    UnsupportedMediaTypeError
+  ]
 }) {}
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()

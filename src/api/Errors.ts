@@ -183,6 +183,18 @@ export const TooManyRequestsError = envelopeOf(
   TooManyRequests.status
 )
 export const InternalErrorError = envelopeOf(InternalError, "InternalError", InternalError.code, InternalError.status)
+export const PayloadTooLargeError = envelopeOf(
+  PayloadTooLarge,
+  "PayloadTooLarge",
+  PayloadTooLarge.code,
+  PayloadTooLarge.status
+)
+export const UnsupportedMediaTypeError = envelopeOf(
+  UnsupportedMediaType,
+  "UnsupportedMediaType",
+  UnsupportedMediaType.code,
+  UnsupportedMediaType.status
+)
 
 export type ApiError =
   | Unauthorized

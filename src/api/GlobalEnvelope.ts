@@ -39,7 +39,9 @@ export const stripVersionPrefix = (url: string): string =>
 export const envelopeResponse = (e: ApiError) => {
   const response = HttpServerResponse.jsonUnsafe(toEnvelope(e), { status: statusOf(e) })
   const retryAfter = retryAfterOf(e)
-  return retryAfter === undefined ? response : HttpServerResponse.setHeader(response, "retry-after", String(retryAfter))
+  const allow = e.details?.allow
+  const withAllow = Array.isArray(allow) ? HttpServerResponse.setHeader(response, "allow", allow.join(", ")) : response
+  return retryAfter === undefined ? withAllow : HttpServerResponse.setHeader(withAllow, "retry-after", String(retryAfter))
 }
 
 /** A URL whose every `%` escape is well-formed UTF-8 (anything else is refused with 400). */

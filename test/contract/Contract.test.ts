@@ -97,7 +97,10 @@ const envelopeCodecs = new Map<Schema.Codec<unknown, unknown>, keyof typeof Erro
   [Errors.UpstreamUnavailableError, "UpstreamUnavailable"],
   [Errors.UpstreamTimeoutError, "UpstreamTimeout"],
   [Errors.ServiceUnavailableError, "ServiceUnavailable"],
-  [Errors.InternalErrorError, "InternalError"]
+  [Errors.InternalErrorError, "InternalError"],
+  [Errors.TooManyRequestsError, "TooManyRequests"],
+  [Errors.PayloadTooLargeError, "PayloadTooLarge"],
+  [Errors.UnsupportedMediaTypeError, "UnsupportedMediaType"]
 ] as Array<[Schema.Codec<unknown, unknown>, keyof typeof Errors.errorClasses]>)
 /** Endpoints keep the declared schema's AST (wrapped in a new schema object), so compare ASTs. */
 const envelopeAsts = new Set([...envelopeCodecs.keys()].map((c) => c.ast))
