@@ -63,3 +63,45 @@ export const rawExchange = (port: number, raw: string | Buffer, timeoutMs = 5000
   )
 
 export const portOf = (baseUrl: string) => Number(new URL(baseUrl).port)
+
+/** A loopback TCP proxy that can be cut (listener closed, live connections dropped) and restored on the same port. */
+export const tcpProxy = (targetHost: string, targetPort: number) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const sockets = new Set<net.Socket>()
+      let server: net.Server | undefined
+      let port = 0
+      const listen = () =>
+        new Promise<void>((resolve) => {
+          server = net.createServer((client) => {
+            const upstream = net.connect(targetPort, targetHost)
+            sockets.add(client).add(upstream)
+            const drop = () => {
+              client.destroy()
+              upstream.destroy()
+              sockets.delete(client)
+              sockets.delete(upstream)
+            }
+            client.on("error", drop).on("close", drop)
+            upstream.on("error", drop).on("close", drop)
+            client.pipe(upstream)
+            upstream.pipe(client)
+          })
+          server.listen(port, "127.0.0.1", () => {
+            port = (server!.address() as net.AddressInfo).port
+            resolve()
+          })
+        })
+      const cut = () =>
+        new Promise<void>((resolve) => {
+          for (const s of sockets) s.destroy()
+          sockets.clear()
+          if (server === undefined) return resolve()
+          server.close(() => resolve())
+          server = undefined
+        })
+      await listen()
+      return { port: () => port, cut, restore: listen }
+    }),
+    (proxy) => Effect.promise(() => proxy.cut())
+  )
