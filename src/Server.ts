@@ -45,7 +45,7 @@ export const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json
 export const DocsRoute = HttpApiScalar.layer(Api, { path: "/docs" })
 
 /** The edge (limits, envelope, outages) with its configuration; see `src/api/GlobalEnvelope.ts`. */
-export const EdgeLive = GlobalEnvelope.pipe(Layer.provide([EdgeConfig.layer, DatabaseOutage.layer]))
+export const EdgeLive = GlobalEnvelope.pipe(Layer.provide(Layer.mergeAll(EdgeConfig.layer, DatabaseOutage.layer)))
 
 export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, EdgeLive)
 

@@ -72,7 +72,9 @@ const isJson = (contentType: string | undefined) =>
   contentType !== undefined && /^application\/(.+\+)?json\b/i.test(contentType.trim())
 
 const EdgeMiddleware = Effect.gen(function*() {
-  const edge = yield* EdgeConfig
+  // Read from Config when no EdgeConfig is provided (a bare router in tests).
+  const provided = yield* Effect.serviceOption(EdgeConfig)
+  const edge = Option.isSome(provided) ? provided.value : yield* Effect.orDie(EdgeConfig.config)
   // Optional, so the envelope also wraps a bare router (tests): without them builds are
   // limited per token and outages are not tracked.
   const sessions = yield* Effect.serviceOption(Sessions)

@@ -2,15 +2,17 @@
  * The public launchpad upstream (token API and vp-api klines), and the ONE place where
  * its records become the contract's `LaunchpadToken` (`toLaunchpadToken`).
  *
- * Failure policy: every call is bounded by `LAUNCHPAD_UPSTREAM_TIMEOUT` per attempt;
- * only transport faults (connection refused/reset) are retried, at most
- * `LAUNCHPAD_UPSTREAM_RETRIES` times; a non-2xx answer, unreadable JSON or an unexpected
- * shape is `UpstreamUnavailable` (502), a timeout is `UpstreamTimeout` (504). Nothing is
- * ever made up to fill a gap.
+ * Failure policy (the shared `src/platform/Upstream.ts`): every call is bounded by
+ * `LAUNCHPAD_UPSTREAM_TIMEOUT` per attempt and `UPSTREAM_MAX_BODY_BYTES`; only transport
+ * faults (connection refused/reset) are retried, at most `LAUNCHPAD_UPSTREAM_RETRIES`
+ * times; a non-2xx answer, a body over the cap, unreadable JSON or an unexpected shape is
+ * `UpstreamUnavailable` (502), a timeout is `UpstreamTimeout` (504). Nothing is ever made
+ * up to fill a gap.
  */
-import { Config, Context, Duration, Effect, Layer, Schedule, Schema } from "effect"
-import { HttpClient, HttpClientError, HttpClientResponse } from "effect/http"
+import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
+import { getDecoded, UpstreamMaxBodyBytes } from "../platform/Upstream.ts"
 import type { LaunchpadChain, LaunchpadToken } from "./Api.ts"
 import { chainInfo, type ChainInfo, chainOfUpstream, sameAddress } from "./Chains.ts"
 
@@ -170,40 +172,22 @@ export const LaunchpadUpstreamLive = Layer.effect(
     const apiUrl = trimSlash(config.apiUrl)
     const pricesUrl = trimSlash(config.pricesUrl)
 
-    const isTransport = (e: unknown) =>
-      HttpClientError.isHttpClientError(e) && e.reason._tag === "TransportError"
+    const maxBodyBytes = yield* UpstreamMaxBodyBytes
 
-    /** GET + status check + decode, bounded in time, retried on transport faults only. */
+    /** GET + status check + decode, bounded in time and size, retried on transport faults only. */
     const getJson = <S extends Schema.Constraint & { readonly DecodingServices: never }>(
       what: string,
       url: string,
       urlParams: Record<string, string>,
       schema: S
     ): Effect.Effect<S["Type"], UpstreamError> =>
-      client.get(url, { urlParams, acceptJson: true }).pipe(
-        Effect.flatMap(HttpClientResponse.filterStatusOk),
-        Effect.flatMap(HttpClientResponse.schemaBodyJson(schema)),
-        Effect.timeoutOrElse({
-          duration: config.timeout,
-          orElse: () =>
-            Effect.fail(
-              new UpstreamTimeout({
-                message: `The launchpad upstream (${what}) did not answer within ${Duration.format(config.timeout)}`
-              })
-            )
-        }),
-        Effect.retry({
-          while: isTransport,
-          times: config.retries,
-          schedule: Schedule.exponential(Duration.millis(100))
-        }),
-        Effect.mapError((e): UpstreamError => {
-          if (e instanceof UpstreamTimeout) return e
-          return new UpstreamUnavailable({
-            message: `The launchpad upstream (${what}) failed: ${describe(e)}`
-          })
-        })
-      )
+      getDecoded(client, HttpClientRequest.get(url, { urlParams }), schema, {
+        name: `The launchpad upstream (${what})`,
+        timeout: config.timeout,
+        retries: config.retries,
+        maxBodyBytes,
+        backoff: Duration.millis(100)
+      })
 
     const mapRows = (raws: ReadonlyArray<UpstreamToken>, info: ChainInfo) =>
       Effect.try({
@@ -267,14 +251,3 @@ export const LaunchpadUpstreamLive = Layer.effect(
     return LaunchpadUpstream.of({ listTokens, findToken, klines })
   })
 )
-
-const describe = (e: unknown): string => {
-  if (HttpClientError.isHttpClientError(e)) {
-    const r = e.reason
-    if (r._tag === "StatusCodeError") return `HTTP ${r.response.status}`
-    if (r._tag === "DecodeError") return "unreadable body"
-    return r._tag
-  }
-  if (Schema.isSchemaError(e)) return "unexpected response shape"
-  return e instanceof Error ? e.message : String(e)
-}

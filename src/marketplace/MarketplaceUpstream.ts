@@ -8,9 +8,10 @@
  * credential of ours and moves no money; the one token it ever sees (a connect
  * approval's session token) is used once to read the wallet address and dropped.
  */
-import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schedule, Schema } from "effect"
-import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
-import { UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { UpstreamUnavailable } from "../api/Errors.ts"
+import { getJson as upstreamGet, type UpstreamError, UpstreamMaxBodyBytes } from "../platform/Upstream.ts"
 import type { Address } from "../domain/Primitives.ts"
 import type { Agent } from "./Domain.ts"
 import {
@@ -28,7 +29,7 @@ import {
   unwrapData
 } from "./UpstreamMapping.ts"
 
-export type UpstreamError = UpstreamUnavailable | UpstreamTimeout
+export type { UpstreamError }
 
 export interface MarketplaceUpstreamConfig {
   /** Base of the marketplace REST API, including any `/api` prefix. */
@@ -90,55 +91,30 @@ export class MarketplaceUpstream extends Context.Service<MarketplaceUpstream, {
 const unavailable = (message: string, details?: Record<string, string | number>) =>
   new UpstreamUnavailable(details === undefined ? { message } : { message, details })
 
-const isTransportFault = (e: unknown): boolean =>
-  HttpClientError.isHttpClientError(e) && e.reason._tag === "TransportError"
-
 type Got = { readonly _tag: "NotFound"; readonly status: number } | { readonly _tag: "Body"; readonly json: Schema.Json }
 
 export const make = Effect.fn("MarketplaceUpstream.make")(function*(config: MarketplaceUpstreamConfig) {
   const client = yield* HttpClient.HttpClient
+  const maxBodyBytes = yield* UpstreamMaxBodyBytes
 
-  /** One GET with timeout and transport-only retries; 404/410 are answers, other non-2xx are faults. */
+  /** One GET through the shared upstream helper; 404/410 are answers, other non-2xx are faults. */
   const getJson = (
     url: string,
     urlParams: Record<string, string>,
     bearer?: Redacted.Redacted<string>
   ): Effect.Effect<Got, UpstreamError> => {
-    let request = HttpClientRequest.get(url).pipe(HttpClientRequest.setUrlParams(urlParams), HttpClientRequest.acceptJson)
+    let request = HttpClientRequest.get(url).pipe(HttpClientRequest.setUrlParams(urlParams))
     if (bearer !== undefined) request = HttpClientRequest.bearerToken(request, Redacted.value(bearer))
-    const readBody = (res: HttpClientResponse.HttpClientResponse) =>
-      Effect.gen(function*() {
-        if (res.status === 404 || res.status === 410) return { _tag: "NotFound", status: res.status } as const
-        if (res.status < 200 || res.status >= 300) {
-          return yield* unavailable(`The marketplace answered HTTP ${res.status}.`, { upstreamStatus: res.status })
-        }
-        const text = yield* res.text
-        const json = yield* Effect.try({
-          try: () => JSON.parse(text) as Schema.Json,
-          catch: () => unavailable("The marketplace answered with malformed JSON.")
-        })
-        return { _tag: "Body", json } as const
-      })
-    const attempt = client.execute(request).pipe(
-      Effect.flatMap(readBody),
-      Effect.timeoutOrElse({
-        duration: config.timeout,
-        orElse: () =>
-          Effect.fail(
-            new UpstreamTimeout({
-              message: `The marketplace did not answer within ${Duration.format(config.timeout)}.`
-            })
-          )
-      })
-    )
-    return attempt.pipe(
-      Effect.retry({
-        while: isTransportFault,
-        times: config.retries,
-        schedule: Schedule.exponential(Duration.millis(50))
-      }),
-      Effect.catchIf(HttpClientError.isHttpClientError, (e) =>
-        Effect.fail(unavailable("The marketplace could not be reached.", { reason: e.reason._tag })))
+    return upstreamGet(client, request, {
+      name: "The marketplace",
+      timeout: config.timeout,
+      retries: config.retries,
+      maxBodyBytes,
+      answers: [404, 410]
+    }).pipe(
+      Effect.map((answer): Got =>
+        answer._tag === "Status" ? { _tag: "NotFound", status: answer.status } : { _tag: "Body", json: answer.json }
+      )
     )
   }
 
@@ -148,10 +124,15 @@ export const make = Effect.fn("MarketplaceUpstream.make")(function*(config: Mark
     g._tag === "Body"
       ? Effect.succeed(g.json)
       : Effect.fail(unavailable(`The marketplace has no ${what} (HTTP ${g.status}).`, { upstreamStatus: g.status }))
-  const agentList = (json: Schema.Json) =>
-    isAgentList(json)
-      ? Effect.succeed(mapAgents(json))
-      : Effect.fail(unavailable("The marketplace answered an agent list in an unexpected shape."))
+  // A list none of whose rows maps is a broken answer, not "no agents" (never 200 with an empty list).
+  const agentList = (json: Schema.Json) => {
+    if (!isAgentList(json)) return Effect.fail(unavailable("The marketplace answered an agent list in an unexpected shape."))
+    const agents = mapAgents(json)
+    const rows = unwrapData(json) as ReadonlyArray<Schema.Json>
+    return rows.length > 0 && agents.length === 0
+      ? Effect.fail(unavailable("The marketplace answered an agent list none of whose rows is an agent."))
+      : Effect.succeed(agents)
+  }
 
   const leaderboard = Effect.fn("MarketplaceUpstream.leaderboard")(function*(options: {
     readonly start: number
@@ -175,6 +156,9 @@ export const make = Effect.fn("MarketplaceUpstream.make")(function*(config: Mark
         positions.push(i)
       }
     })
+    if (list.length > 0 && agents.length === 0) {
+      return yield* unavailable("The marketplace answered an agent list none of whose rows is an agent.")
+    }
     const meta = Schema.decodeUnknownOption(RawListMeta)(json)
     const total = Option.match(meta, {
       onNone: () => undefined,
@@ -215,10 +199,15 @@ export const make = Effect.fn("MarketplaceUpstream.make")(function*(config: Mark
     if (clientAddresses.length === 0) return []
     const got = yield* getJson(api("/jobs"), { clientAddress: clientAddresses.join(",") })
     const json = yield* body(got, "job listing")
-    if (!Array.isArray(unwrapData(json))) {
+    const rows = unwrapData(json)
+    if (!Array.isArray(rows)) {
       return yield* unavailable("The marketplace answered a job list in an unexpected shape.")
     }
-    return mapJobs(json)
+    const mapped = mapJobs(json)
+    if (rows.length > 0 && mapped.length === 0) {
+      return yield* unavailable("The marketplace answered a job list none of whose rows is a job.")
+    }
+    return mapped
   })
 
   const job = Effect.fn("MarketplaceUpstream.job")(function*(chainId: number, jobId: string) {

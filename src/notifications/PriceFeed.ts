@@ -9,13 +9,15 @@
  * `https://api.coingecko.com/api/v3/simple/price`. An optional
  * `PRICE_SOURCE_API_KEY` is sent in the header `PRICE_SOURCE_API_KEY_HEADER`
  * (default `x-cg-demo-api-key`, CoinGecko's demo-plan header). A token the source
- * does not price is simply absent from the answer; a non-2xx answer or an
- * unexpected shape is `UpstreamUnavailable`, no answer in `PRICE_SOURCE_TIMEOUT` is
- * `UpstreamTimeout`. Nothing is ever made up to fill a gap.
+ * does not price is simply absent from the answer; a non-2xx answer, a body over
+ * `UPSTREAM_MAX_BODY_BYTES` or an unexpected shape is `UpstreamUnavailable`, no answer in
+ * `PRICE_SOURCE_TIMEOUT` is `UpstreamTimeout` (the shared `src/platform/Upstream.ts`).
+ * Nothing is ever made up to fill a gap.
  */
 import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { HttpClient, HttpClientResponse } from "effect/http"
-import { UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import type { UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
+import { getDecoded, UpstreamMaxBodyBytes } from "../platform/Upstream.ts"
 
 export const SimplePriceResponse = Schema.Record(
   Schema.String,
@@ -41,28 +43,23 @@ export class PriceFeed extends Context.Service<PriceFeed, {
     Effect.gen(function*() {
       const config = yield* PriceFeedConfig
       const client = yield* HttpClient.HttpClient
+      const maxBodyBytes = yield* UpstreamMaxBodyBytes
 
       const usdPrices = Effect.fn("PriceFeed.usdPrices")(function*(ids: ReadonlyArray<string>) {
         if (ids.length === 0) return new Map<string, number>()
         const headers: Record<string, string> = Option.isSome(config.apiKey)
           ? { [config.apiKeyHeader]: Redacted.value(config.apiKey.value) }
           : {}
-        const body = yield* client.get(config.url, {
+        const request = HttpClientRequest.get(config.url, {
           urlParams: { ids: ids.join(","), vs_currencies: "usd" },
-          headers,
-          acceptJson: true
-        }).pipe(
-          Effect.flatMap(HttpClientResponse.filterStatusOk),
-          Effect.flatMap(HttpClientResponse.schemaBodyJson(SimplePriceResponse)),
-          Effect.timeoutOrElse({
-            duration: config.timeout,
-            orElse: () =>
-              Effect.fail(new UpstreamTimeout({ message: `The price source did not answer within ${Duration.format(config.timeout)}` }))
-          }),
-          Effect.mapError((e) =>
-            e instanceof UpstreamTimeout ? e : new UpstreamUnavailable({ message: `The price source failed: ${e.message}` })
-          )
-        )
+          headers
+        })
+        const body = yield* getDecoded(client, request, SimplePriceResponse, {
+          name: "The price source",
+          timeout: config.timeout,
+          retries: 0,
+          maxBodyBytes
+        })
         const prices = new Map<string, number>()
         for (const id of ids) {
           const usd = body[id]?.usd

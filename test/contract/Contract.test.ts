@@ -11,7 +11,6 @@ import { HttpRouter, HttpServerResponse } from "effect/http"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Api } from "../../src/Api.ts"
 import * as Errors from "../../src/api/Errors.ts"
-import { EdgeConfig } from "../../src/api/EdgeConfig.ts"
 import { GlobalEnvelope } from "../../src/api/GlobalEnvelope.ts"
 import { Authorization } from "../../src/auth/Middleware.ts"
 import { signIn } from "../../src/client/signIn.ts"
@@ -154,7 +153,7 @@ describe("defects", () => {
       const App = Layer.mergeAll(
         HttpRouter.add("GET", "/boom", Effect.die(new Error("secret internal detail"))),
         HttpRouter.add("GET", "/ok", HttpServerResponse.text("ok")),
-        GlobalEnvelope.pipe(Layer.provide(EdgeConfig.layer))
+        GlobalEnvelope
       )
       const { handler, dispose } = HttpRouter.toWebHandler(App, { disableLogger: true })
       const res = yield* Effect.promise(() => handler(new Request("http://x/boom")))
