@@ -21,6 +21,7 @@ import { DatabaseLive } from "./db/Database.ts"
 import { AppConfig } from "./platform/AppConfig.ts"
 import { TelemetryLive } from "./platform/Telemetry.ts"
 import { serveApp } from "./Server.ts"
+import { RetentionScheduleLive } from "./retention/Retention.ts"
 import { ServicesLive } from "./Services.ts"
 
 /** Chain reader, bundler, account stack, paymaster and what is built on them, over a `Network`. */
@@ -68,6 +69,7 @@ export const AppLive = serveApp.pipe(
     }))
   ),
   Layer.provide(AnchorScheduleLive),
+  Layer.provide(RetentionScheduleLive),
   Layer.provide(ChainLive),
   Layer.provide(DatabaseLive),
   Layer.provide(FetchHttpClient.layer),
