@@ -41,6 +41,8 @@ layer(TestServerLive({ config }), { excludeTestServices: true })("the HTTP edge"
       const label = yield* request(`${baseUrl}/accounts`, json({ label: "a\u0000b" }, auth))
       assert.strictEqual(label.status, 400)
       assert.strictEqual(codeOf(label.json), "bad_request")
+      // Refused by the wire Schema (the failing field named), not by PostgreSQL.
+      assert.include(JSON.stringify(label.json), "body.label")
       const surrogate = yield* request(`${baseUrl}/accounts`, json('{"label":"a\\ud800b"}', auth))
       assert.strictEqual(surrogate.status, 400)
       const after = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM accounts`
