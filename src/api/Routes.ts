@@ -48,6 +48,12 @@ export const documentRoutes: ReadonlyArray<RouteInfo> = [
   { method: "GET", path: "/docs" }
 ]
 
-/** Endpoints limited per signer: every build, and a delegated action (which reserves budget). */
+/**
+ * Endpoints limited per signer: every build, and a delegated action (which reserves budget).
+ * Not the kill-switches: a revoke or an account freeze must always be buildable, even while
+ * someone holding a stolen session spends the signer's build budget.
+ */
 export const isBuildRoute = (route: RouteInfo): boolean =>
-  route.method === "POST" && (route.path.endsWith("/build") || route.path === "/delegations/:delegationId/actions")
+  route.method === "POST" &&
+  route.path !== "/account/rules/build" &&
+  (route.path.endsWith("/build") || route.path === "/delegations/:delegationId/actions")

@@ -196,13 +196,18 @@ layer(TestServerLive({ config }), { excludeTestServices: true })("rate limits", 
 
       // Builds: 3 per minute for this signer, whatever the endpoint (404s count: the limit comes first).
       const builds: Array<number> = []
-      for (const path of ["/delegations/nope/actions", "/account/rules/build", "/delegations/nope/actions", "/delegations/build"]) {
+      for (const path of ["/delegations/nope/actions", "/marketplace/jobs/create/build", "/delegations/nope/actions", "/delegations/build"]) {
         const res = yield* request(`${baseUrl}${path}`, json({ recipient: "0x" + "22".repeat(20), amount: 1, intentType: "account_freeze" }, auth))
         builds.push(res.status)
         if (res.status === 429) assert.isAtLeast(Number(res.headers.get("retry-after")), 1)
       }
       assert.notInclude(builds.slice(0, 3), 429)
       assert.strictEqual(builds[3], 429)
+      // The kill-switches stay buildable past the limit (they answer for themselves: here, 404 / a build).
+      const revoke = yield* request(`${baseUrl}/delegations/nope/revoke`, { method: "POST", headers: auth })
+      assert.strictEqual(revoke.status, 404)
+      const freeze = yield* request(`${baseUrl}/account/rules/build`, json({ intentType: "account_freeze", accountId: "nope" }, auth))
+      assert.notStrictEqual(freeze.status, 429)
       // Without a valid session the endpoint's own 401 answers, not the limit.
       const anon = yield* request(`${baseUrl}/delegations/build`, json({}))
       assert.strictEqual(anon.status, 401)
