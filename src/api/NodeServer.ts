@@ -34,7 +34,9 @@ const replyFor = (error: NodeJS.ErrnoException, maxHeaderBytes: number): string 
 export const makeNodeServer = (options: { readonly maxHeaderBytes: number }): Server => {
   const server = createServer({ maxHeaderSize: options.maxHeaderBytes })
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
-    const reply = socket.writable ? replyFor(error, options.maxHeaderBytes) : undefined
+    // As Node's own handler: never write into a response already under way on this socket.
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+    const reply = socket.writable && inFlight?.headersSent !== true ? replyFor(error, options.maxHeaderBytes) : undefined
     if (reply === undefined) {
       socket.destroy()
       return

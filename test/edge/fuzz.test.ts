@@ -50,8 +50,10 @@ interface Answer {
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 })
 
 const send = (baseUrl: string, c: FuzzCase) =>
-  new Promise<Answer>((resolve, reject) => {
-    const req = http.request(`${baseUrl}${c.url}`, { method: c.method, headers: c.headers, agent }, (res) => {
+  new Promise<Answer>((resolve) => {
+    // Node's client frames an OPTIONS or DELETE body with no Content-Length: always declare it.
+    const headers = c.body === undefined ? c.headers : { ...c.headers, "content-length": String(Buffer.byteLength(c.body)) }
+    const req = http.request(`${baseUrl}${c.url}`, { method: c.method, headers, agent }, (res) => {
       const chunks: Array<Buffer> = []
       res.on("data", (d) => chunks.push(d))
       res.on("end", () =>
@@ -60,9 +62,10 @@ const send = (baseUrl: string, c: FuzzCase) =>
           contentType: res.headers["content-type"],
           body: Buffer.concat(chunks).toString("utf8")
         }))
-      res.on("error", reject)
+      res.on("error", (e) => resolve({ status: 0, contentType: undefined, body: `no answer: ${e.message}` }))
     })
-    req.on("error", reject)
+    // A dropped connection is a failure of the service, reported with its case below.
+    req.on("error", (e) => resolve({ status: 0, contentType: undefined, body: `no answer: ${e.message}` }))
     req.setTimeout(30_000, () => req.destroy(new Error(`no answer: ${c.method} ${c.url}`)))
     req.end(c.body)
   })
@@ -93,7 +96,7 @@ layer(FuzzServer, { excludeTestServices: true, timeout: 120_000 })("fuzz", (it) 
       )
       const seconds = (Date.now() - started) / 1000
 
-      const serverErrors = answers.filter(({ a }) => a.status >= 500)
+      const serverErrors = answers.filter(({ a }) => a.status >= 500 || a.status === 0)
       const notEnvelopes = answers.filter(({ c, a }) =>
         a.status >= 400 && !(c.method === "HEAD" && a.body === "") && !isEnvelopeText(a.body)
       )

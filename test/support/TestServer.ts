@@ -21,6 +21,11 @@ export const testConfig = (overrides: Record<string, string> = {}) =>
       SIWE_DOMAIN: "app.test",
       SIWE_URI: "https://app.test",
       SIWE_CHAIN_ID: "31337",
+      // Test files sign in and build far faster than people do; the rate limits themselves
+      // are tested in test/edge (which sets its own).
+      RATE_LIMIT_NONCE_PER_MINUTE: "10000",
+      RATE_LIMIT_SESSION_PER_MINUTE: "10000",
+      RATE_LIMIT_BUILDS_PER_MINUTE: "10000",
       ...overrides
     })
   )
