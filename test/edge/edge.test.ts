@@ -176,7 +176,7 @@ layer(TestServerLive({ config }), { excludeTestServices: true })("the HTTP edge"
 })
 
 // A server of its own: the tests above spend sign-in nonces.
-layer(TestServerLive({ config }), { excludeTestServices: true })("rate limits", (it) => {
+layer(TestServerLive({ config: { ...config, RATE_LIMIT_SESSION_PER_MINUTE: "3" } }), { excludeTestServices: true })("rate limits", (it) => {
   it.effect("sign-in nonces are rate limited per IP, builds per signer: 429 with Retry-After", () =>
     Effect.gen(function*() {
       const { baseUrl, auth } = yield* session // used one nonce of 4
@@ -193,6 +193,15 @@ layer(TestServerLive({ config }), { excludeTestServices: true })("rate limits", 
       const retryAfter = Number(limited!.headers.get("retry-after"))
       assert.isAtLeast(retryAfter, 1)
       assert.strictEqual((limited!.json as { error: { details: { retryAfterSeconds: number } } }).error.details.retryAfterSeconds, retryAfter)
+
+      // Sign-in attempts: 3 per minute per IP, one spent by the sign-in above; refused before any checking.
+      const attempts: Array<number> = []
+      for (let i = 0; i < 3; i++) {
+        const res = yield* request(`${baseUrl}/auth/session`, json({ message: "not a SIWE message", signature: "0x00" }))
+        attempts.push(res.status)
+        if (res.status === 429) assert.isAtLeast(Number(res.headers.get("retry-after")), 1)
+      }
+      assert.deepStrictEqual(attempts, [400, 400, 429])
 
       // Builds: 3 per minute for this signer, whatever the endpoint (404s count: the limit comes first).
       const builds: Array<number> = []
