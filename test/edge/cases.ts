@@ -125,9 +125,8 @@ export const endpointModels = (perEndpoint: number, seed: number) =>
     const endpoints: Array<HttpApiEndpoint.Top> = []
     HttpApi.reflect(Api, {
       onGroup: () => {},
-      // The SSE stream never ends; its edge behaviour belongs to the stream's own tests.
       onEndpoint: ({ endpoint }) => {
-        if (endpoint.path !== "/marketplace/agents/stream") endpoints.push(endpoint)
+        endpoints.push(endpoint)
       }
     })
     const models: Array<EndpointModel> = []

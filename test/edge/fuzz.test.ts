@@ -54,6 +54,11 @@ const send = (baseUrl: string, c: FuzzCase) =>
     // Node's client frames an OPTIONS or DELETE body with no Content-Length: always declare it.
     const headers = c.body === undefined ? c.headers : { ...c.headers, "content-length": String(Buffer.byteLength(c.body)) }
     const req = http.request(`${baseUrl}${c.url}`, { method: c.method, headers, agent }, (res) => {
+      // The live stats stream never ends: its status and headers are the answer.
+      if (res.statusCode === 200 && res.headers["content-type"]?.startsWith("text/event-stream")) {
+        req.destroy()
+        return resolve({ status: 200, contentType: res.headers["content-type"], body: "" })
+      }
       const chunks: Array<Buffer> = []
       res.on("data", (d) => chunks.push(d))
       res.on("end", () =>
