@@ -8,6 +8,7 @@
 import { Cause, Effect, Layer, SchemaIssue } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
+import { isSqlError } from "effect/sql/SqlError"
 import type { ApiError } from "./Errors.ts"
 import {
   BadRequest,
@@ -83,6 +84,9 @@ export const retryAfterHeader = (e: ApiError) => {
 export const ErrorEnvelopeLive = Layer.succeed(ErrorEnvelope, (httpEffect) =>
   Effect.catch(httpEffect, (e: unknown) =>
     Effect.flatMap(currentRequestId, (requestId) => {
+      // An SQL error a handler let through as a failure: the edge classifies it (503 outage,
+      // 400 unstorable, 500 bug) as it does the ones services turn into defects.
+      if (isSqlError(e)) return Effect.die(e)
       if (HttpApiError.HttpApiSchemaError.is(e)) {
         if (e.kind === "Body" || e.kind === "ResponseHeaders") {
           // Our own response failed its Schema: a defect, reported, never leaked.
