@@ -43,5 +43,9 @@ export const makeNodeServer = (options: { readonly maxHeaderBytes: number }): Se
     }
     socket.end(reply)
   })
+  // CONNECT (a proxy tunnel) is no request this service answers; Node would drop the socket.
+  server.on("connect", (_request, socket: Duplex) => {
+    socket.end(envelopeReply(405, "Method Not Allowed", "method_not_allowed", "CONNECT is not supported"))
+  })
   return server
 }
