@@ -4,9 +4,9 @@
  * referenced or still live stays.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { ConfigProvider, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { Retention } from "../../src/retention/Retention.ts"
+import { Retention, RetentionScheduleLive } from "../../src/retention/Retention.ts"
 import { TestDatabaseLive } from "../support/TestDatabase.ts"
 
 const HOUR = 3600_000
@@ -102,5 +102,36 @@ layer(TestDatabaseLive(), { excludeTestServices: true })("retention", (it) => {
 
       const again = yield* retention.prune
       assert.deepStrictEqual(again, { opBuilds: 0, delegationBuilds: 0, reservations: 0, nonces: 0, sessions: 0 })
+    }))
+})
+
+const expiredNonce = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql`INSERT INTO signin_nonces (nonce, issued_at, expires_at) VALUES ('n-old', ${ago(5 * HOUR)}, ${ago(3 * HOUR)})`)
+
+const scheduled = (interval: string) =>
+  Effect.gen(function*() {
+    yield* Layer.build(
+      RetentionScheduleLive.pipe(
+        Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ RETENTION_INTERVAL: interval })))
+      )
+    )
+    // After the first pass: only a later, periodic pass can take it.
+    yield* Effect.sleep("100 millis")
+    yield* expiredNonce
+    yield* Effect.sleep("400 millis")
+    return yield* ids("signin_nonces", "nonce")
+  }).pipe(Effect.scoped)
+
+layer(TestDatabaseLive(), { excludeTestServices: true })("retention schedule", (it) => {
+  it.effect("the background job prunes on its interval", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* scheduled("100 millis"), [])
+    }))
+})
+
+layer(TestDatabaseLive(), { excludeTestServices: true })("retention off", (it) => {
+  it.effect("RETENTION_INTERVAL=0 turns it off", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* scheduled("0 seconds"), ["n-old"])
     }))
 })
