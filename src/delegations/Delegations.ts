@@ -26,7 +26,6 @@ import {
   enableCalls,
   enabledPermissionIds,
   legTypedData,
-  makeLeg,
   randomSalt,
   recoverLegSigner,
   redeemCall,
@@ -35,6 +34,7 @@ import {
   revokeWhileFrozenCallData,
   disableCalls
 } from "./Caveats.ts"
+import { grantTermsOf, makeGrant, redeemArgs, type GrantScope } from "./Grant.ts"
 import { type Delegation, DelegationBuild, type DelegationStatus, type PolicySet, type PolicySnapshotType } from "./Domain.ts"
 import { DeclineRecorder, Relay, type RelayedOperation, RelayHooks } from "./Ports.ts"
 import {
@@ -50,11 +50,15 @@ import {
 
 type Signer = CurrentSigner["Service"]
 
-/** A leg as stored: the DF delegation (signed once created) and its token. */
+/**
+ * A leg as stored: the DF delegation (signed once created). A grant has one leg (Grant.ts)
+ * covering every budget token (`scope`); `token` is then the first budget token.
+ */
 interface Leg {
   readonly permissionId: Hash
   readonly token: { readonly symbol: string; readonly address: Address; readonly decimals: number }
   readonly delegation: DfDelegation
+  readonly scope?: GrantScope
 }
 
 interface DelegationRow {
@@ -271,25 +275,20 @@ const make = Effect.gen(function*() {
     if (made._tag === "Invalid") return yield* new BadRequest({ message: made.message })
     const policy = made.policy
     const delegatee = lower(input.delegateeAddress) as Address
-    const only = policy.recipientAllowlist.length === 1 ? policy.recipientAllowlist[0]!.address as Address : undefined
-    const expiresAtSeconds = Math.floor(new Date(policy.expiresAt).getTime() / 1000)
-    const legs: ReadonlyArray<Leg> = budgetTokens.map((t, i) => {
-      const delegation = makeLeg(network.delegation, {
-        delegator: account.address as Address,
-        delegate: delegatee,
-        token: t.address as Address,
-        budgetUnits: toUnits(input.budgets[i]!.amount, t.decimals)!,
-        maxActions: policy.maxActions,
-        expiresAtSeconds,
-        ...(only === undefined ? {} : { onlyRecipient: only }),
-        salt: randomSalt()
-      })
-      return {
-        permissionId: stack.permissionIdOf(delegation),
-        token: { symbol: t.symbol, address: t.address as Address, decimals: t.decimals },
-        delegation
-      }
-    })
+    // One delegation for the whole grant, every limit a caveat (Grant.ts); a limit the chain
+    // cannot hold is a 400, never a grant that silently enforces less.
+    const terms = grantTermsOf(policy, decimalsOf, { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }, now)
+    const grant = terms === undefined
+      ? { _tag: "Invalid" as const, message: "a budget or the per-action maximum cannot be expressed in its token's units" }
+      : makeGrant(network.delegation, terms)
+    if (grant._tag === "Invalid") return yield* new BadRequest({ message: `This grant cannot be enforced on chain: ${grant.message}` })
+    const first = budgetTokens[0]!
+    const legs: ReadonlyArray<Leg> = [{
+      permissionId: stack.permissionIdOf(grant.delegation),
+      token: { symbol: first.symbol, address: first.address as Address, decimals: first.decimals },
+      delegation: grant.delegation,
+      scope: grant.scope
+    }]
     const summary = humanSummary(policy, delegatee, input.name)
     const buildId = `dbl_${crypto.randomUUID()}`
     const built = yield* builder.build({
@@ -322,6 +321,7 @@ const make = Effect.gen(function*() {
         return {
           permissionId: l.permissionId,
           token: { symbol: l.token.symbol, chainId: network.chainId, address: l.token.address },
+          tokens: budgetTokens.map((t) => ({ symbol: t.symbol, chainId: network.chainId, address: t.address })),
           delegation: l.delegation,
           typedData: {
             domain: { ...td.domain, verifyingContract: lower(td.domain.verifyingContract) },
@@ -610,14 +610,22 @@ const make = Effect.gen(function*() {
       })
     }
     const reservation = yield* reserve(signer, id, action)
-    const leg = row.legs.find((l) => lower(l.token.address) === reservation.token)!
-    const amount = fromUnits(reservation.units, leg.token.decimals)
+    const leg = row.legs[0]!
+    const info = tokens.byAddress(network.chainId, reservation.token)!
+    const token = { symbol: info.symbol, address: reservation.token, decimals: info.decimals }
+    const transfer = { token: token.address, to: reservation.recipient, units: reservation.units }
+    const signed = leg.scope === undefined ? leg.delegation : redeemArgs(network.delegation, leg.delegation, leg.scope, transfer)
+    if (signed === undefined) {
+      yield* release(reservation.id)
+      return yield* Effect.die(new Error("an allowed action is outside its grant's on-chain scope"))
+    }
+    const amount = fromUnits(reservation.units, token.decimals)
     const built = yield* builder.build({
       account: delegate,
       intentType: "delegated_action",
-      calls: [redeemCall(dm, leg.delegation, { token: leg.token.address, to: reservation.recipient, units: reservation.units })],
-      humanSummary: `Send ${amount} ${leg.token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).`,
-      simulation: { amountOut: { token: { symbol: leg.token.symbol, chainId: row.chain_id, address: leg.token.address }, amount } },
+      calls: [redeemCall(dm, signed, transfer)],
+      humanSummary: `Send ${amount} ${token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).`,
+      simulation: { amountOut: { token: { symbol: token.symbol, chainId: row.chain_id, address: token.address }, amount } },
       metadata: { delegationId: id, reservationId: reservation.id },
       ...(action.gasToken === undefined ? {} : { gasToken: action.gasToken })
     }).pipe(Effect.tapError(() => release(reservation.id)))
@@ -689,7 +697,7 @@ const make = Effect.gen(function*() {
       // Already counted (a re-submission of the same operation): nothing to re-check.
       if (r.status === "submitted" || r.status === "final") return undefined
       const use = yield* usage(delegationId, reservationId)
-      const symbol = row.legs.find((l) => lower(l.token.address) === r.token_address)?.token.symbol
+      const symbol = row.policy_set.budgets.find((b) => lower(b.token.address ?? "") === r.token_address)?.token.symbol
       const result = evaluate(
         row.policy_set,
         decimalsOf,

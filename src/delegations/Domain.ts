@@ -82,7 +82,7 @@ export const DelegationBuildRequest = Schema.Struct({
 /** A Delegation Framework caveat as the DelegationManager takes it. */
 export const DfCaveat = Schema.Struct({ enforcer: Address, terms: HexString, args: HexString })
 
-/** One Delegation Framework delegation ("leg": one per budget token), unsigned while `signature` is `0x`. */
+/** One Delegation Framework delegation (one per grant, every limit a caveat: Grant.ts), unsigned while `signature` is `0x`. */
 export const DfDelegation = Schema.Struct({
   delegate: Address,
   delegator: Address,
@@ -94,7 +94,7 @@ export const DfDelegation = Schema.Struct({
 
 const TypedDataField = Schema.Struct({ name: Schema.String, type: Schema.String })
 
-/** EIP-712 typed data of a leg, for `eth_signTypedData_v4` (salt as a decimal uint256). */
+/** EIP-712 typed data of a delegation, for `eth_signTypedData_v4` (salt as a decimal uint256). */
 export const DelegationTypedData = Schema.Struct({
   domain: Schema.Struct({ name: Schema.String, version: Schema.String, chainId: ChainId, verifyingContract: Address }),
   types: Schema.Record(Schema.String, Schema.Array(TypedDataField)),
@@ -108,10 +108,13 @@ export const DelegationTypedData = Schema.Struct({
   })
 }).annotate({ identifier: "DelegationTypedData" })
 
-/** What the owner signs besides the enable operation: one entry per budget token. */
+/** What the owner signs besides the enable operation: one delegation for the whole grant. */
 export const DelegationToSign = Schema.Struct({
   permissionId: Hash32,
+  /** The first budget token (the delegation covers every one: `tokens`). */
   token: TokenRef,
+  /** Beyond the contract: every budget token the delegation covers, in the terms' order. */
+  tokens: Schema.optionalKey(Schema.Array(TokenRef)),
   delegation: DfDelegation,
   typedData: DelegationTypedData
 }).annotate({ identifier: "DelegationToSign" })
@@ -128,7 +131,7 @@ export const DelegationBuild = Schema.Struct({
   delegations: Schema.Array(DelegationToSign)
 }).annotate({ identifier: "DelegationBuild" })
 
-/** The owner's signature of one leg (`delegations[i].typedData` of the build), by permission id. */
+/** The owner's signature of the delegation (`delegations[i].typedData` of the build), by permission id. */
 export const DelegationSignature = Schema.Struct({ permissionId: Hash32, signature: HexString }).annotate({
   identifier: "DelegationSignature"
 })

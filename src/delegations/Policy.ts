@@ -21,7 +21,9 @@ export const POLICY_DEFAULTS = {
   /** Longest lifetime accepted. */
   maxLifetimeMs: 365 * 24 * 60 * 60 * 1000,
   /** Shortest lifetime accepted (an already-expiring grant is a mistake). */
-  minLifetimeMs: 60 * 1000
+  minLifetimeMs: 60 * 1000,
+  /** Longest recipient allowlist: each entry is a LogicalOrWrapper group in the signed terms (Grant.ts). */
+  maxRecipients: 32
 } as const
 
 /** Every reason an action can be declined for (`out_of_scope` + `declineReason`). */
@@ -110,10 +112,20 @@ export const makePolicySet = (
     perActionMax = { token: tokenRef(budgetTokens[0]!), amount: input.budgets[0]!.amount }
   }
 
+  // The chain holds the per-action maximum per token (TransferCapEnforcer): the same amount in each budget token.
+  for (const t of budgetTokens) {
+    if (toUnits(perActionMax.amount, t.decimals) === undefined) {
+      return invalid(`perActionMax ${perActionMax.amount} cannot be expressed in ${t.symbol} (${t.decimals} decimals), so the chain could not enforce it`)
+    }
+  }
+
   const maxActions = input.maxActions ?? POLICY_DEFAULTS.maxActions
   if (!Number.isInteger(maxActions) || maxActions < 1) return invalid("maxActions must be a positive integer")
 
   const recipientAllowlist = (input.recipientAllowlist ?? []).map((r) => ({ ...r, address: r.address.toLowerCase() }))
+  if (recipientAllowlist.length > POLICY_DEFAULTS.maxRecipients) {
+    return invalid(`recipientAllowlist has at most ${POLICY_DEFAULTS.maxRecipients} entries (each one is enforced on chain)`)
+  }
   const names = new Set<string>()
   for (const r of recipientAllowlist) {
     if (r.chainId !== input.chainId) return invalid(`recipient ${r.name} is on chain ${r.chainId}, not ${input.chainId}`)
@@ -171,16 +183,18 @@ export const makePolicySet = (
 // Summary
 
 const fmt = (n: number) => n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 18 })
-const listJoin = (xs: ReadonlyArray<string>) =>
-  xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`
+const listJoin = (xs: ReadonlyArray<string>, conjunction = "and") =>
+  xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} ${conjunction} ${xs[xs.length - 1]}`
 const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`
 
-/** Every limit in plain language: budgets, callable functions, per-action max, count, expiry, recipients. */
+/**
+ * Every limit in plain language, and nothing the chain does not hold: each clause is one
+ * caveat of the grant's delegation (Grant.ts; docs/onchain.md has the table).
+ */
 export const humanSummary = (policy: PolicySet, delegatee: string, name?: string): string => {
   const who = name === undefined ? `The delegate ${delegatee}` : `"${name}" (delegate ${delegatee})`
   const budgets = listJoin(policy.budgets.map((b) => `${fmt(b.amount)} ${b.token.symbol}`))
-  const tokens = policy.budgets.map((b) => b.token.symbol)
-  const perAction = `${fmt(policy.perActionMax.amount)} ${tokens.length > 1 ? `(${tokens.join(" or ")} units)` : policy.perActionMax.token.symbol}`
+  const perAction = listJoin(policy.budgets.map((b) => `${fmt(policy.perActionMax.amount)} ${b.token.symbol}`), "or")
   const calls = listJoin(policy.allowedActions.map((a) => {
     const symbol = policy.budgets.find((b) => b.token.address?.toLowerCase() === a.target.toLowerCase())?.token.symbol
     return `transfer(address,uint256) on ${symbol ?? a.name} (${a.target})`
@@ -189,9 +203,11 @@ export const humanSummary = (policy: PolicySet, delegatee: string, name?: string
     ? "to any recipient"
     : `only to ${listJoin(policy.recipientAllowlist.map((r) => `${r.name} (${r.address})`))}`
   const actions = policy.maxActions === 1 ? "1 action" : `${policy.maxActions} actions`
-  return `${who} may spend at most ${budgets} in total, at most ${perAction} per action, in at most ${actions}, ` +
-    `${recipients}, until ${utc(policy.expiresAt)}. It may only call ${calls}. ` +
-    `Nothing else is allowed; you can revoke it at any time, and it is blocked while the account is frozen.`
+  const across = policy.budgets.length > 1 ? " in total across all its tokens" : ""
+  return `${who} may spend at most ${budgets} in total, at most ${perAction} per action, in at most ${actions}${across}, ` +
+    `${recipients}, until ${utc(policy.expiresAt)}. It may only call ${calls}, with no ETH attached. ` +
+    `Nothing else is allowed: the chain enforces each of these limits, even if the delegate goes around this service. ` +
+    `You can revoke it at any time, and it is blocked while the account is frozen.`
 }
 
 // ---------------------------------------------------------------------------------------
@@ -268,6 +284,9 @@ export const evaluate = (
     return declined("token_not_allowed", `${symbol} is not a budget token of this delegation`)
   }
   const tokenAddress = budget.token.address.toLowerCase()
+  if (!policy.allowedActions.some((a) => a.target.toLowerCase() === tokenAddress)) {
+    return declined("token_not_allowed", `${symbol} transfers are not among this delegation's allowed actions`)
+  }
   const decimals = decimalsOf(tokenAddress)
 
   let recipient: string
