@@ -104,6 +104,16 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         })
         assert.include(g.summary, "at most 3 USDC or 3 USDT per action")
         assert.include(g.summary, "the chain enforces each of these limits")
+        // An allowlist the signed terms cannot carry is refused at build, never granted with less.
+        const tooMany = yield* owner.api.delegations.build({
+          payload: {
+            name: "too many", kind: "agent", delegateeAddress: delegate.account.address, chainId: net.chainId,
+            budgets: [{ token: { symbol: "USDC" }, amount: 1 }],
+            recipientAllowlist: Array.from({ length: 33 }, (_, i) => ({ name: `r${i}`, address: randomAddress(), chainId: net.chainId }))
+          }
+        }).pipe(Effect.flip)
+        assert.strictEqual(tooMany._tag, "BadRequest")
+        assert.include(tooMany.message, "at most 32")
         const attacker = yield* makeAttacker(delegate.key, delegate.account.address)
         const watch = { tokens: [usdc, usdt], holders: [owner.account.address as Address, alice, bob, carol] }
         const as = (choice: { tokenIndex: number; group?: number }) => withArgs(g.signed, enforcers, choice)
