@@ -14,8 +14,23 @@ export const AllowedAction = Schema.Struct({
   selectors: Schema.Array(Selector)
 })
 
+/** A budget's renewal (beyond the contract): the allowance is `amount` per period, from `start`. */
+export const BudgetPeriod = Schema.Struct({
+  /** `month` is 30 days (the chain's periods have a fixed length). */
+  every: Schema.Literals(["day", "week", "month", "seconds"]),
+  seconds: Schema.Int,
+  start: Timestamp
+}).annotate({ identifier: "BudgetPeriod" })
+export type BudgetPeriod = typeof BudgetPeriod.Type
+
+/** A budget: the total for the grant's life, or (with `period`) an allowance that renews. */
+export const Budget = Schema.Struct({
+  ...TokenAmount.fields,
+  period: Schema.optionalKey(BudgetPeriod)
+}).annotate({ identifier: "Budget" })
+
 export const PolicySet = Schema.Struct({
-  budgets: Schema.Array(TokenAmount),
+  budgets: Schema.Array(Budget),
   perActionMax: TokenAmount,
   maxActions: Schema.Int,
   recipientAllowlist: Schema.Array(RecipientEntry),
@@ -27,10 +42,18 @@ export type PolicySet = typeof PolicySet.Type
 
 export const SpentEntry = Schema.Struct({
   token: TokenRef,
+  /** The budget, or the current period's allowance. */
   limit: Schema.Finite,
+  /** Executed (for a period budget: in the current period), the larger of the service's record and the chain's. */
   spent: Schema.Finite,
+  /** What can still be spent: never above what the chain still allows, less open reservations. */
   remaining: Schema.Finite,
-  expiresAt: Timestamp
+  expiresAt: Timestamp,
+  /** Beyond the contract: held by action builds not yet executed or released. */
+  reserved: Schema.optionalKey(Schema.Finite),
+  /** Beyond the contract, period budgets: when the current period started and when it resets. */
+  periodStart: Schema.optionalKey(Timestamp),
+  resetsAt: Schema.optionalKey(Timestamp)
 }).annotate({ identifier: "SpentEntry" })
 
 export const Delegation = Schema.Struct({
@@ -67,7 +90,16 @@ export const DelegationBuildRequest = Schema.Struct({
   kind: Schema.String.check(Schema.isBetweenLength(1, 40)),
   delegateeAddress: Address,
   chainId: ChainId,
-  budgets: Schema.Array(Schema.Struct({ token: Schema.Struct({ symbol: Schema.String }), amount: PositiveAmount })).check(
+  budgets: Schema.Array(Schema.Struct({
+    token: Schema.Struct({ symbol: Schema.String }),
+    amount: PositiveAmount,
+    /** Beyond the contract: the allowance renews every `every` (day, week, 30-day month) or `seconds`, from `start` (default: now). */
+    period: Schema.optionalKey(Schema.Struct({
+      every: Schema.optionalKey(Schema.Literals(["day", "week", "month"])),
+      seconds: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+      start: Schema.optionalKey(Timestamp)
+    }))
+  })).check(
     Schema.isMinLength(1)
   ),
   // Optional on input; the contract does not show them (defaults: docs/decisions.md).

@@ -132,6 +132,11 @@ export const makeGrant = (environment: DelegationEnvironment, terms: GrantTerms)
   }
   const lifetime = terms.expiresAtSeconds - terms.startSeconds
   if (lifetime <= 0) return invalid("the grant expires before it starts")
+  for (const b of terms.budgets) {
+    if (b.period !== undefined && (b.period.seconds < 1 || b.period.startSeconds < 1 || b.period.startSeconds + b.period.seconds > terms.expiresAtSeconds)) {
+      return invalid("a budget period must be at least a second, start after 1970 and end by the expiry")
+    }
+  }
 
   const head = createCaveatBuilder(environment as never)
     .addCaveat("timestamp", { afterThreshold: 0, beforeThreshold: terms.expiresAtSeconds })
@@ -219,7 +224,11 @@ export const periodArgs = (index: number): Hex => encodeAbiParameters([{ type: "
 /** The grant's terms from a validated PolicySet (amounts to base units with each token's decimals). */
 export const grantTermsOf = (
   policy: {
-    readonly budgets: ReadonlyArray<{ readonly token: { readonly address?: string | undefined }; readonly amount: number }>
+    readonly budgets: ReadonlyArray<{
+      readonly token: { readonly address?: string | undefined }
+      readonly amount: number
+      readonly period?: { readonly seconds: number; readonly start: string }
+    }>
     readonly perActionMax: { readonly amount: number }
     readonly maxActions: number
     readonly recipientAllowlist: ReadonlyArray<{ readonly address: string }>
@@ -238,7 +247,10 @@ export const grantTermsOf = (
     const units = toUnits(b.amount, decimals)
     const perActionUnits = toUnits(policy.perActionMax.amount, decimals)
     if (units === undefined || perActionUnits === undefined) return undefined
-    budgets.push({ token, units, perActionUnits })
+    const period = b.period === undefined
+      ? undefined
+      : { seconds: b.period.seconds, startSeconds: Math.floor(new Date(b.period.start).getTime() / 1000) }
+    budgets.push({ token, units, perActionUnits, ...(period === undefined ? {} : { period }) })
   }
   return {
     ...parties,

@@ -7,7 +7,7 @@
 import { formatUnits, parseUnits } from "viem"
 import type { Address } from "../domain/Primitives.ts"
 import type { Token } from "../tokens/TokenRegistry.ts"
-import type { PolicySet } from "./Domain.ts"
+import type { BudgetPeriod, PolicySet } from "./Domain.ts"
 
 /** ERC-20 `transfer(address,uint256)`: the one function a delegated action calls. */
 export const TRANSFER_SELECTOR = "0xa9059cbb"
@@ -36,7 +36,8 @@ export const DECLINE_REASONS = [
   "recipient_not_allowed",
   "per_action_exceeded",
   "count_exhausted",
-  "cap_exceeded"
+  "cap_exceeded",
+  "period_exceeded"
 ] as const
 export type DeclineReason = typeof DECLINE_REASONS[number]
 
@@ -63,9 +64,27 @@ export interface AmountInput {
   readonly amount: number
 }
 
+export interface PeriodInput {
+  readonly every?: "day" | "week" | "month"
+  readonly seconds?: number
+  readonly start?: string
+}
+
+/** Period lengths in seconds; a month is 30 days (the chain's periods have a fixed length). */
+export const PERIOD_SECONDS = { day: 86_400, week: 604_800, month: 2_592_000 } as const
+
+/** The period `now` falls in: its start and end (the next start); before `start`, the first period. */
+export const currentPeriod = (period: BudgetPeriod, now: Date): { readonly start: Date; readonly end: Date; readonly started: boolean } => {
+  const start = new Date(period.start).getTime()
+  const ms = period.seconds * 1000
+  if (now.getTime() < start) return { start: new Date(start), end: new Date(start + ms), started: false }
+  const index = Math.floor((now.getTime() - start) / ms)
+  return { start: new Date(start + index * ms), end: new Date(start + (index + 1) * ms), started: true }
+}
+
 export interface PolicyInput {
   readonly chainId: number
-  readonly budgets: ReadonlyArray<AmountInput>
+  readonly budgets: ReadonlyArray<AmountInput & { readonly period?: PeriodInput }>
   readonly perActionMax?: AmountInput
   readonly maxActions?: number
   readonly recipientAllowlist?: ReadonlyArray<{ readonly name: string; readonly address: string; readonly chainId: number }>
@@ -165,10 +184,38 @@ export const makePolicySet = (
   // The chain (TimestampEnforcer) counts whole seconds.
   expiresAt = new Date(Math.floor(expiresAt.getTime() / 1000) * 1000)
 
+  // Periods: fixed lengths the chain counts in whole seconds; one must fit in the grant's life.
+  const periods: Array<BudgetPeriod | undefined> = []
+  for (const [i, b] of input.budgets.entries()) {
+    const p = b.period
+    if (p === undefined) {
+      periods.push(undefined)
+      continue
+    }
+    const symbol = budgetTokens[i]!.symbol
+    if ((p.every === undefined) === (p.seconds === undefined)) return invalid(`the period of ${symbol} needs exactly one of every or seconds`)
+    const seconds = p.every === undefined ? p.seconds! : PERIOD_SECONDS[p.every]
+    if (!Number.isInteger(seconds) || seconds < 1) return invalid(`the period of ${symbol} must be a whole number of seconds`)
+    const start = p.start === undefined ? new Date(Math.floor(now.getTime() / 1000) * 1000) : new Date(p.start)
+    if (Number.isNaN(start.getTime())) return invalid(`the period start of ${symbol} is not a valid timestamp`)
+    if (start.getTime() % 1000 !== 0) return invalid(`the period start of ${symbol} must be a whole second (the chain counts seconds)`)
+    if (start.getTime() < 1000) return invalid(`the period start of ${symbol} must be after 1970-01-01T00:00:01Z`)
+    if (start.getTime() + seconds * 1000 > expiresAt.getTime()) {
+      return invalid(
+        `the period of ${symbol} (${seconds} s from ${start.toISOString()}) does not fit before the grant expires at ${expiresAt.toISOString()}: ` +
+          "a period must end by the expiry, or the budget would never renew"
+      )
+    }
+    periods.push({ every: p.every ?? "seconds", seconds, start: start.toISOString() })
+  }
+
   return {
     _tag: "Ok",
     policy: {
-      budgets: input.budgets.map((b, i) => ({ token: tokenRef(budgetTokens[i]!), amount: b.amount })),
+      budgets: input.budgets.map((b, i) => {
+        const period = periods[i]
+        return { token: tokenRef(budgetTokens[i]!), amount: b.amount, ...(period === undefined ? {} : { period }) }
+      }),
       perActionMax,
       maxActions,
       recipientAllowlist,
@@ -186,6 +233,11 @@ const fmt = (n: number) => n.toLocaleString("en-US", { useGrouping: false, maxim
 const listJoin = (xs: ReadonlyArray<string>, conjunction = "and") =>
   xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} ${conjunction} ${xs[xs.length - 1]}`
 const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`
+const utcSeconds = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
+const periodWords = (p: BudgetPeriod) => {
+  const each = p.every === "day" ? "per day" : p.every === "week" ? "per week" : p.every === "month" ? "per 30-day month" : `per ${fmt(p.seconds)} seconds`
+  return `${each} (periods of ${fmt(p.seconds)} s from ${utcSeconds(p.start)}; what is unspent does not carry over)`
+}
 
 /**
  * Every limit in plain language, and nothing the chain does not hold: each clause is one
@@ -193,7 +245,12 @@ const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`
  */
 export const humanSummary = (policy: PolicySet, delegatee: string, name?: string): string => {
   const who = name === undefined ? `The delegate ${delegatee}` : `"${name}" (delegate ${delegatee})`
-  const budgets = listJoin(policy.budgets.map((b) => `${fmt(b.amount)} ${b.token.symbol}`))
+  const totals = policy.budgets.filter((b) => b.period === undefined)
+  const renewing = policy.budgets.filter((b) => b.period !== undefined)
+  const spend = [
+    ...(totals.length === 0 ? [] : [`at most ${listJoin(totals.map((b) => `${fmt(b.amount)} ${b.token.symbol}`))} in total`]),
+    ...renewing.map((b) => `at most ${fmt(b.amount)} ${b.token.symbol} ${periodWords(b.period!)}`)
+  ]
   const perAction = listJoin(policy.budgets.map((b) => `${fmt(policy.perActionMax.amount)} ${b.token.symbol}`), "or")
   const calls = listJoin(policy.allowedActions.map((a) => {
     const symbol = policy.budgets.find((b) => b.token.address?.toLowerCase() === a.target.toLowerCase())?.token.symbol
@@ -204,7 +261,7 @@ export const humanSummary = (policy: PolicySet, delegatee: string, name?: string
     : `only to ${listJoin(policy.recipientAllowlist.map((r) => `${r.name} (${r.address})`))}`
   const actions = policy.maxActions === 1 ? "1 action" : `${policy.maxActions} actions`
   const across = policy.budgets.length > 1 ? " in total across all its tokens" : ""
-  return `${who} may spend at most ${budgets} in total, at most ${perAction} per action, in at most ${actions}${across}, ` +
+  return `${who} may spend ${listJoin(spend)}, at most ${perAction} per action, in at most ${actions}${across}, ` +
     `${recipients}, until ${utc(policy.expiresAt)}. It may only call ${calls}, with no ETH attached. ` +
     `Nothing else is allowed: the chain enforces each of these limits, even if the delegate goes around this service. ` +
     `You can revoke it at any time, and it is blocked while the account is frozen.`
@@ -239,10 +296,17 @@ export type Evaluation =
     readonly recipient: Address
     readonly recipientName?: string
   }
-  | { readonly _tag: "Declined"; readonly reason: DeclineReason; readonly message: string }
+  | {
+    readonly _tag: "Declined"
+    readonly reason: DeclineReason
+    readonly message: string
+    /** `period_exceeded`: when the next period starts. */
+    readonly resetsAt?: string
+  }
   | { readonly _tag: "Invalid"; readonly message: string }
 
-const declined = (reason: DeclineReason, message: string): Evaluation => ({ _tag: "Declined", reason, message })
+const declined = (reason: DeclineReason, message: string, resetsAt?: string): Evaluation =>
+  resetsAt === undefined ? { _tag: "Declined", reason, message } : { _tag: "Declined", reason, message, resetsAt }
 const isAddress = (s: string) => /^0x[0-9a-fA-F]{40}$/.test(s)
 
 /** The status a reader sees (stored status, clock and account freeze). */
@@ -317,7 +381,20 @@ export const evaluate = (
   }
   const limitUnits = toUnits(budget.amount, decimals) ?? 0n
   const used = state.usedUnits.get(tokenAddress) ?? 0n
-  if (used + units > limitUnits) {
+  if (budget.period !== undefined) {
+    const current = currentPeriod(budget.period, now)
+    if (!current.started) {
+      return declined("period_exceeded", `The first ${budget.token.symbol} period starts at ${current.start.toISOString()}`, current.start.toISOString())
+    }
+    if (used + units > limitUnits) {
+      return declined(
+        "period_exceeded",
+        `${fmt(action.amount)} ${budget.token.symbol} exceeds what is left of this period's allowance ` +
+          `(${fmt(fromUnits(limitUnits - used, decimals))} of ${fmt(budget.amount)}); the next period starts at ${current.end.toISOString()}`,
+        current.end.toISOString()
+      )
+    }
+  } else if (used + units > limitUnits) {
     return declined(
       "cap_exceeded",
       `${fmt(action.amount)} ${budget.token.symbol} exceeds what is left of the budget (${fmt(fromUnits(limitUnits - used, decimals))} of ${fmt(budget.amount)})`

@@ -13,71 +13,13 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Network } from "../../src/chain/Network.ts"
 import { mint } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
-import { type Attacker, balances, makeAttacker, redeemCall, transfer, withArgs } from "./attacker.ts"
-import { newSession, relay, type Session, signLeg, signOp } from "./helpers.ts"
+import { balances, grant, makeAttacker, redeemCall, refused, succeeds, transfer, withArgs } from "./attacker.ts"
+import { newSession, relay, signOp } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
 const randomAddress = () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as Address
 const USD = (n: number) => BigInt(Math.round(n * 1_000_000))
-
-interface GrantInput {
-  readonly budgets: ReadonlyArray<{ token: { symbol: string }; amount: number }>
-  readonly perActionMax: { token: { symbol: string }; amount: number }
-  readonly maxActions: number
-  readonly recipientAllowlist?: ReadonlyArray<{ name: string; address: string; chainId: number }>
-  readonly expiresAt?: string
-}
-
-/** A grant built, signed and enabled through the service; returns the signed delegation the delegate holds. */
-const grant = (owner: Session, delegate: Session, input: GrantInput) =>
-  Effect.gen(function*() {
-    const net = yield* Network
-    const build = yield* owner.api.delegations.build({
-      payload: { name: "bypass", kind: "agent", delegateeAddress: delegate.account.address, chainId: net.chainId, ...input }
-    })
-    assert.strictEqual(build.delegations.length, 1, "one delegation for the whole grant")
-    const leg = build.delegations[0]!
-    const signature = yield* signLeg(owner.key, leg.typedData)
-    const created = yield* owner.api.delegations.create({
-      payload: {
-        userOp: yield* signOp(owner.key, build.enableUserOp),
-        userOpHash: build.userOpHash,
-        intentType: "delegation_enable",
-        delegationSignatures: [{ permissionId: leg.permissionId, signature }]
-      }
-    })
-    assert.strictEqual(created.status, "active")
-    const signed = { ...leg.delegation, signature } as unknown as Delegation
-    return { id: created.id, signed, summary: build.humanSummary }
-  })
-
-/**
- * One hostile attempt by both routes: each must fail with `reason` (a substring of the decoded
- * revert reason) and leave every watched balance as it was.
- */
-const refused = (
-  attacker: Attacker,
-  watch: { tokens: ReadonlyArray<Address>; holders: ReadonlyArray<Address> },
-  call: { to: Address; data: Hex },
-  reason: string
-) =>
-  Effect.gen(function*() {
-    const before = yield* balances(attacker, watch.tokens, watch.holders)
-    const bundled = yield* Effect.promise(() => attacker.viaBundler(call))
-    assert.isFalse(bundled.ok, `bundler route accepted an attempt that should fail with ${reason}`)
-    if (!bundled.ok) assert.include(bundled.reason, reason, bundled.raw.slice(0, 2000))
-    const own = yield* Effect.promise(() => attacker.viaHandleOps(call))
-    assert.isFalse(own.ok, `own handleOps executed an attempt that should fail with ${reason}`)
-    if (!own.ok) assert.include(own.reason, reason, own.raw)
-    assert.deepStrictEqual(yield* balances(attacker, watch.tokens, watch.holders), before, `nothing moves (${reason})`)
-  })
-
-const succeeds = (attacker: Attacker, call: { to: Address; data: Hex }) =>
-  Effect.gen(function*() {
-    const outcome = yield* Effect.promise(() => attacker.viaBundler(call))
-    assert.isTrue(outcome.ok, outcome.ok ? "" : `${outcome.reason}: ${outcome.raw.slice(0, 1000)}`)
-  })
 
 layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { timeout: Duration.seconds(120), excludeTestServices: true })(
   "bypass matrix",
