@@ -8,6 +8,7 @@ import { formatUnits, parseUnits } from "viem"
 import type { Address } from "../domain/Primitives.ts"
 import type { Token } from "../tokens/TokenRegistry.ts"
 import type { BudgetPeriod, PolicySet } from "./Domain.ts"
+import { currentPeriod, periodOf, type PeriodInput, periodWords } from "./Periods.ts"
 
 /** ERC-20 `transfer(address,uint256)`: the one function a delegated action calls. */
 export const TRANSFER_SELECTOR = "0xa9059cbb"
@@ -62,24 +63,6 @@ export const fromUnits = (units: bigint, decimals: number): number => Number(for
 export interface AmountInput {
   readonly token: { readonly symbol: string }
   readonly amount: number
-}
-
-export interface PeriodInput {
-  readonly every?: "day" | "week" | "month"
-  readonly seconds?: number
-  readonly start?: string
-}
-
-/** Period lengths in seconds; a month is 30 days (the chain's periods have a fixed length). */
-export const PERIOD_SECONDS = { day: 86_400, week: 604_800, month: 2_592_000 } as const
-
-/** The period `now` falls in: its start and end (the next start); before `start`, the first period. */
-export const currentPeriod = (period: BudgetPeriod, now: Date): { readonly start: Date; readonly end: Date; readonly started: boolean } => {
-  const start = new Date(period.start).getTime()
-  const ms = period.seconds * 1000
-  if (now.getTime() < start) return { start: new Date(start), end: new Date(start + ms), started: false }
-  const index = Math.floor((now.getTime() - start) / ms)
-  return { start: new Date(start + index * ms), end: new Date(start + (index + 1) * ms), started: true }
 }
 
 export interface PolicyInput {
@@ -184,29 +167,11 @@ export const makePolicySet = (
   // The chain (TimestampEnforcer) counts whole seconds.
   expiresAt = new Date(Math.floor(expiresAt.getTime() / 1000) * 1000)
 
-  // Periods: fixed lengths the chain counts in whole seconds; one must fit in the grant's life.
   const periods: Array<BudgetPeriod | undefined> = []
   for (const [i, b] of input.budgets.entries()) {
-    const p = b.period
-    if (p === undefined) {
-      periods.push(undefined)
-      continue
-    }
-    const symbol = budgetTokens[i]!.symbol
-    if ((p.every === undefined) === (p.seconds === undefined)) return invalid(`the period of ${symbol} needs exactly one of every or seconds`)
-    const seconds = p.every === undefined ? p.seconds! : PERIOD_SECONDS[p.every]
-    if (!Number.isInteger(seconds) || seconds < 1) return invalid(`the period of ${symbol} must be a whole number of seconds`)
-    const start = p.start === undefined ? new Date(Math.floor(now.getTime() / 1000) * 1000) : new Date(p.start)
-    if (Number.isNaN(start.getTime())) return invalid(`the period start of ${symbol} is not a valid timestamp`)
-    if (start.getTime() % 1000 !== 0) return invalid(`the period start of ${symbol} must be a whole second (the chain counts seconds)`)
-    if (start.getTime() < 1000) return invalid(`the period start of ${symbol} must be after 1970-01-01T00:00:01Z`)
-    if (start.getTime() + seconds * 1000 > expiresAt.getTime()) {
-      return invalid(
-        `the period of ${symbol} (${seconds} s from ${start.toISOString()}) does not fit before the grant expires at ${expiresAt.toISOString()}: ` +
-          "a period must end by the expiry, or the budget would never renew"
-      )
-    }
-    periods.push({ every: p.every ?? "seconds", seconds, start: start.toISOString() })
+    const p = periodOf(b.period, budgetTokens[i]!.symbol, now, expiresAt)
+    if (typeof p === "string") return invalid(p)
+    periods.push(p)
   }
 
   return {
@@ -233,11 +198,6 @@ const fmt = (n: number) => n.toLocaleString("en-US", { useGrouping: false, maxim
 const listJoin = (xs: ReadonlyArray<string>, conjunction = "and") =>
   xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} ${conjunction} ${xs[xs.length - 1]}`
 const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`
-const utcSeconds = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
-const periodWords = (p: BudgetPeriod) => {
-  const each = p.every === "day" ? "per day" : p.every === "week" ? "per week" : p.every === "month" ? "per 30-day month" : `per ${fmt(p.seconds)} seconds`
-  return `${each} (periods of ${fmt(p.seconds)} s from ${utcSeconds(p.start)}; what is unspent does not carry over)`
-}
 
 /**
  * Every limit in plain language, and nothing the chain does not hold: each clause is one

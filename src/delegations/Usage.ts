@@ -21,7 +21,8 @@ import { Network } from "../chain/Network.ts"
 import type { Delegation as DfDelegation } from "./Caveats.ts"
 import type { PolicySet } from "./Domain.ts"
 import { periodArgs, type GrantScope } from "./Grant.ts"
-import { currentPeriod, fromUnits, toUnits } from "./Policy.ts"
+import { currentPeriod } from "./Periods.ts"
+import { fromUnits, toUnits } from "./Policy.ts"
 
 /** What usage needs of a delegation row. */
 export interface UsageRow {
