@@ -127,26 +127,25 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
   }
 
   /** Reconciled use of `row` (excluding reservation `exceptId`). */
-  const useOf = (row: UsageRow, exceptId?: string, now: Date = new Date()) =>
-    Effect.gen(function*() {
-      const [rows, fromChain] = yield* Effect.all([ledger(row, exceptId, now), onChain(row, now)], { concurrency: 2 })
-      const perToken = new Map<string, TokenUse>()
-      for (const b of row.policy_set.budgets) {
-        const token = lower(b.token.address ?? "")
-        const r = rows.find((x) => x.token_address === token)
-        const c = fromChain?.perToken.get(token)
-        const final = BigInt(r?.final_units ?? "0")
-        perToken.set(token, {
-          executed: c === undefined || c.spent < final ? final : c.spent,
-          open: BigInt(r?.open_units ?? "0"),
-          ...(c === undefined ? {} : { chainAvailable: c.available })
-        })
-      }
-      const finalN = rows.reduce((n, r) => n + r.final_n, 0)
-      const openN = rows.reduce((n, r) => n + r.open_n, 0)
-      const executedN = fromChain === undefined || Number(fromChain.calls) < finalN ? finalN : Number(fromChain.calls)
-      return { perToken, actionsUsed: executedN + openN } satisfies Use
-    })
+  const useOf = Effect.fn("Usage.useOf")(function*(row: UsageRow, exceptId?: string, now: Date = new Date()) {
+    const [rows, fromChain] = yield* Effect.all([ledger(row, exceptId, now), onChain(row, now)], { concurrency: 2 })
+    const perToken = new Map<string, TokenUse>()
+    for (const b of row.policy_set.budgets) {
+      const token = lower(b.token.address ?? "")
+      const r = rows.find((x) => x.token_address === token)
+      const c = fromChain?.perToken.get(token)
+      const final = BigInt(r?.final_units ?? "0")
+      perToken.set(token, {
+        executed: c === undefined || c.spent < final ? final : c.spent,
+        open: BigInt(r?.open_units ?? "0"),
+        ...(c === undefined ? {} : { chainAvailable: c.available })
+      })
+    }
+    const finalN = rows.reduce((n, r) => n + r.final_n, 0)
+    const openN = rows.reduce((n, r) => n + r.open_n, 0)
+    const executedN = fromChain === undefined || Number(fromChain.calls) < finalN ? finalN : Number(fromChain.calls)
+    return { perToken, actionsUsed: executedN + openN } satisfies Use
+  })
 
   /** `PolicyState` fields for `evaluate`: used units per token (executed + open) and the action count. */
   const stateOf = (row: UsageRow, exceptId?: string) =>
