@@ -8,7 +8,7 @@
 import { assert } from "@effect/vitest"
 import { DelegationManager } from "@metamask/delegation-abis"
 import { type Delegation, ExecutionMode, Implementation, toMetaMaskSmartAccount } from "@metamask/smart-accounts-kit"
-import { encodeDelegations, encodeSingleExecution } from "@metamask/smart-accounts-kit/utils"
+import { encodeBatchExecution, encodeDelegations, encodeSingleExecution } from "@metamask/smart-accounts-kit/utils"
 import { Effect } from "effect"
 import {
   type Address,
@@ -100,6 +100,23 @@ export const redeemCall = (grant: Delegation, execution: Execution) => {
         [encodeDelegations([grant])],
         [ExecutionMode.SingleDefault as Hex],
         [encodeSingleExecution({ target: execution.target, value: execution.value ?? 0n, callData: execution.callData })]
+      ]
+    })
+  }
+}
+
+/** The same in batch mode: several executions in one redemption (one "call" for LimitedCalls, if it let it through). */
+export const redeemBatchCall = (grant: Delegation, executions: ReadonlyArray<Execution>) => {
+  const net = testNetwork()
+  return {
+    to: net.delegation.DelegationManager,
+    data: encodeFunctionData({
+      abi: DelegationManager,
+      functionName: "redeemDelegations",
+      args: [
+        [encodeDelegations([grant])],
+        [ExecutionMode.BatchDefault as Hex],
+        [encodeBatchExecution(executions.map((e) => ({ target: e.target, value: e.value ?? 0n, callData: e.callData })))]
       ]
     })
   }

@@ -13,7 +13,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Network } from "../../src/chain/Network.ts"
 import { mint } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
-import { balances, grant, makeAttacker, redeemCall, refused, succeeds, transfer, withArgs } from "./attacker.ts"
+import { balances, grant, makeAttacker, redeemBatchCall, redeemCall, refused, succeeds, transfer, withArgs } from "./attacker.ts"
 import { newSession, relay, signOp } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
@@ -110,6 +110,9 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         yield* refused(attacker, watch, redeemCall(as(1), transfer(usdc, alice, USD(1))), "MultiTokenPeriodEnforcer:token-mismatch")
         yield* succeeds(attacker, redeemCall(as(1), transfer(usdt, alice, USD(1)))) // action 2 (USDT)
         yield* succeeds(attacker, redeemCall(as(0), transfer(usdc, alice, USD(2)))) // action 3: USDC budget now used up
+        // Two transfers in one batch redemption (to count as one action): no enforcer takes batch mode.
+        const batch = [transfer(usdt, alice, USD(1)), transfer(usdt, alice, USD(1))]
+        yield* refused(attacker, watch, redeemBatchCall(as(1), batch), "CaveatEnforcer:invalid-call-type")
         // The 4th action, spread to the token with budget left: the count is the grant's, across tokens.
         yield* refused(attacker, watch, redeemCall(as(1), transfer(usdt, alice, USD(1))), "LimitedCallsEnforcer:limit-exceeded")
         assert.deepStrictEqual(yield* balances(attacker, [usdc, usdt], [alice]), [USD(5), USD(1)])
