@@ -273,18 +273,6 @@ export const make = (options: LocalNetworkOptions = {}) =>
         return getAddress(receipt.contractAddress)
       })
 
-    // Enforcers the kit's helper does not deploy: the framework's LogicalOrWrapperEnforcer (from
-    // the bytecode @metamask/delegation-abis ships) and our own TransferCapEnforcer (Enforcers.sol).
-    const extraEnforcers = {
-      LogicalOrWrapperEnforcer: yield* deploy(
-        "LogicalOrWrapperEnforcer",
-        logicalOrWrapperEnforcerAbi as Abi,
-        logicalOrWrapperEnforcerBytecode as Hex,
-        [delegation.DelegationManager]
-      ),
-      TransferCapEnforcer: yield* deploy("TransferCapEnforcer", transferCapEnforcerAbi as Abi, transferCapEnforcerBytecode, [])
-    }
-
     // The USD coin's permit accepts the smart account's ERC-1271 signature (USDC v2.2 does; TokenPaymaster.sol).
     const usdAddress = yield* deploy("token usd", permitStablecoinAbi, permitStablecoinBytecode, ["USD Coin", "USDC", 6])
     const usdtAddress = yield* deploy("token usdt", permitStablecoinAbi, permitStablecoinBytecode, ["Tether USD", "USDT", 6])
@@ -325,6 +313,19 @@ export const make = (options: LocalNetworkOptions = {}) =>
         if (receipt.status !== "success") throw new Error(`token paymaster setup: ${hash} reverted`)
       }
     })
+
+    // Enforcers the kit's helper does not deploy: the framework's LogicalOrWrapperEnforcer (from
+    // the bytecode @metamask/delegation-abis ships) and our own TransferCapEnforcer (Enforcers.sol).
+    // Deployed last, so that every address above stays as docs/onchain.md lists it.
+    const extraEnforcers = {
+      LogicalOrWrapperEnforcer: yield* deploy(
+        "LogicalOrWrapperEnforcer",
+        logicalOrWrapperEnforcerAbi as Abi,
+        logicalOrWrapperEnforcerBytecode as Hex,
+        [delegation.DelegationManager]
+      ),
+      TransferCapEnforcer: yield* deploy("TransferCapEnforcer", transferCapEnforcerAbi as Abi, transferCapEnforcerBytecode, [])
+    }
 
     yield* Fiber.join(altoReady)
 
