@@ -130,7 +130,7 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         yield* mint("usd", owner.account.address as Hex, 50)
         yield* mint("usd", frozenOwner.account.address as Hex, 50)
         const limits = { budgets: [{ token: { symbol: "USDC" }, amount: 10 }], perActionMax: { token: { symbol: "USDC" }, amount: 5 }, maxActions: 5 }
-        const expiresAt = new Date(Math.ceil(Date.now() / 1000) * 1000 + 5_000)
+        const expiresAt = new Date(Math.ceil(Date.now() / 1000) * 1000 + 8_000)
         const short = yield* grant(owner, delegate, { ...limits, expiresAt: expiresAt.toISOString() })
         const revoked = yield* grant(owner, delegate, limits)
         const frozen = yield* grant(frozenOwner, delegate, limits)
