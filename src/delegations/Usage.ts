@@ -52,6 +52,9 @@ interface ChainUse {
 
 const lower = (s: string) => s.toLowerCase()
 
+/** A decode that may fail (no code at the address, another contract): a failure, not a defect. */
+const decoded = <A>(f: () => A) => Effect.try({ try: f, catch: (cause) => new Error(`undecodable enforcer answer: ${String(cause)}`) })
+
 /** `decimalsOf`: a token's decimals by lowercase address. */
 export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -74,7 +77,7 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
         to: limited,
         data: encodeFunctionData({ abi: LimitedCallsEnforcer, functionName: "callCounts", args: [dm, leg.permissionId] })
       })
-      const calls = decodeFunctionResult({ abi: LimitedCallsEnforcer, functionName: "callCounts", data: callsData }) as bigint
+      const calls = yield* decoded(() => decodeFunctionResult({ abi: LimitedCallsEnforcer, functionName: "callCounts", data: callsData }) as bigint)
       const perToken = new Map<string, { spent: bigint; available: bigint }>()
       for (const [i, token] of leg.scope.tokens.entries()) {
         const data = yield* chain.call({
@@ -85,11 +88,9 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
             args: [leg.permissionId, dm, caveat.terms, periodArgs(i)]
           })
         })
-        const [available, , current] = decodeFunctionResult({ abi: MultiTokenPeriodEnforcer, functionName: "getAvailableAmount", data }) as readonly [
-          bigint,
-          boolean,
-          bigint
-        ]
+        const [available, , current] = yield* decoded(() =>
+          decodeFunctionResult({ abi: MultiTokenPeriodEnforcer, functionName: "getAvailableAmount", data }) as readonly [bigint, boolean, bigint]
+        )
         const at = i * 116
         const periodAmount = hexToBigInt(slice(caveat.terms as Hex, at + 20, at + 52))
         const seconds = hexToBigInt(slice(caveat.terms as Hex, at + 52, at + 84))
