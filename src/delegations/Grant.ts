@@ -138,6 +138,17 @@ export const makeGrant = (environment: DelegationEnvironment, terms: GrantTerms)
     }
   }
 
+  try {
+    return grantOf(environment, terms, lifetime)
+  } catch (cause) {
+    // The kit's term builders validate their input too: whatever they refuse is not expressible.
+    return invalid(`the kit refused a caveat: ${cause instanceof Error ? cause.message : String(cause)}`)
+  }
+}
+
+const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime: number): GrantResult => {
+  const wrapper = enforcerOf(environment, "LogicalOrWrapperEnforcer")
+  const allowedCalldata = enforcerOf(environment, "AllowedCalldataEnforcer")
   const head = createCaveatBuilder(environment as never)
     .addCaveat("timestamp", { afterThreshold: 0, beforeThreshold: terms.expiresAtSeconds })
     .addCaveat("valueLte", { maxValue: 0n })

@@ -82,6 +82,13 @@ describe("grants the chain cannot hold are refused", () => {
     assert.strictEqual(grantOf(policy(), environment(["LogicalOrWrapperEnforcer"]))._tag, "Ok", "not needed without a 2+ allowlist")
   })
 
+  it("terms the kit's builders refuse are a refusal, not a crash", () => {
+    const terms = grantTermsOf(policy(), () => 6, parties, now)!
+    const g = makeGrant(environment(), { ...terms, maxActions: 0 })
+    assert.strictEqual(g._tag, "Invalid")
+    assert.include(g._tag === "Invalid" ? g.message : "", "the kit refused a caveat")
+  })
+
   it("an allowlist longer than the terms can carry", () => {
     const r = makePolicySet({ chainId: 31337, budgets: [{ token: { symbol: "USDC" }, amount: 1 }], recipientAllowlist: recipients(MAX_RECIPIENTS + 1) }, [USDC], now)
     assert.strictEqual(r._tag, "Invalid")
