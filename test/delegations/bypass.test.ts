@@ -81,6 +81,11 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         // Native value: attached to a transfer, or sent alone.
         yield* refused(attacker, watch, redeemCall(as({ tokenIndex: 0, group: 0 }), { ...transfer(usdc, alice, 1n), value: 1n }), "ValueLteEnforcer:value-too-high")
         yield* refused(attacker, watch, redeemCall(as({ tokenIndex: 0, group: 0 }), { target: alice, value: 1n, callData: "0x" }), "ValueLteEnforcer:value-too-high")
+
+        // The service's own path on the same grant: the second token to the second recipient (the args it picks).
+        const action = yield* owner.api.delegations.act({ params: { delegationId: g.id }, payload: { recipient: "Bob", amount: 2, token: "USDT" } })
+        assert.strictEqual((yield* relay(delegate.api, yield* signOp(delegate.key, action.userOp))).outcome, "mined")
+        assert.deepStrictEqual(yield* balances(attacker, [usdc, usdt], [alice, bob]), [USD(3), 0n, 0n, USD(2)])
       }))
 
     it.effect("the total budget per token and the action count across tokens hold without the service", () =>
