@@ -48,7 +48,8 @@ const REASONS: Record<string, string> = {
   target_not_allowed: "the call target or function is not allowed",
   expired: "the delegation has expired",
   revoked: "the delegation was revoked",
-  account_frozen: "the account is frozen"
+  account_frozen: "the account is frozen",
+  period_exceeded: "it would exceed this period's allowance"
 }
 
 const what = (e: StoredEntry) =>

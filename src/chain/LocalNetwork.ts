@@ -8,6 +8,8 @@
  */
 import entryPointArtifact from "@account-abstraction/contracts/artifacts/EntryPoint.json" with { type: "json" }
 import verifyingPaymasterArtifact from "@account-abstraction/contracts/artifacts/VerifyingPaymaster.json" with { type: "json" }
+import { LogicalOrWrapperEnforcer as logicalOrWrapperEnforcerAbi } from "@metamask/delegation-abis"
+import { LogicalOrWrapperEnforcer as logicalOrWrapperEnforcerBytecode } from "@metamask/delegation-abis/bytecode"
 import { deploySmartAccountsEnvironment } from "@metamask/smart-accounts-kit/utils"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createRequire } from "node:module"
@@ -27,6 +29,7 @@ import {
   parseEther
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { transferCapEnforcerAbi, transferCapEnforcerBytecode } from "./contracts/Enforcers.ts"
 import { permitStablecoinAbi, permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
 import { type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
 
@@ -311,6 +314,19 @@ export const make = (options: LocalNetworkOptions = {}) =>
       }
     })
 
+    // Enforcers the kit's helper does not deploy: the framework's LogicalOrWrapperEnforcer (from
+    // the bytecode @metamask/delegation-abis ships) and our own TransferCapEnforcer (Enforcers.sol).
+    // Deployed last, so that every address above stays as docs/onchain.md lists it.
+    const extraEnforcers = {
+      LogicalOrWrapperEnforcer: yield* deploy(
+        "LogicalOrWrapperEnforcer",
+        logicalOrWrapperEnforcerAbi as Abi,
+        logicalOrWrapperEnforcerBytecode as Hex,
+        [delegation.DelegationManager]
+      ),
+      TransferCapEnforcer: yield* deploy("TransferCapEnforcer", transferCapEnforcerAbi as Abi, transferCapEnforcerBytecode, [])
+    }
+
     yield* Fiber.join(altoReady)
 
     const description: LocalNetworkDescription = {
@@ -318,7 +334,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
       rpcUrl,
       bundlerUrl,
       entryPoint: ENTRY_POINT_V07,
-      delegation: checksummed(delegation),
+      delegation: checksummed({ ...delegation, caveatEnforcers: { ...delegation.caveatEnforcers, ...extraEnforcers } }),
       tokens: {
         usd: { address: usdAddress, symbol: "USDC", name: "USD Coin", decimals: 6, permitVersion: "1" },
         usdt: { address: usdtAddress, symbol: "USDT", name: "Tether USD", decimals: 6, permitVersion: "1" }

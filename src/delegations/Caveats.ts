@@ -1,11 +1,11 @@
 /**
- * The delegation policy on the MetaMask Delegation Framework: one DF `Delegation` per
- * budget token (a "leg": `ERC20TransferAmountEnforcer` binds one token, and two of them
- * on one delegation could never both pass), from the owner's HybridDeleGator to the
- * delegate, with the caveats that let the chain enforce what it can. Also the call data
- * of the enable, revoke and redeem operations, and what an executed enable leaves in
- * the logs. Every DF-specific encoding of the delegations feature lives here (the
- * account's own encodings are in `chain/Accounts4337.ts`). Mapping: docs/delegations.md.
+ * Delegation Framework encodings of the delegations feature: the EIP-712 typed data the owner
+ * signs, the call data of the enable, revoke, freeze and redeem operations, and what an
+ * executed enable leaves in the logs. A grant's own delegation and its caveats are built in
+ * `Grant.ts` (one delegation per grant, every limit on chain). `makeLeg` is the earlier
+ * per-token shape, kept for hand-made delegations in tests and for the gas comparison in
+ * `bench/delegation-gas.ts`: it does not hold a per-action maximum, a 2+ allowlist or a count
+ * across tokens, and the service no longer builds grants with it. Mapping: docs/delegations.md.
  */
 import { DelegationManager } from "@metamask/delegation-abis"
 import { type Delegation, ExecutionMode, ROOT_AUTHORITY } from "@metamask/smart-accounts-kit"
@@ -47,7 +47,7 @@ export interface LegTerms {
   readonly salt: Hex
 }
 
-/** A delegation leg for one budget token, unsigned (`signature: "0x"`). */
+/** The earlier per-token delegation ("leg"), unsigned (`signature: "0x"`); see the header. */
 export const makeLeg = (environment: DelegationEnvironment, terms: LegTerms): Delegation => {
   let builder = createCaveatBuilder(environment as never)
     .addCaveat("allowedTargets", { targets: [terms.token] })

@@ -26,7 +26,6 @@ import {
   enableCalls,
   enabledPermissionIds,
   legTypedData,
-  makeLeg,
   randomSalt,
   recoverLegSigner,
   redeemCall,
@@ -35,6 +34,8 @@ import {
   revokeWhileFrozenCallData,
   disableCalls
 } from "./Caveats.ts"
+import { grantTermsOf, makeGrant, redeemArgs, type GrantScope } from "./Grant.ts"
+import { makeUsage } from "./Usage.ts"
 import { type Delegation, DelegationBuild, type DelegationStatus, type PolicySet, type PolicySnapshotType } from "./Domain.ts"
 import { DeclineRecorder, Relay, type RelayedOperation, RelayHooks } from "./Ports.ts"
 import {
@@ -44,17 +45,20 @@ import {
   humanSummary,
   makePolicySet,
   type PolicyState,
-  toUnits,
   visibleStatus
 } from "./Policy.ts"
 
 type Signer = CurrentSigner["Service"]
 
-/** A leg as stored: the DF delegation (signed once created) and its token. */
+/**
+ * A leg as stored: the DF delegation (signed once created). A grant has one leg (Grant.ts)
+ * covering every budget token (`scope`); `token` is then the first budget token.
+ */
 interface Leg {
   readonly permissionId: Hash
   readonly token: { readonly symbol: string; readonly address: Address; readonly decimals: number }
   readonly delegation: DfDelegation
+  readonly scope?: GrantScope
 }
 
 interface DelegationRow {
@@ -183,6 +187,7 @@ const make = Effect.gen(function*() {
   const dm = network.delegation.DelegationManager
 
   const decimalsOf = (address: string) => tokens.byAddress(network.chainId, address)?.decimals ?? 18
+  const usageOf = yield* makeUsage(decimalsOf)
 
   // ---------------------------------------------------------------------------------
   // Rows
@@ -202,26 +207,7 @@ const make = Effect.gen(function*() {
       })
     )
 
-  const spentOf = (ids: ReadonlyArray<string>) =>
-    ids.length === 0
-      ? Effect.succeed(new Map<string, Map<string, bigint>>())
-      : sql<{ delegation_id: string; token_address: string; units: string }>`
-          SELECT delegation_id, token_address, sum(units)::text AS units FROM delegation_reservations
-          WHERE delegation_id IN ${sql.in(ids)} AND status = 'final'
-          GROUP BY delegation_id, token_address`.pipe(
-        Effect.orDie,
-        Effect.map((rows) => {
-          const out = new Map<string, Map<string, bigint>>()
-          for (const r of rows) {
-            const m = out.get(r.delegation_id) ?? new Map<string, bigint>()
-            m.set(r.token_address, BigInt(r.units))
-            out.set(r.delegation_id, m)
-          }
-          return out
-        })
-      )
-
-  const toDelegation = (row: DelegationRow, spent: ReadonlyMap<string, bigint>, now: Date): Delegation => {
+  const toDelegation = (row: DelegationRow, spentToDate: Delegation["spentToDate"], now: Date): Delegation => {
     const status = visibleStatus(row.status, row.policy_set.expiresAt, row.frozen, now)
     return {
       id: row.id,
@@ -235,27 +221,19 @@ const make = Effect.gen(function*() {
       status: status === "pending" || status === "failed" ? "revoked" : status,
       humanSummary: row.human_summary,
       policySet: policyForDetail(row.policy_set),
-      spentToDate: row.policy_set.budgets.map((b) => {
-        const address = lower(b.token.address ?? "")
-        const decimals = decimalsOf(address)
-        const limitUnits = toUnits(b.amount, decimals) ?? 0n
-        const spentUnits = spent.get(address) ?? 0n
-        return {
-          token: { symbol: b.token.symbol, chainId: b.token.chainId },
-          limit: b.amount,
-          spent: fromUnits(spentUnits, decimals),
-          remaining: fromUnits(limitUnits - spentUnits, decimals),
-          expiresAt: row.policy_set.expiresAt
-        }
-      })
+      spentToDate
     }
   }
 
-  const render = (rows: ReadonlyArray<DelegationRow>) =>
-    Effect.map(spentOf(rows.map((r) => r.id)), (spent) => {
-      const now = new Date()
-      return rows.map((r) => toDelegation(r, spent.get(r.id) ?? new Map(), now))
-    })
+  /** Each row with its `spentToDate`, reconciled with the enforcers' state on chain (Usage.ts). */
+  const render = (rows: ReadonlyArray<DelegationRow>) => {
+    const now = new Date()
+    return Effect.forEach(
+      rows,
+      (r) => Effect.map(usageOf.spentToDate(r, now), (spent) => toDelegation(r, spent, now)),
+      { concurrency: 8 }
+    ).pipe(Effect.orDie)
+  }
 
   // ---------------------------------------------------------------------------------
   // Build
@@ -271,25 +249,20 @@ const make = Effect.gen(function*() {
     if (made._tag === "Invalid") return yield* new BadRequest({ message: made.message })
     const policy = made.policy
     const delegatee = lower(input.delegateeAddress) as Address
-    const only = policy.recipientAllowlist.length === 1 ? policy.recipientAllowlist[0]!.address as Address : undefined
-    const expiresAtSeconds = Math.floor(new Date(policy.expiresAt).getTime() / 1000)
-    const legs: ReadonlyArray<Leg> = budgetTokens.map((t, i) => {
-      const delegation = makeLeg(network.delegation, {
-        delegator: account.address as Address,
-        delegate: delegatee,
-        token: t.address as Address,
-        budgetUnits: toUnits(input.budgets[i]!.amount, t.decimals)!,
-        maxActions: policy.maxActions,
-        expiresAtSeconds,
-        ...(only === undefined ? {} : { onlyRecipient: only }),
-        salt: randomSalt()
-      })
-      return {
-        permissionId: stack.permissionIdOf(delegation),
-        token: { symbol: t.symbol, address: t.address as Address, decimals: t.decimals },
-        delegation
-      }
-    })
+    // One delegation for the whole grant, every limit a caveat (Grant.ts); a limit the chain
+    // cannot hold is a 400, never a grant that silently enforces less.
+    const terms = grantTermsOf(policy, decimalsOf, { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }, now)
+    const grant = terms === undefined
+      ? { _tag: "Invalid" as const, message: "a budget or the per-action maximum cannot be expressed in its token's units" }
+      : makeGrant(network.delegation, terms)
+    if (grant._tag === "Invalid") return yield* new BadRequest({ message: `This grant cannot be enforced on chain: ${grant.message}` })
+    const first = budgetTokens[0]!
+    const legs: ReadonlyArray<Leg> = [{
+      permissionId: stack.permissionIdOf(grant.delegation),
+      token: { symbol: first.symbol, address: first.address as Address, decimals: first.decimals },
+      delegation: grant.delegation,
+      scope: grant.scope
+    }]
     const summary = humanSummary(policy, delegatee, input.name)
     const buildId = `dbl_${crypto.randomUUID()}`
     const built = yield* builder.build({
@@ -322,6 +295,7 @@ const make = Effect.gen(function*() {
         return {
           permissionId: l.permissionId,
           token: { symbol: l.token.symbol, chainId: network.chainId, address: l.token.address },
+          tokens: budgetTokens.map((t) => ({ symbol: t.symbol, chainId: network.chainId, address: t.address })),
           delegation: l.delegation,
           typedData: {
             domain: { ...td.domain, verifyingContract: lower(td.domain.verifyingContract) },
@@ -530,28 +504,19 @@ const make = Effect.gen(function*() {
   // Actions: evaluate + reserve under the row lock
 
   /**
-   * Executed, submitted and unexpired reserved actions (excluding `exceptId`). A submitted
-   * reservation counts until the relay settles its operation: `final` (on-executed hook)
-   * or `released` (on-failed hook), both in the settlement's own transaction.
+   * Executed, submitted and unexpired reserved actions (excluding `exceptId`), reconciled
+   * with the enforcers' state on chain (Usage.ts). A submitted reservation counts until the
+   * relay settles its operation: `final` (on-executed hook) or `released` (on-failed hook),
+   * both in the settlement's own transaction.
    */
-  const usage = (delegationId: string, exceptId?: string) =>
-    sql<{ token_address: string; units: string; n: number }>`
-      SELECT token_address, sum(units)::text AS units, count(*)::int AS n FROM delegation_reservations
-      WHERE delegation_id = ${delegationId} AND id <> ${exceptId ?? ""}
-        AND (status IN ('final', 'submitted') OR (status = 'reserved' AND expires_at > now()))
-      GROUP BY token_address`.pipe(
-      Effect.map((rows) => ({
-        usedUnits: new Map(rows.map((r) => [r.token_address, BigInt(r.units)])),
-        actionsUsed: rows.reduce((n, r) => n + r.n, 0)
-      }))
-    )
+  const usage = (row: DelegationRow, exceptId?: string) => usageOf.stateOf(row, exceptId)
 
   const lockDelegation = (id: string) =>
     sql<DelegationRow>`
       SELECT d.*, a.frozen FROM delegations d JOIN accounts a ON a.id = d.account_id
       WHERE d.id = ${id} FOR UPDATE OF d`.pipe(Effect.map((rows) => rows[0]))
 
-  const decline = (row: DelegationRow, reason: string, message: string, action: ActionInput) =>
+  const decline = (row: DelegationRow, reason: string, message: string, action: ActionInput, resetsAt?: string) =>
     Effect.gen(function*() {
       const eventId = yield* declines.record({
         accountId: row.account_id,
@@ -562,7 +527,11 @@ const make = Effect.gen(function*() {
         amount: action.amount,
         token: action.token ?? row.policy_set.perActionMax.token.symbol
       })
-      return yield* new OutOfScope({ message, declineReason: reason, details: { auditEventId: eventId, delegationId: row.id } })
+      return yield* new OutOfScope({
+        message,
+        declineReason: reason,
+        details: { auditEventId: eventId, delegationId: row.id, ...(resetsAt === undefined ? {} : { resetsAt }) }
+      })
     })
 
   const reserve = Effect.fn("Delegations.reserve")(function*(signer: Signer, id: string, action: ActionInput) {
@@ -570,7 +539,7 @@ const make = Effect.gen(function*() {
     const ttlMs = Duration.toMillis(reservationTtl)
     const verdict = yield* Effect.gen(function*() {
       const row = (yield* lockDelegation(id))!
-      const use = yield* usage(id)
+      const use = yield* usage(row)
       const result = evaluate(row.policy_set, decimalsOf, { status: row.status, accountFrozen: row.frozen, ...use }, action, new Date())
       if (result._tag !== "Allowed") return { row, result, reservation: undefined }
       const reservation: Reservation = {
@@ -587,7 +556,9 @@ const make = Effect.gen(function*() {
       return { row, result, reservation }
     }).pipe(sql.withTransaction, Effect.orDie)
     if (verdict.result._tag === "Invalid") return yield* new BadRequest({ message: verdict.result.message })
-    if (verdict.result._tag === "Declined") return yield* decline(verdict.row, verdict.result.reason, verdict.result.message, action)
+    if (verdict.result._tag === "Declined") {
+      return yield* decline(verdict.row, verdict.result.reason, verdict.result.message, action, verdict.result.resetsAt)
+    }
     return verdict.reservation!
   })
 
@@ -610,14 +581,22 @@ const make = Effect.gen(function*() {
       })
     }
     const reservation = yield* reserve(signer, id, action)
-    const leg = row.legs.find((l) => lower(l.token.address) === reservation.token)!
-    const amount = fromUnits(reservation.units, leg.token.decimals)
+    const leg = row.legs[0]!
+    const info = tokens.byAddress(network.chainId, reservation.token)!
+    const token = { symbol: info.symbol, address: reservation.token, decimals: info.decimals }
+    const transfer = { token: token.address, to: reservation.recipient, units: reservation.units }
+    const signed = leg.scope === undefined ? leg.delegation : redeemArgs(network.delegation, leg.delegation, leg.scope, transfer)
+    if (signed === undefined) {
+      yield* release(reservation.id)
+      return yield* Effect.die(new Error("an allowed action is outside its grant's on-chain scope"))
+    }
+    const amount = fromUnits(reservation.units, token.decimals)
     const built = yield* builder.build({
       account: delegate,
       intentType: "delegated_action",
-      calls: [redeemCall(dm, leg.delegation, { token: leg.token.address, to: reservation.recipient, units: reservation.units })],
-      humanSummary: `Send ${amount} ${leg.token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).`,
-      simulation: { amountOut: { token: { symbol: leg.token.symbol, chainId: row.chain_id, address: leg.token.address }, amount } },
+      calls: [redeemCall(dm, signed, transfer)],
+      humanSummary: `Send ${amount} ${token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).`,
+      simulation: { amountOut: { token: { symbol: token.symbol, chainId: row.chain_id, address: token.address }, amount } },
       metadata: { delegationId: id, reservationId: reservation.id },
       ...(action.gasToken === undefined ? {} : { gasToken: action.gasToken })
     }).pipe(Effect.tapError(() => release(reservation.id)))
@@ -688,8 +667,8 @@ const make = Effect.gen(function*() {
       const r = rs[0]!
       // Already counted (a re-submission of the same operation): nothing to re-check.
       if (r.status === "submitted" || r.status === "final") return undefined
-      const use = yield* usage(delegationId, reservationId)
-      const symbol = row.legs.find((l) => lower(l.token.address) === r.token_address)?.token.symbol
+      const use = yield* usage(row, reservationId)
+      const symbol = row.policy_set.budgets.find((b) => lower(b.token.address ?? "") === r.token_address)?.token.symbol
       const result = evaluate(
         row.policy_set,
         decimalsOf,

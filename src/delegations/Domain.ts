@@ -14,8 +14,23 @@ export const AllowedAction = Schema.Struct({
   selectors: Schema.Array(Selector)
 })
 
+/** A budget's renewal (beyond the contract): the allowance is `amount` per period, from `start`. */
+export const BudgetPeriod = Schema.Struct({
+  /** `month` is 30 days (the chain's periods have a fixed length). */
+  every: Schema.Literals(["day", "week", "month", "seconds"]),
+  seconds: Schema.Int,
+  start: Timestamp
+}).annotate({ identifier: "BudgetPeriod" })
+export type BudgetPeriod = typeof BudgetPeriod.Type
+
+/** A budget: the total for the grant's life, or (with `period`) an allowance that renews. */
+export const Budget = Schema.Struct({
+  ...TokenAmount.fields,
+  period: Schema.optionalKey(BudgetPeriod)
+}).annotate({ identifier: "Budget" })
+
 export const PolicySet = Schema.Struct({
-  budgets: Schema.Array(TokenAmount),
+  budgets: Schema.Array(Budget),
   perActionMax: TokenAmount,
   maxActions: Schema.Int,
   recipientAllowlist: Schema.Array(RecipientEntry),
@@ -27,10 +42,18 @@ export type PolicySet = typeof PolicySet.Type
 
 export const SpentEntry = Schema.Struct({
   token: TokenRef,
+  /** The budget, or the current period's allowance. */
   limit: Schema.Finite,
+  /** Executed (for a period budget: in the current period), the larger of the service's record and the chain's. */
   spent: Schema.Finite,
+  /** What can still be spent: never above what the chain still allows, less open reservations. */
   remaining: Schema.Finite,
-  expiresAt: Timestamp
+  expiresAt: Timestamp,
+  /** Beyond the contract: held by action builds not yet executed or released. */
+  reserved: Schema.optionalKey(Schema.Finite),
+  /** Beyond the contract, period budgets: when the current period started and when it resets. */
+  periodStart: Schema.optionalKey(Timestamp),
+  resetsAt: Schema.optionalKey(Timestamp)
 }).annotate({ identifier: "SpentEntry" })
 
 export const Delegation = Schema.Struct({
@@ -67,7 +90,16 @@ export const DelegationBuildRequest = Schema.Struct({
   kind: TextOfLength(1, 40),
   delegateeAddress: Address,
   chainId: ChainId,
-  budgets: Schema.Array(Schema.Struct({ token: Schema.Struct({ symbol: TextOfLength(1, 64) }), amount: PositiveAmount })).check(
+  budgets: Schema.Array(Schema.Struct({
+    token: Schema.Struct({ symbol: TextOfLength(1, 64) }),
+    amount: PositiveAmount,
+    /** Beyond the contract: the allowance renews every `every` (day, week, 30-day month) or `seconds`, from `start` (default: now). */
+    period: Schema.optionalKey(Schema.Struct({
+      every: Schema.optionalKey(Schema.Literals(["day", "week", "month"])),
+      seconds: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+      start: Schema.optionalKey(Timestamp)
+    }))
+  })).check(
     Schema.isMinLength(1)
   ),
   // Optional on input; the contract does not show them (defaults: docs/decisions.md).
@@ -82,7 +114,7 @@ export const DelegationBuildRequest = Schema.Struct({
 /** A Delegation Framework caveat as the DelegationManager takes it. */
 export const DfCaveat = Schema.Struct({ enforcer: Address, terms: HexString, args: HexString })
 
-/** One Delegation Framework delegation ("leg": one per budget token), unsigned while `signature` is `0x`. */
+/** One Delegation Framework delegation (one per grant, every limit a caveat: Grant.ts), unsigned while `signature` is `0x`. */
 export const DfDelegation = Schema.Struct({
   delegate: Address,
   delegator: Address,
@@ -94,7 +126,7 @@ export const DfDelegation = Schema.Struct({
 
 const TypedDataField = Schema.Struct({ name: Schema.String, type: Schema.String })
 
-/** EIP-712 typed data of a leg, for `eth_signTypedData_v4` (salt as a decimal uint256). */
+/** EIP-712 typed data of a delegation, for `eth_signTypedData_v4` (salt as a decimal uint256). */
 export const DelegationTypedData = Schema.Struct({
   domain: Schema.Struct({ name: Schema.String, version: Schema.String, chainId: ChainId, verifyingContract: Address }),
   types: Schema.Record(Schema.String, Schema.Array(TypedDataField)),
@@ -108,10 +140,13 @@ export const DelegationTypedData = Schema.Struct({
   })
 }).annotate({ identifier: "DelegationTypedData" })
 
-/** What the owner signs besides the enable operation: one entry per budget token. */
+/** What the owner signs besides the enable operation: one delegation for the whole grant. */
 export const DelegationToSign = Schema.Struct({
   permissionId: Hash32,
+  /** The first budget token (the delegation covers every one: `tokens`). */
   token: TokenRef,
+  /** Beyond the contract: every budget token the delegation covers, in the terms' order. */
+  tokens: Schema.optionalKey(Schema.Array(TokenRef)),
   delegation: DfDelegation,
   typedData: DelegationTypedData
 }).annotate({ identifier: "DelegationToSign" })
@@ -128,7 +163,7 @@ export const DelegationBuild = Schema.Struct({
   delegations: Schema.Array(DelegationToSign)
 }).annotate({ identifier: "DelegationBuild" })
 
-/** The owner's signature of one leg (`delegations[i].typedData` of the build), by permission id. */
+/** The owner's signature of the delegation (`delegations[i].typedData` of the build), by permission id. */
 export const DelegationSignature = Schema.Struct({ permissionId: Hash32, signature: HexString }).annotate({
   identifier: "DelegationSignature"
 })

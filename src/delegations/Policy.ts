@@ -7,7 +7,8 @@
 import { formatUnits, parseUnits } from "viem"
 import type { Address } from "../domain/Primitives.ts"
 import type { Token } from "../tokens/TokenRegistry.ts"
-import type { PolicySet } from "./Domain.ts"
+import type { BudgetPeriod, PolicySet } from "./Domain.ts"
+import { currentPeriod, periodOf, type PeriodInput, periodWords } from "./Periods.ts"
 
 /** ERC-20 `transfer(address,uint256)`: the one function a delegated action calls. */
 export const TRANSFER_SELECTOR = "0xa9059cbb"
@@ -21,7 +22,9 @@ export const POLICY_DEFAULTS = {
   /** Longest lifetime accepted. */
   maxLifetimeMs: 365 * 24 * 60 * 60 * 1000,
   /** Shortest lifetime accepted (an already-expiring grant is a mistake). */
-  minLifetimeMs: 60 * 1000
+  minLifetimeMs: 60 * 1000,
+  /** Longest recipient allowlist: each entry is a LogicalOrWrapper group in the signed terms (Grant.ts). */
+  maxRecipients: 32
 } as const
 
 /** Every reason an action can be declined for (`out_of_scope` + `declineReason`). */
@@ -34,7 +37,8 @@ export const DECLINE_REASONS = [
   "recipient_not_allowed",
   "per_action_exceeded",
   "count_exhausted",
-  "cap_exceeded"
+  "cap_exceeded",
+  "period_exceeded"
 ] as const
 export type DeclineReason = typeof DECLINE_REASONS[number]
 
@@ -63,7 +67,7 @@ export interface AmountInput {
 
 export interface PolicyInput {
   readonly chainId: number
-  readonly budgets: ReadonlyArray<AmountInput>
+  readonly budgets: ReadonlyArray<AmountInput & { readonly period?: PeriodInput }>
   readonly perActionMax?: AmountInput
   readonly maxActions?: number
   readonly recipientAllowlist?: ReadonlyArray<{ readonly name: string; readonly address: string; readonly chainId: number }>
@@ -110,10 +114,20 @@ export const makePolicySet = (
     perActionMax = { token: tokenRef(budgetTokens[0]!), amount: input.budgets[0]!.amount }
   }
 
+  // The chain holds the per-action maximum per token (TransferCapEnforcer): the same amount in each budget token.
+  for (const t of budgetTokens) {
+    if (toUnits(perActionMax.amount, t.decimals) === undefined) {
+      return invalid(`perActionMax ${perActionMax.amount} cannot be expressed in ${t.symbol} (${t.decimals} decimals), so the chain could not enforce it`)
+    }
+  }
+
   const maxActions = input.maxActions ?? POLICY_DEFAULTS.maxActions
   if (!Number.isInteger(maxActions) || maxActions < 1) return invalid("maxActions must be a positive integer")
 
   const recipientAllowlist = (input.recipientAllowlist ?? []).map((r) => ({ ...r, address: r.address.toLowerCase() }))
+  if (recipientAllowlist.length > POLICY_DEFAULTS.maxRecipients) {
+    return invalid(`recipientAllowlist has at most ${POLICY_DEFAULTS.maxRecipients} entries (each one is enforced on chain)`)
+  }
   const names = new Set<string>()
   for (const r of recipientAllowlist) {
     if (r.chainId !== input.chainId) return invalid(`recipient ${r.name} is on chain ${r.chainId}, not ${input.chainId}`)
@@ -153,10 +167,20 @@ export const makePolicySet = (
   // The chain (TimestampEnforcer) counts whole seconds.
   expiresAt = new Date(Math.floor(expiresAt.getTime() / 1000) * 1000)
 
+  const periods: Array<BudgetPeriod | undefined> = []
+  for (const [i, b] of input.budgets.entries()) {
+    const p = periodOf(b.period, budgetTokens[i]!.symbol, now, expiresAt)
+    if (typeof p === "string") return invalid(p)
+    periods.push(p)
+  }
+
   return {
     _tag: "Ok",
     policy: {
-      budgets: input.budgets.map((b, i) => ({ token: tokenRef(budgetTokens[i]!), amount: b.amount })),
+      budgets: input.budgets.map((b, i) => {
+        const period = periods[i]
+        return { token: tokenRef(budgetTokens[i]!), amount: b.amount, ...(period === undefined ? {} : { period }) }
+      }),
       perActionMax,
       maxActions,
       recipientAllowlist,
@@ -171,16 +195,23 @@ export const makePolicySet = (
 // Summary
 
 const fmt = (n: number) => n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 18 })
-const listJoin = (xs: ReadonlyArray<string>) =>
-  xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`
+const listJoin = (xs: ReadonlyArray<string>, conjunction = "and") =>
+  xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} ${conjunction} ${xs[xs.length - 1]}`
 const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`
 
-/** Every limit in plain language: budgets, callable functions, per-action max, count, expiry, recipients. */
+/**
+ * Every limit in plain language, and nothing the chain does not hold: each clause is one
+ * caveat of the grant's delegation (Grant.ts; docs/onchain.md has the table).
+ */
 export const humanSummary = (policy: PolicySet, delegatee: string, name?: string): string => {
   const who = name === undefined ? `The delegate ${delegatee}` : `"${name}" (delegate ${delegatee})`
-  const budgets = listJoin(policy.budgets.map((b) => `${fmt(b.amount)} ${b.token.symbol}`))
-  const tokens = policy.budgets.map((b) => b.token.symbol)
-  const perAction = `${fmt(policy.perActionMax.amount)} ${tokens.length > 1 ? `(${tokens.join(" or ")} units)` : policy.perActionMax.token.symbol}`
+  const totals = policy.budgets.filter((b) => b.period === undefined)
+  const renewing = policy.budgets.filter((b) => b.period !== undefined)
+  const spend = [
+    ...(totals.length === 0 ? [] : [`at most ${listJoin(totals.map((b) => `${fmt(b.amount)} ${b.token.symbol}`))} in total`]),
+    ...renewing.map((b) => `at most ${fmt(b.amount)} ${b.token.symbol} ${periodWords(b.period!)}`)
+  ]
+  const perAction = listJoin(policy.budgets.map((b) => `${fmt(policy.perActionMax.amount)} ${b.token.symbol}`), "or")
   const calls = listJoin(policy.allowedActions.map((a) => {
     const symbol = policy.budgets.find((b) => b.token.address?.toLowerCase() === a.target.toLowerCase())?.token.symbol
     return `transfer(address,uint256) on ${symbol ?? a.name} (${a.target})`
@@ -189,9 +220,11 @@ export const humanSummary = (policy: PolicySet, delegatee: string, name?: string
     ? "to any recipient"
     : `only to ${listJoin(policy.recipientAllowlist.map((r) => `${r.name} (${r.address})`))}`
   const actions = policy.maxActions === 1 ? "1 action" : `${policy.maxActions} actions`
-  return `${who} may spend at most ${budgets} in total, at most ${perAction} per action, in at most ${actions}, ` +
-    `${recipients}, until ${utc(policy.expiresAt)}. It may only call ${calls}. ` +
-    `Nothing else is allowed; you can revoke it at any time, and it is blocked while the account is frozen.`
+  const across = policy.budgets.length > 1 ? " in total across all its tokens" : ""
+  return `${who} may spend ${listJoin(spend)}, at most ${perAction} per action, in at most ${actions}${across}, ` +
+    `${recipients}, until ${utc(policy.expiresAt)}. It may only call ${calls}, with no ETH attached. ` +
+    `Nothing else is allowed: the chain enforces each of these limits, even if the delegate goes around this service. ` +
+    `You can revoke it at any time, and it is blocked while the account is frozen.`
 }
 
 // ---------------------------------------------------------------------------------------
@@ -223,10 +256,17 @@ export type Evaluation =
     readonly recipient: Address
     readonly recipientName?: string
   }
-  | { readonly _tag: "Declined"; readonly reason: DeclineReason; readonly message: string }
+  | {
+    readonly _tag: "Declined"
+    readonly reason: DeclineReason
+    readonly message: string
+    /** `period_exceeded`: when the next period starts. */
+    readonly resetsAt?: string
+  }
   | { readonly _tag: "Invalid"; readonly message: string }
 
-const declined = (reason: DeclineReason, message: string): Evaluation => ({ _tag: "Declined", reason, message })
+const declined = (reason: DeclineReason, message: string, resetsAt?: string): Evaluation =>
+  resetsAt === undefined ? { _tag: "Declined", reason, message } : { _tag: "Declined", reason, message, resetsAt }
 const isAddress = (s: string) => /^0x[0-9a-fA-F]{40}$/.test(s)
 
 /** The status a reader sees (stored status, clock and account freeze). */
@@ -268,6 +308,9 @@ export const evaluate = (
     return declined("token_not_allowed", `${symbol} is not a budget token of this delegation`)
   }
   const tokenAddress = budget.token.address.toLowerCase()
+  if (!policy.allowedActions.some((a) => a.target.toLowerCase() === tokenAddress)) {
+    return declined("token_not_allowed", `${symbol} transfers are not among this delegation's allowed actions`)
+  }
   const decimals = decimalsOf(tokenAddress)
 
   let recipient: string
@@ -298,7 +341,20 @@ export const evaluate = (
   }
   const limitUnits = toUnits(budget.amount, decimals) ?? 0n
   const used = state.usedUnits.get(tokenAddress) ?? 0n
-  if (used + units > limitUnits) {
+  if (budget.period !== undefined) {
+    const current = currentPeriod(budget.period, now)
+    if (!current.started) {
+      return declined("period_exceeded", `The first ${budget.token.symbol} period starts at ${current.start.toISOString()}`, current.start.toISOString())
+    }
+    if (used + units > limitUnits) {
+      return declined(
+        "period_exceeded",
+        `${fmt(action.amount)} ${budget.token.symbol} exceeds what is left of this period's allowance ` +
+          `(${fmt(fromUnits(limitUnits - used, decimals))} of ${fmt(budget.amount)}); the next period starts at ${current.end.toISOString()}`,
+        current.end.toISOString()
+      )
+    }
+  } else if (used + units > limitUnits) {
     return declined(
       "cap_exceeded",
       `${fmt(action.amount)} ${budget.token.symbol} exceeds what is left of the budget (${fmt(fromUnits(limitUnits - used, decimals))} of ${fmt(budget.amount)})`

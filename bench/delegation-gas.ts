@@ -1,0 +1,129 @@
+/**
+ * Gas of one delegated action (the delegate's `DelegationManager.redeemDelegations` moving
+ * one ERC-20 transfer out of the owner's HybridDeleGator) with every caveat, on a fresh
+ * local network:
+ *
+ *   before: the old per-leg delegation (one per budget token: AllowedTargets, AllowedMethods,
+ *           ValueLte, ERC20TransferAmount, LimitedCalls, Timestamp, AllowedCalldata when the
+ *           allowlist has exactly one entry) — which did NOT hold the per-action maximum,
+ *           a 2+ allowlist or the count across tokens;
+ *   after:  the grant (src/delegations/Grant.ts): Timestamp, ValueLte, AllowedTargets,
+ *           AllowedMethods, AllowedCalldata or LogicalOrWrapper, TransferCap, LimitedCalls,
+ *           MultiTokenPeriod — every limit on chain.
+ *
+ * Each shape redeems twice (the first action writes fresh enforcer storage, the second
+ * updates it). Measured as the transaction's gasUsed with the delegate's smart account as
+ * sender (anvil impersonation), so the EntryPoint and bundler overheads, equal for both,
+ * are left out.
+ *
+ *   npx tsx bench/delegation-gas.ts      (about 15 s)
+ */
+import { type Delegation } from "@metamask/smart-accounts-kit"
+import { Effect, Exit, Redacted, Scope } from "effect"
+import { type Address, createPublicClient, createWalletClient, type Hex, http, parseEther, parseUnits } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { makeHybridDeleGator } from "../src/chain/Accounts4337.ts"
+import { viemChainOf } from "../src/chain/Chain.ts"
+import { permitStablecoinAbi } from "../src/chain/contracts/TokenPaymaster.ts"
+import { make as startLocalNetwork } from "../src/chain/LocalNetwork.ts"
+import { legTypedData, makeLeg, randomSalt, redeemCall } from "../src/delegations/Caveats.ts"
+import { makeGrant, redeemArgs } from "../src/delegations/Grant.ts"
+
+process.env.DO_NOT_TRACK = "1"
+
+const scope = Effect.runSync(Scope.make())
+const net = await Effect.runPromise(startLocalNetwork().pipe(Scope.provide(scope)))
+try {
+  const chain = viemChainOf(net)
+  const transport = http(net.rpcUrl)
+  const client = createPublicClient({ chain, transport, pollingInterval: 20 })
+  const deployer = createWalletClient({ chain, transport, account: privateKeyToAccount(Redacted.value(net.deployerKey)) })
+  const stack = makeHybridDeleGator({ chainId: net.chainId, entryPoint: net.entryPoint, environment: net.delegation })
+  const dm = net.delegation.DelegationManager
+  const usdc = net.tokens.usd.address
+  const usdt = net.tokens.usdt.address
+  const units = (n: number) => parseUnits(String(n), 6)
+
+  /** A deployed HybridDeleGator of a fresh key (through its factory), with ETH. */
+  const account = async () => {
+    const key = generatePrivateKey()
+    const owner = privateKeyToAccount(key)
+    const cf = await Effect.runPromise(stack.counterfactualAccount(owner.address, 0n))
+    await client.waitForTransactionReceipt({ hash: await deployer.sendTransaction({ to: cf.factory, data: cf.factoryData }) })
+    await client.request({ method: "anvil_setBalance" as never, params: [cf.address, `0x${parseEther("1").toString(16)}`] as never })
+    return { key, address: cf.address }
+  }
+  const mint = async (token: Address, to: Address, amount: bigint) =>
+    client.waitForTransactionReceipt({
+      hash: await deployer.writeContract({ address: token, abi: permitStablecoinAbi, functionName: "mint", args: [to, amount] })
+    })
+  const sign = async (key: Hex, d: Delegation): Promise<Delegation> => {
+    const td = legTypedData(d, net.chainId, dm)
+    const signature = await privateKeyToAccount(key).signTypedData(td as never)
+    return { ...d, signature }
+  }
+  /** One redemption sent by the delegate's account itself (impersonated): its gasUsed. */
+  const redeem = async (delegate: Address, signed: Delegation, token: Address, to: Address, amount: bigint) => {
+    const call = redeemCall(dm, signed, { token, to, units: amount })
+    await client.request({ method: "anvil_impersonateAccount" as never, params: [delegate] as never })
+    const wallet = createWalletClient({ chain, transport, account: delegate })
+    const hash = await wallet.sendTransaction({ to: call.to, data: call.data!, gas: 2_000_000n })
+    const receipt = await client.waitForTransactionReceipt({ hash })
+    if (receipt.status !== "success") throw new Error(`redemption reverted (${hash})`)
+    return receipt.gasUsed
+  }
+
+  const expires = Math.floor(Date.now() / 1000) + 3600
+  const recipients = [0, 1, 2].map(() => privateKeyToAccount(generatePrivateKey()).address)
+  const rows: Array<{ shape: string; first: bigint; second: bigint }> = []
+
+  // Before: the per-leg shape, one recipient pinned (its most complete form).
+  {
+    const owner = await account()
+    const delegate = await account()
+    await mint(usdc, owner.address, units(100))
+    const leg = await sign(owner.key, makeLeg(net.delegation, {
+      delegator: owner.address, delegate: delegate.address, token: usdc, budgetUnits: units(50), maxActions: 10,
+      expiresAtSeconds: expires, onlyRecipient: recipients[0]!, salt: randomSalt()
+    }))
+    rows.push({
+      shape: "before: per-leg delegation, 1 token, 1 recipient",
+      first: await redeem(delegate.address, leg, usdc, recipients[0]!, units(1)),
+      second: await redeem(delegate.address, leg, usdc, recipients[0]!, units(1))
+    })
+  }
+
+  // After: the grant, with 1 token and 1 recipient, then 2 tokens and 3 recipients.
+  for (const shape of [{ tokens: [usdc], recipients: recipients.slice(0, 1) }, { tokens: [usdc, usdt], recipients }]) {
+    const owner = await account()
+    const delegate = await account()
+    for (const t of shape.tokens) await mint(t, owner.address, units(100))
+    const made = makeGrant(net.delegation, {
+      delegator: owner.address, delegate: delegate.address,
+      budgets: shape.tokens.map((token) => ({ token, units: units(50), perActionUnits: units(5) })),
+      targets: shape.tokens, recipients: shape.recipients, maxActions: 10,
+      startSeconds: Math.floor(Date.now() / 1000) - 60, expiresAtSeconds: expires, salt: randomSalt()
+    })
+    if (made._tag !== "Ok") throw new Error(made.message)
+    const signed = await sign(owner.key, made.delegation)
+    const to = shape.recipients[shape.recipients.length - 1]!
+    const token = shape.tokens[shape.tokens.length - 1]!
+    const args = redeemArgs(net.delegation, signed, made.scope, { token, to })!
+    rows.push({
+      shape: `after: grant, ${shape.tokens.length} token(s), ${shape.recipients.length} recipient(s)`,
+      first: await redeem(delegate.address, args, token, to, units(1)),
+      second: await redeem(delegate.address, args, token, to, units(1))
+    })
+  }
+
+  const pad = (s: string, n: number) => s.padEnd(n)
+  console.log(`${pad("shape", 52)}${pad("1st action", 12)}2nd action   (gasUsed of the redemption transaction)`)
+  for (const r of rows) console.log(`${pad(r.shape, 52)}${pad(r.first.toString(), 12)}${r.second}`)
+  const base = rows[0]!
+  for (const r of rows.slice(1)) {
+    const pct = (a: bigint, b: bigint) => `${a >= b ? "+" : ""}${(Number(a - b) / Number(b) * 100).toFixed(1)} %`
+    console.log(`${r.shape} vs before: 1st ${pct(r.first, base.first)}, 2nd ${pct(r.second, base.second)}`)
+  }
+} finally {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+}

@@ -1,0 +1,276 @@
+/**
+ * One Delegation Framework delegation per grant, whose caveats make the chain enforce every
+ * limit of the PolicySet for the whole grant (docs/onchain.md, "Which enforcer holds which
+ * limit"). In the order the DelegationManager runs their `beforeHook`s (the first refusal
+ * is the redemption's revert reason):
+ *
+ *   TimestampEnforcer          expiry (redeemable strictly before `expiresAt`)
+ *   ValueLteEnforcer           no native value (0 wei)
+ *   AllowedTargetsEnforcer     only the allowed actions' targets (budget tokens)
+ *   AllowedMethodsEnforcer     only `transfer(address,uint256)`
+ *   AllowedCalldataEnforcer    one allowed recipient: the transfer's `to` word is pinned
+ *   LogicalOrWrapperEnforcer   2+ allowed recipients: one group per recipient, each an
+ *                              AllowedCalldataEnforcer pinning it; the redeemer picks the group
+ *   TransferCapEnforcer        per-action maximum per token (ours: Enforcers.sol)
+ *   LimitedCallsEnforcer       total action count, across every token (one delegation)
+ *   MultiTokenPeriodEnforcer   total budget per token: one allowance per token whose single
+ *                              period covers the grant's whole life (or, with a budget period,
+ *                              an allowance that renews every period)
+ *
+ * The redemption's caveat args (not signed) select the MultiTokenPeriod entry (the token's
+ * index) and the LogicalOrWrapper group (the recipient's index): `redeemArgs`.
+ */
+import type { Delegation } from "@metamask/smart-accounts-kit"
+import { ROOT_AUTHORITY } from "@metamask/smart-accounts-kit"
+import { createCaveatBuilder } from "@metamask/smart-accounts-kit/utils"
+import { type Address, encodeAbiParameters, encodePacked, type Hex, pad } from "viem"
+import type { DelegationEnvironment } from "../chain/Network.ts"
+import { toUnits, TRANSFER_SELECTOR } from "./Policy.ts"
+
+/** Most recipients an allowlist may have: each is a LogicalOrWrapper group in the signed terms. */
+export const MAX_RECIPIENTS = 32
+
+export interface GrantBudget {
+  readonly token: Address
+  /** Allowance per period (the whole budget when there is no period). */
+  readonly units: bigint
+  /** Per-action maximum of this token, in its base units. */
+  readonly perActionUnits: bigint
+  /** A renewing allowance: period length and first period start (unix seconds). */
+  readonly period?: { readonly seconds: number; readonly startSeconds: number }
+}
+
+export interface GrantTerms {
+  readonly delegator: Address
+  readonly delegate: Address
+  /** Every budget token, in PolicySet order (the MultiTokenPeriod entries). */
+  readonly budgets: ReadonlyArray<GrantBudget>
+  /** The allowed actions' targets (a subset of the budget tokens). */
+  readonly targets: ReadonlyArray<Address>
+  /** The recipient allowlist in PolicySet order; empty: any recipient. */
+  readonly recipients: ReadonlyArray<Address>
+  readonly maxActions: number
+  /** When the grant's single lifetime allowance starts (unix seconds, at or before the enable). */
+  readonly startSeconds: number
+  /** Unix seconds; the TimestampEnforcer refuses redemptions at or after it. */
+  readonly expiresAtSeconds: number
+  readonly salt: Hex
+}
+
+/** What a redemption needs to pick its caveat args: the order of tokens and recipients in the terms. */
+export interface GrantScope {
+  readonly tokens: ReadonlyArray<Address>
+  readonly recipients: ReadonlyArray<Address>
+}
+
+export type GrantResult =
+  | { readonly _tag: "Ok"; readonly delegation: Delegation; readonly scope: GrantScope }
+  | { readonly _tag: "Invalid"; readonly message: string }
+
+/** The enforcers a grant needs, by the environment's names. */
+const REQUIRED = [
+  "TimestampEnforcer",
+  "ValueLteEnforcer",
+  "AllowedTargetsEnforcer",
+  "AllowedMethodsEnforcer",
+  "TransferCapEnforcer",
+  "LimitedCallsEnforcer",
+  "MultiTokenPeriodEnforcer"
+] as const
+
+const caveatGroupsAbi = [{
+  type: "tuple[]",
+  components: [{
+    name: "caveats",
+    type: "tuple[]",
+    components: [{ name: "enforcer", type: "address" }, { name: "terms", type: "bytes" }, { name: "args", type: "bytes" }]
+  }]
+}] as const
+const selectedGroupAbi = [{
+  type: "tuple",
+  components: [{ name: "groupIndex", type: "uint256" }, { name: "caveatArgs", type: "bytes[]" }]
+}] as const
+
+/** AllowedCalldataEnforcer terms pinning `transfer`'s recipient word (after the 4-byte selector). */
+const recipientTerms = (recipient: Address): Hex =>
+  encodePacked(["uint256", "bytes32"], [4n, pad(recipient.toLowerCase() as Hex, { size: 32 })])
+
+/** TransferCapEnforcer terms: token(20) ‖ maxAmount(32) per budget token. */
+export const transferCapTerms = (budgets: ReadonlyArray<{ readonly token: Address; readonly perActionUnits: bigint }>): Hex =>
+  encodePacked(
+    budgets.flatMap(() => ["address", "uint256"] as const),
+    budgets.flatMap((b) => [b.token, b.perActionUnits])
+  )
+
+const enforcerOf = (environment: DelegationEnvironment, name: string): Address | undefined => environment.caveatEnforcers[name]
+
+/**
+ * The grant's one delegation, unsigned (`signature: "0x"`), or why it cannot be expressed
+ * on this network (an enforcer is not deployed, or a limit has no on-chain form).
+ */
+export const makeGrant = (environment: DelegationEnvironment, terms: GrantTerms): GrantResult => {
+  const invalid = (message: string): GrantResult => ({ _tag: "Invalid", message })
+  for (const name of REQUIRED) {
+    if (enforcerOf(environment, name) === undefined) {
+      return invalid(`this network has no ${name}: the grant's limits cannot all be enforced on chain`)
+    }
+  }
+  if (terms.recipients.length > MAX_RECIPIENTS) {
+    return invalid(`a recipient allowlist has at most ${MAX_RECIPIENTS} entries (each is enforced on chain)`)
+  }
+  const wrapper = enforcerOf(environment, "LogicalOrWrapperEnforcer")
+  const allowedCalldata = enforcerOf(environment, "AllowedCalldataEnforcer")
+  if (terms.recipients.length > 0 && allowedCalldata === undefined) {
+    return invalid("this network has no AllowedCalldataEnforcer: a recipient allowlist cannot be enforced on chain")
+  }
+  if (terms.recipients.length > 1 && wrapper === undefined) {
+    return invalid("this network has no LogicalOrWrapperEnforcer: a recipient allowlist of 2 or more cannot be enforced on chain")
+  }
+  if (terms.budgets.length === 0 || terms.targets.length === 0) return invalid("a grant needs at least one budget token and one target")
+  if (terms.budgets.some((b) => b.units <= 0n || b.perActionUnits <= 0n)) {
+    return invalid("every budget and per-action maximum must be at least one base unit of its token")
+  }
+  const lifetime = terms.expiresAtSeconds - terms.startSeconds
+  if (lifetime <= 0) return invalid("the grant expires before it starts")
+  for (const b of terms.budgets) {
+    if (b.period !== undefined && (b.period.seconds < 1 || b.period.startSeconds < 1 || b.period.startSeconds + b.period.seconds > terms.expiresAtSeconds)) {
+      return invalid("a budget period must be at least a second, start after 1970 and end by the expiry")
+    }
+  }
+
+  try {
+    return grantOf(environment, terms, lifetime)
+  } catch (cause) {
+    // The kit's term builders validate their input too: whatever they refuse is not expressible.
+    return invalid(`the kit refused a caveat: ${cause instanceof Error ? cause.message : String(cause)}`)
+  }
+}
+
+const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime: number): GrantResult => {
+  const wrapper = enforcerOf(environment, "LogicalOrWrapperEnforcer")
+  const allowedCalldata = enforcerOf(environment, "AllowedCalldataEnforcer")
+  const head = createCaveatBuilder(environment as never)
+    .addCaveat("timestamp", { afterThreshold: 0, beforeThreshold: terms.expiresAtSeconds })
+    .addCaveat("valueLte", { maxValue: 0n })
+    .addCaveat("allowedTargets", { targets: [...terms.targets] })
+    .addCaveat("allowedMethods", { selectors: [TRANSFER_SELECTOR] })
+    .build()
+  const recipientCaveats = terms.recipients.length === 0
+    ? []
+    : terms.recipients.length === 1
+    ? [{ enforcer: allowedCalldata!, terms: recipientTerms(terms.recipients[0]!), args: "0x" as Hex }]
+    : [{
+      enforcer: wrapper!,
+      terms: encodeAbiParameters(caveatGroupsAbi, [
+        terms.recipients.map((r) => ({ caveats: [{ enforcer: allowedCalldata!, terms: recipientTerms(r), args: "0x" as Hex }] }))
+      ]),
+      args: "0x" as Hex
+    }]
+  const cap = { enforcer: enforcerOf(environment, "TransferCapEnforcer")!, terms: transferCapTerms(terms.budgets), args: "0x" as Hex }
+  const tail = createCaveatBuilder(environment as never)
+    .addCaveat("limitedCalls", { limit: terms.maxActions })
+    .addCaveat("multiTokenPeriod", {
+      tokenConfigs: terms.budgets.map((b) => ({
+        token: b.token,
+        periodAmount: b.units,
+        periodDuration: b.period?.seconds ?? lifetime,
+        startDate: b.period?.startSeconds ?? terms.startSeconds
+      }))
+    })
+    .build()
+  return {
+    _tag: "Ok",
+    delegation: {
+      delegate: terms.delegate,
+      delegator: terms.delegator,
+      authority: ROOT_AUTHORITY as Hex,
+      caveats: [...head, ...recipientCaveats, cap, ...tail].map((c) => ({ ...c, args: "0x" as Hex })),
+      salt: terms.salt,
+      signature: "0x"
+    },
+    scope: { tokens: terms.budgets.map((b) => b.token), recipients: [...terms.recipients] }
+  }
+}
+
+const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
+
+/**
+ * The signed grant with the caveat args one transfer needs (args are not signed: any
+ * redeemer may set them, and the enforcers check the execution against the signed terms
+ * whatever the args select). `undefined` when the transfer is outside the scope.
+ */
+export const redeemArgs = (
+  environment: DelegationEnvironment,
+  grant: Delegation,
+  scope: GrantScope,
+  transfer: { readonly token: Address; readonly to: Address }
+): Delegation | undefined => {
+  const tokenIndex = scope.tokens.findIndex((t) => sameAddress(t, transfer.token))
+  if (tokenIndex < 0) return undefined
+  const recipientIndex = scope.recipients.findIndex((r) => sameAddress(r, transfer.to))
+  if (scope.recipients.length > 0 && recipientIndex < 0) return undefined
+  const period = environment.caveatEnforcers["MultiTokenPeriodEnforcer"]
+  const wrapper = environment.caveatEnforcers["LogicalOrWrapperEnforcer"]
+  return {
+    ...grant,
+    caveats: grant.caveats.map((c) => {
+      if (period !== undefined && sameAddress(c.enforcer, period)) {
+        return { ...c, args: periodArgs(tokenIndex) }
+      }
+      if (wrapper !== undefined && sameAddress(c.enforcer, wrapper) && scope.recipients.length > 1) {
+        return { ...c, args: logicalOrArgs(recipientIndex) }
+      }
+      return c
+    })
+  }
+}
+
+/** LogicalOrWrapperEnforcer args selecting group `index` (its one caveat takes no args). */
+export const logicalOrArgs = (index: number): Hex =>
+  encodeAbiParameters(selectedGroupAbi, [{ groupIndex: BigInt(index), caveatArgs: ["0x"] }])
+
+/** MultiTokenPeriodEnforcer args selecting entry `index`. */
+export const periodArgs = (index: number): Hex => encodeAbiParameters([{ type: "uint256" }], [BigInt(index)])
+
+/** The grant's terms from a validated PolicySet (amounts to base units with each token's decimals). */
+export const grantTermsOf = (
+  policy: {
+    readonly budgets: ReadonlyArray<{
+      readonly token: { readonly address?: string | undefined }
+      readonly amount: number
+      readonly period?: { readonly seconds: number; readonly start: string }
+    }>
+    readonly perActionMax: { readonly amount: number }
+    readonly maxActions: number
+    readonly recipientAllowlist: ReadonlyArray<{ readonly address: string }>
+    readonly allowedActions: ReadonlyArray<{ readonly target: string }>
+    readonly expiresAt: string
+  },
+  decimalsOf: (address: string) => number,
+  parties: { readonly delegator: Address; readonly delegate: Address; readonly salt: Hex },
+  now: Date
+): GrantTerms | undefined => {
+  const budgets: Array<GrantBudget> = []
+  for (const b of policy.budgets) {
+    const token = b.token.address?.toLowerCase() as Address | undefined
+    if (token === undefined) return undefined
+    const decimals = decimalsOf(token)
+    const units = toUnits(b.amount, decimals)
+    const perActionUnits = toUnits(policy.perActionMax.amount, decimals)
+    if (units === undefined || perActionUnits === undefined) return undefined
+    const period = b.period === undefined
+      ? undefined
+      : { seconds: b.period.seconds, startSeconds: Math.floor(new Date(b.period.start).getTime() / 1000) }
+    budgets.push({ token, units, perActionUnits, ...(period === undefined ? {} : { period }) })
+  }
+  return {
+    ...parties,
+    budgets,
+    targets: [...new Set(policy.allowedActions.map((a) => a.target.toLowerCase() as Address))],
+    recipients: policy.recipientAllowlist.map((r) => r.address.toLowerCase() as Address),
+    maxActions: policy.maxActions,
+    // A minute before the build: the chain's clock may lag the service's a little.
+    startSeconds: Math.floor(now.getTime() / 1000) - 60,
+    expiresAtSeconds: Math.floor(new Date(policy.expiresAt).getTime() / 1000)
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * What a grant has used, reconciled between the service's reservations and the enforcers'
+ * own state on chain (docs/delegations.md, "Spend accounting"):
+ *
+ *   executed(token) = max(final reservations [in the current period], the chain's
+ *                         MultiTokenPeriodEnforcer spend in its current period)
+ *   used(token)     = executed + open reservations (reserved and unexpired, or submitted)
+ *   actions         = max(final reservations, LimitedCallsEnforcer.callCounts) + open
+ *   remaining       = min(limit − used, what the chain still allows − open), never below 0
+ *
+ * so a redemption that went around the service (the delegate's own bundler or `handleOps`)
+ * counts as soon as the chain shows it, and the service never grants more than the chain
+ * still allows. If the chain cannot be read, the service's own record stands (logged).
+ */
+import { LimitedCallsEnforcer, MultiTokenPeriodEnforcer } from "@metamask/delegation-abis"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { decodeFunctionResult, encodeFunctionData, type Hash, type Hex, hexToBigInt, slice } from "viem"
+import { Chain } from "../chain/Chain.ts"
+import { Network } from "../chain/Network.ts"
+import type { Delegation as DfDelegation } from "./Caveats.ts"
+import type { PolicySet } from "./Domain.ts"
+import { periodArgs, type GrantScope } from "./Grant.ts"
+import { currentPeriod } from "./Periods.ts"
+import { fromUnits, toUnits } from "./Policy.ts"
+
+/** What usage needs of a delegation row. */
+export interface UsageRow {
+  readonly id: string
+  readonly policy_set: PolicySet
+  readonly legs: ReadonlyArray<{ readonly permissionId: Hash; readonly delegation: DfDelegation; readonly scope?: GrantScope }>
+}
+
+export interface TokenUse {
+  /** Executed (in the current period for a period budget), reconciled with the chain. */
+  readonly executed: bigint
+  /** Open reservations. */
+  readonly open: bigint
+  /** What the chain still allows in the current period; `undefined` when not read. */
+  readonly chainAvailable?: bigint
+}
+
+export interface Use {
+  readonly perToken: ReadonlyMap<string, TokenUse>
+  readonly actionsUsed: number
+}
+
+interface ChainUse {
+  readonly calls: bigint
+  readonly perToken: ReadonlyMap<string, { readonly spent: bigint; readonly available: bigint }>
+}
+
+const lower = (s: string) => s.toLowerCase()
+
+/** A decode that may fail (no code at the address, another contract): a failure, not a defect. */
+const decoded = <A>(f: () => A) => Effect.try({ try: f, catch: (cause) => new Error(`undecodable enforcer answer: ${String(cause)}`) })
+
+/** `decimalsOf`: a token's decimals by lowercase address. */
+export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const chain = yield* Chain
+  const network = yield* Network
+  const dm = network.delegation.DelegationManager
+  const period = network.delegation.caveatEnforcers["MultiTokenPeriodEnforcer"]
+  const limited = network.delegation.caveatEnforcers["LimitedCallsEnforcer"]
+
+  /** The enforcers' state for a grant (one leg with a scope); `undefined` for other shapes or when unreadable. */
+  const onChain = (row: UsageRow, now: Date) =>
+    Effect.gen(function*() {
+      const leg = row.legs[0]
+      if (leg === undefined || leg.scope === undefined || row.legs.length !== 1 || period === undefined || limited === undefined) {
+        return undefined
+      }
+      const caveat = leg.delegation.caveats.find((c) => lower(c.enforcer) === lower(period))
+      if (caveat === undefined) return undefined
+      const callsData = yield* chain.call({
+        to: limited,
+        data: encodeFunctionData({ abi: LimitedCallsEnforcer, functionName: "callCounts", args: [dm, leg.permissionId] })
+      })
+      const calls = yield* decoded(() => decodeFunctionResult({ abi: LimitedCallsEnforcer, functionName: "callCounts", data: callsData }) as bigint)
+      const perToken = new Map<string, { spent: bigint; available: bigint }>()
+      for (const [i, token] of leg.scope.tokens.entries()) {
+        const data = yield* chain.call({
+          to: period,
+          data: encodeFunctionData({
+            abi: MultiTokenPeriodEnforcer,
+            functionName: "getAvailableAmount",
+            args: [leg.permissionId, dm, caveat.terms, periodArgs(i)]
+          })
+        })
+        const [available, , current] = yield* decoded(() =>
+          decodeFunctionResult({ abi: MultiTokenPeriodEnforcer, functionName: "getAvailableAmount", data }) as readonly [bigint, boolean, bigint]
+        )
+        const at = i * 116
+        const periodAmount = hexToBigInt(slice(caveat.terms as Hex, at + 20, at + 52))
+        const seconds = hexToBigInt(slice(caveat.terms as Hex, at + 52, at + 84))
+        const start = hexToBigInt(slice(caveat.terms as Hex, at + 84, at + 116))
+        // The period `now` is in. The chain answers at its latest block, which may be older
+        // than now: a later period than the chain's has spent nothing yet.
+        const nowSeconds = BigInt(Math.floor(now.getTime() / 1000))
+        const expected = nowSeconds < start ? 0n : (nowSeconds - start) / seconds + 1n
+        if (expected > current) perToken.set(lower(token), { spent: 0n, available: expected === 0n ? 0n : periodAmount })
+        // Period 0: not started yet (nothing spent, nothing available).
+        else perToken.set(lower(token), { spent: current === 0n ? 0n : periodAmount - available, available })
+      }
+      return { calls, perToken } satisfies ChainUse
+    }).pipe(
+      Effect.catch((e) => Effect.logWarning("delegation usage: the enforcers' state could not be read", e).pipe(Effect.as(undefined))),
+      Effect.withSpan("Usage.onChain")
+    )
+
+  /** The service's ledger: final (in each period token's current period) and open, per token; counts. */
+  const ledger = (row: UsageRow, exceptId: string | undefined, now: Date) => {
+    const since: Record<string, string> = {}
+    for (const b of row.policy_set.budgets) {
+      if (b.period !== undefined && b.token.address !== undefined) since[lower(b.token.address)] = currentPeriod(b.period, now).start.toISOString()
+    }
+    return sql<{ token_address: string; final_units: string; open_units: string; final_n: number; open_n: number }>`
+      SELECT token_address,
+        coalesce(sum(units) FILTER (WHERE status = 'final'
+          AND settled_at >= coalesce((${JSON.stringify(since)}::jsonb ->> token_address)::timestamptz, '-infinity')), 0)::text AS final_units,
+        coalesce(sum(units) FILTER (WHERE status = 'submitted' OR (status = 'reserved' AND expires_at > now())), 0)::text AS open_units,
+        count(*) FILTER (WHERE status = 'final')::int AS final_n,
+        count(*) FILTER (WHERE status = 'submitted' OR (status = 'reserved' AND expires_at > now()))::int AS open_n
+      FROM delegation_reservations
+      WHERE delegation_id = ${row.id} AND id <> ${exceptId ?? ""}
+      GROUP BY token_address`
+  }
+
+  /** Reconciled use of `row` (excluding reservation `exceptId`). */
+  const useOf = Effect.fn("Usage.useOf")(function*(row: UsageRow, exceptId?: string, now: Date = new Date()) {
+    const [rows, fromChain] = yield* Effect.all([ledger(row, exceptId, now), onChain(row, now)], { concurrency: 2 })
+    const perToken = new Map<string, TokenUse>()
+    for (const b of row.policy_set.budgets) {
+      const token = lower(b.token.address ?? "")
+      const r = rows.find((x) => x.token_address === token)
+      const c = fromChain?.perToken.get(token)
+      const final = BigInt(r?.final_units ?? "0")
+      perToken.set(token, {
+        executed: c === undefined || c.spent < final ? final : c.spent,
+        open: BigInt(r?.open_units ?? "0"),
+        ...(c === undefined ? {} : { chainAvailable: c.available })
+      })
+    }
+    const finalN = rows.reduce((n, r) => n + r.final_n, 0)
+    const openN = rows.reduce((n, r) => n + r.open_n, 0)
+    const executedN = fromChain === undefined || Number(fromChain.calls) < finalN ? finalN : Number(fromChain.calls)
+    return { perToken, actionsUsed: executedN + openN } satisfies Use
+  })
+
+  /** `PolicyState` fields for `evaluate`: used units per token (executed + open) and the action count. */
+  const stateOf = (row: UsageRow, exceptId?: string) =>
+    Effect.map(useOf(row, exceptId), (use) => {
+      const usedUnits = new Map<string, bigint>()
+      for (const [token, u] of use.perToken) {
+        // Never more room than the chain still allows: what it refuses counts as used.
+        const limit = budgetUnits(row.policy_set, token)
+        const chainUsed = u.chainAvailable === undefined || limit === undefined ? 0n : limit - u.chainAvailable
+        usedUnits.set(token, (u.executed > chainUsed ? u.executed : chainUsed) + u.open)
+      }
+      return { usedUnits, actionsUsed: use.actionsUsed }
+    })
+
+  const budgetUnits = (policy: PolicySet, token: string) => {
+    const b = policy.budgets.find((x) => lower(x.token.address ?? "") === token)
+    return b === undefined ? undefined : toUnits(b.amount, decimalsOf(token))
+  }
+
+  /** `spentToDate` of a delegation: per budget, reconciled; the current period for period budgets. */
+  const spentToDate = (row: UsageRow, now: Date = new Date()) =>
+    Effect.map(useOf(row, undefined, now), (use) =>
+      row.policy_set.budgets.map((b) => {
+        const token = lower(b.token.address ?? "")
+        const decimals = decimalsOf(token)
+        const limit = toUnits(b.amount, decimals) ?? 0n
+        const u = use.perToken.get(token) ?? { executed: 0n, open: 0n }
+        let remaining = limit - u.executed - u.open
+        if (u.chainAvailable !== undefined && u.chainAvailable - u.open < remaining) remaining = u.chainAvailable - u.open
+        if (remaining < 0n) remaining = 0n
+        const current = b.period === undefined ? undefined : currentPeriod(b.period, now)
+        return {
+          token: { symbol: b.token.symbol, chainId: b.token.chainId },
+          limit: b.amount,
+          spent: fromUnits(u.executed, decimals),
+          remaining: fromUnits(remaining, decimals),
+          expiresAt: row.policy_set.expiresAt,
+          reserved: fromUnits(u.open, decimals),
+          ...(current === undefined ? {} : { periodStart: current.start.toISOString(), resetsAt: current.end.toISOString() })
+        }
+      }))
+
+  return { useOf, stateOf, spentToDate }
+})
+
+export type Usage = Effect.Success<ReturnType<typeof makeUsage>>
