@@ -29,7 +29,8 @@ import {
   parseEther
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { transferCapEnforcerAbi, transferCapEnforcerBytecode } from "./contracts/Enforcers.ts"
+import { argumentCapEnforcerAbi, argumentCapEnforcerBytecode, transferCapEnforcerAbi, transferCapEnforcerBytecode } from "./contracts/Enforcers.ts"
+import { agentCommerceAbi, agentCommerceBytecode } from "./contracts/AgentCommerce.ts"
 import { permitStablecoinAbi, permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
 import { type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
 
@@ -55,6 +56,7 @@ const TOKEN_PAYMASTER_POST_OP_OVERHEAD = 50_000n
 export interface LocalNetworkDescription extends NetworkDescription {
   readonly paymaster: NonNullable<NetworkDescription["paymaster"]>
   readonly tokenPaymaster: NonNullable<NetworkDescription["tokenPaymaster"]>
+  readonly marketplace: NonNullable<NetworkDescription["marketplace"]>
   /** Funded with 10,000 ETH and the tokens' minter: for tests and the devnet faucet. */
   readonly deployerKey: Redacted.Redacted<Hex>
 }
@@ -324,8 +326,12 @@ export const make = (options: LocalNetworkOptions = {}) =>
         logicalOrWrapperEnforcerBytecode as Hex,
         [delegation.DelegationManager]
       ),
-      TransferCapEnforcer: yield* deploy("TransferCapEnforcer", transferCapEnforcerAbi as Abi, transferCapEnforcerBytecode, [])
+      TransferCapEnforcer: yield* deploy("TransferCapEnforcer", transferCapEnforcerAbi as Abi, transferCapEnforcerBytecode, []),
+      // Marketplace mandates cap approve/createJob/setBudget amounts per call and in total (Enforcers.sol).
+      ArgumentCapEnforcer: yield* deploy("ArgumentCapEnforcer", argumentCapEnforcerAbi as Abi, argumentCapEnforcerBytecode, [])
     }
+    // The local agent-commerce (ACP) contract, so hiring runs end to end here (AgentCommerce.sol).
+    const acpAddress = yield* deploy("agent commerce", agentCommerceAbi as Abi, agentCommerceBytecode, [])
 
     yield* Fiber.join(altoReady)
 
@@ -341,6 +347,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
       },
       paymaster: { address: paymasterAddress, signerKey: Redacted.make(paymasterKey) },
       tokenPaymaster: { address: tokenPaymasterAddress },
+      marketplace: { acp: acpAddress },
       deployerKey: Redacted.make(ANVIL_KEYS.deployer)
     }
     return description
@@ -388,5 +395,6 @@ export const toJson = (d: LocalNetworkDescription) => ({
   tokens: d.tokens,
   paymaster: { address: d.paymaster.address, signerKey: Redacted.value(d.paymaster.signerKey) },
   tokenPaymaster: d.tokenPaymaster,
+  marketplace: d.marketplace,
   deployerKey: Redacted.value(d.deployerKey)
 })

@@ -52,6 +52,8 @@ export interface NetworkDescription {
   readonly paymaster: PaymasterInfo | undefined
   /** Absent: gas in stablecoins is not offered (`gasToken` builds answer 503). */
   readonly tokenPaymaster?: TokenPaymasterInfo | undefined
+  /** The agent-commerce (ACP) contract the local network deploys; a configured network names it with `MARKETPLACE_ACP_CONTRACT`. */
+  readonly marketplace?: { readonly acp: Address } | undefined
 }
 
 const AddressConfig = (name: string) =>

@@ -225,9 +225,15 @@ export const redeemArgs = (
   }
 }
 
-/** LogicalOrWrapperEnforcer args selecting group `index` (its one caveat takes no args). */
-export const logicalOrArgs = (index: number): Hex =>
-  encodeAbiParameters(selectedGroupAbi, [{ groupIndex: BigInt(index), caveatArgs: ["0x"] }])
+/** LogicalOrWrapperEnforcer args selecting group `index` whose `caveats` caveats take no args. */
+export const logicalOrArgs = (index: number, caveats = 1): Hex =>
+  encodeAbiParameters(selectedGroupAbi, [{ groupIndex: BigInt(index), caveatArgs: Array.from({ length: caveats }, () => "0x" as Hex) }])
+
+/** LogicalOrWrapperEnforcer terms: the groups of caveats, one of which a redemption must satisfy whole. */
+export const logicalOrTerms = (
+  groups: ReadonlyArray<ReadonlyArray<{ readonly enforcer: Address; readonly terms: Hex }>>
+): Hex =>
+  encodeAbiParameters(caveatGroupsAbi, [groups.map((g) => ({ caveats: g.map((c) => ({ enforcer: c.enforcer, terms: c.terms, args: "0x" as Hex })) }))])
 
 /** MultiTokenPeriodEnforcer args selecting entry `index`. */
 export const periodArgs = (index: number): Hex => encodeAbiParameters([{ type: "uint256" }], [BigInt(index)])

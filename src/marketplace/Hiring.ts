@@ -35,7 +35,7 @@ import {
   policySummary,
   toBaseUnits
 } from "./Mandate.ts"
-import { mandateDelegation } from "./MandateDelegation.ts"
+import { mandateDelegation, missingMandateEnforcers } from "./MandateDelegation.ts"
 import { ManagedWallets, Marketplace } from "./Marketplace.ts"
 import type { UpstreamError } from "./MarketplaceUpstream.ts"
 
@@ -48,13 +48,16 @@ export interface HiringConfig {
   readonly mandateTtl: Duration.Duration
   /** A created job's `expiredAt`, from its creation. */
   readonly jobTtl: Duration.Duration
+  /** Jobs one mandate may create (enforced on chain); the total spend cap is this many per-job budgets. */
+  readonly maxJobs: number
 }
 
 export const HiringConfig: Config.Config<HiringConfig> = Config.all({
   acpContract: Config.option(Config.schema(Address, "MARKETPLACE_ACP_CONTRACT")),
   paymentTokenSymbol: Config.String("MARKETPLACE_PAYMENT_TOKEN").pipe(Config.withDefault("USDC")),
   mandateTtl: Config.Duration("MARKETPLACE_MANDATE_TTL").pipe(Config.withDefault(Duration.days(30))),
-  jobTtl: Config.Duration("MARKETPLACE_JOB_TTL").pipe(Config.withDefault(Duration.days(1)))
+  jobTtl: Config.Duration("MARKETPLACE_JOB_TTL").pipe(Config.withDefault(Duration.days(1))),
+  maxJobs: Config.Int("MARKETPLACE_MANDATE_MAX_JOBS").pipe(Config.withDefault(10))
 })
 
 export interface HireInput {
@@ -126,11 +129,13 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     if (chainId !== network.chainId) {
       return yield* new BadRequest({ message: `chainId ${chainId} is not served here (this service runs chain ${network.chainId})` })
     }
-    if (Option.isSome(config.acpContract)) {
+    // Configured first; else the contract the local network deployed; else the vendored deployment.
+    const acp = Option.orElse(config.acpContract, () => Option.fromNullishOr(network.marketplace?.acp))
+    if (Option.isSome(acp)) {
       const token = yield* tokens.resolve(chainId, config.paymentTokenSymbol)
       const deployment: AcpDeployment = {
         chainId,
-        contract: getAddress(config.acpContract.value),
+        contract: getAddress(acp.value),
         paymentToken: { symbol: token.symbol, address: getAddress(token.address), decimals: token.decimals }
       }
       return [deployment]
@@ -203,14 +208,20 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     if (lower(input.delegateeAddress) === lower(account.address)) {
       return yield* new BadRequest({ message: "The paying account cannot be its own delegatee." })
     }
+    const missing = missingMandateEnforcers(network.delegation)
+    if (missing.length > 0) {
+      // Never a mandate that enforces less than it says: without these the chain could not cage the agent.
+      return yield* new BadRequest({ message: `This network has no ${missing.join(", ")}: a mandate's limits cannot be enforced on chain.` })
+    }
     const expiresAt = new Date(now.getTime() + Duration.toMillis(config.mandateTtl))
     const delegation = mandateDelegation(network.delegation, draft, {
       expiresAtSeconds: Math.floor(expiresAt.getTime() / 1000),
+      maxJobs: config.maxJobs,
       salt: randomSalt()
     })
     const mandateId = lower(stack.permissionIdOf(delegation))
     const terms = { ...draft, mandateId }
-    const summary = policySummary(terms) + ` The mandate expires ${expiresAt.toISOString()}.`
+    const summary = policySummary(terms, config.maxJobs) + ` The mandate expires ${expiresAt.toISOString()}.`
     const present = yield* contractPresent(terms.deployment.contract)
     const warnings = [
       ...(present ? [] : [missingWarning(terms)]),

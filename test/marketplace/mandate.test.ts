@@ -51,7 +51,7 @@ describe("mandate", () => {
         [{ target: m.deployment.contract, selector: selectors.createJob, argument: "provider", rule: "equals", value: agent }]
       )
       assert.isTrue(policy.argumentGates.some((g) => g.argument === "amount" && g.rule === "at_most" && g.value === "25500000"))
-      const summary = policySummary(m)
+      const summary = policySummary(m, 10)
       assert.include(summary, "25.5 USDC per job")
       assert.include(summary, "no other")
       assert.include(summary, "revoke")

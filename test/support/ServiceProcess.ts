@@ -71,6 +71,7 @@ export const replicaEnv = (database: string, overrides: Record<string, string> =
     PAYMASTER_ADDRESS: net.paymaster.address,
     PAYMASTER_SIGNER_KEY: Redacted.value(net.paymaster.signerKey),
     ...(net.tokenPaymaster === undefined ? {} : { TOKEN_PAYMASTER_ADDRESS: net.tokenPaymaster.address }),
+    ...(net.marketplace === undefined ? {} : { MARKETPLACE_ACP_CONTRACT: net.marketplace.acp }),
     SIWE_DOMAIN: "app.test",
     SIWE_URI: "https://app.test",
     ANCHOR_INTERVAL: "0 seconds",

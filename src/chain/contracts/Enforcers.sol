@@ -59,3 +59,57 @@ contract TransferCapEnforcer {
         return (false, 0);
     }
 }
+
+/// ArgumentCapEnforcer: one uint256 argument of the call is capped per call and in total.
+///
+/// terms: offset(32) ‖ maxPerCall(32) ‖ maxTotal(32) (96 bytes); args: unused.
+/// The execution must be a single call in the default exec type whose call data holds a
+/// 32-byte word at `offset` (counted from the selector's first byte): that word must be at
+/// most maxPerCall, and the sum of it over every redemption of the delegation at most
+/// maxTotal. The sum is kept per caller (the DelegationManager, or a wrapper enforcer),
+/// delegation hash and function selector, so caps on different functions of one delegation
+/// (inside one LogicalOrWrapper) never share a total. Used by marketplace mandates:
+/// `approve`'s amount, `createJob`'s budget and `setBudgetWithPaymentToken`'s amount.
+contract ArgumentCapEnforcer {
+    /// Running totals: caller → delegation hash → selector → sum.
+    mapping(address => mapping(bytes32 => mapping(bytes4 => uint256))) public totals;
+
+    event ArgumentCounted(address indexed sender, bytes32 indexed delegationHash, bytes4 selector, uint256 value, uint256 total);
+
+    function beforeAllHook(bytes calldata, bytes calldata, bytes32, bytes calldata, bytes32, address, address) external pure {}
+
+    function beforeHook(
+        bytes calldata _terms,
+        bytes calldata,
+        bytes32 _mode,
+        bytes calldata _executionCallData,
+        bytes32 _delegationHash,
+        address,
+        address
+    ) external {
+        require(bytes1(_mode) == 0x00, "ArgumentCapEnforcer:invalid-call-type");
+        require(bytes1(_mode << 8) == 0x00, "ArgumentCapEnforcer:invalid-execution-type");
+        (uint256 offset, uint256 maxPerCall, uint256 maxTotal) = getTermsInfo(_terms);
+        require(_executionCallData.length >= 52, "ArgumentCapEnforcer:invalid-execution-length");
+        bytes calldata callData = _executionCallData[52:];
+        require(offset >= 4 && callData.length >= offset + 32, "ArgumentCapEnforcer:argument-missing");
+        bytes4 selector = bytes4(callData[0:4]);
+        uint256 value = uint256(bytes32(callData[offset:offset + 32]));
+        require(value <= maxPerCall, "ArgumentCapEnforcer:per-call-exceeded");
+        uint256 total = totals[msg.sender][_delegationHash][selector] + value;
+        require(total <= maxTotal, "ArgumentCapEnforcer:total-exceeded");
+        totals[msg.sender][_delegationHash][selector] = total;
+        emit ArgumentCounted(msg.sender, _delegationHash, selector, value, total);
+    }
+
+    function afterHook(bytes calldata, bytes calldata, bytes32, bytes calldata, bytes32, address, address) external pure {}
+
+    function afterAllHook(bytes calldata, bytes calldata, bytes32, bytes calldata, bytes32, address, address) external pure {}
+
+    function getTermsInfo(bytes calldata _terms) public pure returns (uint256 offset_, uint256 maxPerCall_, uint256 maxTotal_) {
+        require(_terms.length == 96, "ArgumentCapEnforcer:invalid-terms-length");
+        offset_ = uint256(bytes32(_terms[0:32]));
+        maxPerCall_ = uint256(bytes32(_terms[32:64]));
+        maxTotal_ = uint256(bytes32(_terms[64:96]));
+    }
+}

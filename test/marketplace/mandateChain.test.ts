@@ -1,0 +1,166 @@
+/**
+ * Hiring on the local chain, as every party would do it: the owner hires by mandate
+ * (over HTTP, real signatures), the agent runtime (the delegatee) tries to go around the
+ * mandate with its own redemptions — straight to the bundler and in its own `handleOps` —
+ * and the chain refuses each with the enforcer's reason while nothing moves; then the
+ * owner creates and funds a job through the service on the local ACP contract
+ * (AgentCommerce.sol), the provider accepts and delivers, and the evaluator approves:
+ * the escrow pays the provider, and the account's balance moved by the funded budget only.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Layer } from "effect"
+import { type Address, createWalletClient, decodeEventLog, encodeFunctionData, erc20Abi, type Hex, http, parseEther } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { viemChainOf } from "../../src/chain/Chain.ts"
+import { agentCommerceAbi } from "../../src/chain/contracts/AgentCommerce.ts"
+import { Network } from "../../src/chain/Network.ts"
+import { acpAbi } from "../../src/marketplace/AcpAbi.ts"
+import { mandateRedeemArgs } from "../../src/marketplace/MandateDelegation.ts"
+import { makeAttacker, redeemCall, refused, succeeds } from "../delegations/attacker.ts"
+import { newSession, relay, signOp } from "../delegations/helpers.ts"
+import { mint } from "../support/TestChain.ts"
+import { TestServerLive } from "../support/TestServer.ts"
+import { agentFixture, fakeUpstream } from "./FakeUpstream.ts"
+
+process.env.DO_NOT_TRACK = "1"
+
+const USD = (n: number) => BigInt(Math.round(n * 1_000_000))
+const randomAddress = () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as Address
+
+describe("a mandate on the local chain", () => {
+  it.live("cages the agent without the service, and hire → job → fund → accept → deliver → approve executes", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeUpstream
+      const provider = privateKeyToAccount(generatePrivateKey())
+      const evaluator = privateKeyToAccount(generatePrivateKey())
+      fake.state.agents.push(agentFixture(0xa6e8, 1_000, { walletAddress: provider.address.toLowerCase() }))
+      yield* Effect.gen(function*() {
+        const net = yield* Network
+        const acp = net.marketplace!.acp
+        const usdc = net.tokens.usd.address
+        const owner = yield* newSession()
+        const runtime = yield* newSession()
+        const stranger = randomAddress()
+        yield* mint("usd", owner.account.address as Hex, 100)
+
+        // Hire: the local ACP contract is the default; the summary states only what the chain enforces.
+        const hire = yield* owner.api.marketplace.hireBuild({
+          payload: { agentWallet: provider.address, chainId: net.chainId, perJobBudget: 25, delegateeAddress: runtime.account.address }
+        })
+        assert.include(hire.policySummary, "The chain enforces each of these limits")
+        assert.include(hire.policySummary, "at most 10 jobs and 250 USDC in all")
+        assert.isFalse(hire.simulation.warnings.some((w) => w.includes("no marketplace contract")), "the local ACP contract is there")
+        const typed = hire.delegation!.typedData
+        const mandateSignature = yield* Effect.promise(() =>
+          privateKeyToAccount(owner.key).signTypedData({ ...typed, message: { ...typed.message, salt: BigInt(typed.message.salt) } } as never)
+        )
+        assert.strictEqual((yield* relay(owner.api, yield* signOp(owner.key, hire.enableUserOp))).outcome, "mined")
+        const signed = { ...hire.delegation!.delegation, signature: mandateSignature } as never
+
+        // The agent runtime goes around the service with the mandate the owner gave it.
+        const agent = yield* makeAttacker(runtime.key, runtime.account.address)
+        const as = (group: "approve" | "createJob" | "setBudget") => mandateRedeemArgs(net.delegation, signed, group)
+        const watch = { tokens: [usdc], holders: [owner.account.address as Address, stranger, acp] }
+        const approveCall = (spender: Address, units: bigint) =>
+          ({ target: usdc, callData: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [spender, units] }) })
+        const createJobCall = (providerWallet: Address, evaluatorWallet: Address, budget: bigint) => ({
+          target: acp,
+          callData: encodeFunctionData({
+            abi: acpAbi,
+            functionName: "createJob",
+            args: [providerWallet, evaluatorWallet, BigInt(Math.floor(Date.now() / 1000) + 3600), usdc, budget, "job"]
+          })
+        })
+        const allowance = (spender: Address) =>
+          Effect.promise(() =>
+            agent.publicClient.readContract({ address: usdc, abi: erc20Abi, functionName: "allowance", args: [owner.account.address as Address, spender] })
+          )
+        const zero = "0x0000000000000000000000000000000000000000" as Address
+
+        // Approve a stranger (the drain of issue 13), or the escrow for more than a job's budget.
+        yield* refused(agent, watch, redeemCall(as("approve"), approveCall(stranger, 2n ** 256n - 1n)), "AllowedCalldataEnforcer:invalid-calldata")
+        yield* refused(agent, watch, redeemCall(as("approve"), approveCall(acp, USD(25) + 1n)), "ArgumentCapEnforcer:per-call-exceeded")
+        assert.strictEqual(yield* allowance(stranger), 0n)
+        // A job for another provider, with another evaluator, or above the cap.
+        const judge = evaluator.address.toLowerCase() as Address
+        yield* refused(agent, watch, redeemCall(as("createJob"), createJobCall(stranger, judge, USD(1))), "AllowedCalldataEnforcer:invalid-calldata")
+        yield* refused(agent, watch, redeemCall(as("createJob"), createJobCall(provider.address, zero, USD(1))), "AllowedCalldataEnforcer:invalid-calldata")
+        yield* refused(agent, watch, redeemCall(as("createJob"), createJobCall(provider.address, judge, USD(26))), "ArgumentCapEnforcer:per-call-exceeded")
+        // Anything that is not one of the three calls: a transfer to itself, ETH, a call through the wrong group.
+        const transfer = { target: usdc, callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [stranger, USD(1)] }) }
+        yield* refused(agent, watch, redeemCall(as("approve"), transfer), "AllowedMethodsEnforcer:method-not-allowed")
+        yield* refused(agent, watch, redeemCall(as("approve"), { ...approveCall(acp, 1n), value: 1n }), "ValueLteEnforcer:value-too-high")
+        yield* refused(agent, watch, redeemCall(as("setBudget"), approveCall(acp, 1n)), "AllowedTargetsEnforcer:target-address-not-allowed")
+
+        // Within the mandate the agent's own redemptions work: a job for the agent, the escrow approved, then funded above the cap → refused.
+        yield* succeeds(agent, redeemCall(as("createJob"), createJobCall(provider.address, judge, USD(25))))
+        const agentJob = yield* Effect.promise(() => agent.publicClient.readContract({ address: acp, abi: agentCommerceAbi, functionName: "jobCount" }))
+        yield* succeeds(agent, redeemCall(as("approve"), approveCall(acp, USD(25))))
+        const overFund = {
+          target: acp,
+          callData: encodeFunctionData({ abi: acpAbi, functionName: "setBudgetWithPaymentToken", args: [agentJob, USD(25) + 1n, usdc] })
+        }
+        yield* refused(agent, watch, redeemCall(as("setBudget"), overFund), "ArgumentCapEnforcer:per-call-exceeded")
+        assert.deepStrictEqual(
+          yield* Effect.promise(() => Promise.all([usdc].map((t) => agent.publicClient.readContract({ address: t, abi: erc20Abi, functionName: "balanceOf", args: [owner.account.address as Address] })))),
+          [USD(100)],
+          "nothing left the account"
+        )
+
+        // The owner's lane over HTTP: create the job, fund it (approve + set budget), both mined on the local ACP contract.
+        const create = yield* owner.api.marketplace.createJobBuild({
+          payload: { mandateId: hire.mandateId, agentWallet: provider.address, description: "Summarise the filings", chainId: net.chainId }
+        })
+        assert.isTrue(create.simulation?.willSucceed, "the contract is there: the build can execute")
+        const created = yield* relay(owner.api, yield* signOp(owner.key, create.userOp))
+        assert.strictEqual(created.outcome, "mined")
+        const jobId = yield* Effect.promise(() => agent.publicClient.readContract({ address: acp, abi: agentCommerceAbi, functionName: "jobCount" }))
+        assert.strictEqual(jobId, agentJob + 1n)
+        const fund = yield* owner.api.marketplace.fundJobBuild({
+          payload: { mandateId: hire.mandateId, jobId: jobId.toString(), perJobBudget: 20, chainId: net.chainId }
+        })
+        assert.strictEqual((yield* relay(owner.api, yield* signOp(owner.key, fund.userOp))).outcome, "mined")
+        const balance = (holder: Address) =>
+          Effect.promise(() => agent.publicClient.readContract({ address: usdc, abi: erc20Abi, functionName: "balanceOf", args: [holder] }))
+        assert.strictEqual(yield* balance(owner.account.address as Address), USD(80), "the account moved by the funded budget only")
+
+        // The provider accepts and delivers, with its own key; only the pinned evaluator may approve the work.
+        const chain = viemChainOf(net)
+        const providerWallet = createWalletClient({ chain, transport: http(net.rpcUrl), account: provider })
+        const evaluatorWallet = createWalletClient({ chain, transport: http(net.rpcUrl), account: evaluator })
+        for (const a of [provider.address, evaluator.address]) {
+          yield* Effect.promise(() =>
+            agent.publicClient.request({ method: "anvil_setBalance" as never, params: [a, `0x${parseEther("1").toString(16)}`] as never })
+          )
+        }
+        const mined = (hash: Promise<Hex>) =>
+          Effect.promise(async () => {
+            const receipt = await agent.publicClient.waitForTransactionReceipt({ hash: await hash })
+            assert.strictEqual(receipt.status, "success")
+            return receipt
+          })
+        const memo = (nextPhase: number, content: string) =>
+          mined(providerWallet.writeContract({ address: acp, abi: agentCommerceAbi, functionName: "createMemo", args: [jobId, content, 0, false, nextPhase] }))
+        yield* memo(2, "accepted")
+        const delivered = yield* memo(3, "the summary")
+        const memoId = (delivered.logs
+          .filter((l) => l.address.toLowerCase() === acp.toLowerCase())
+          .map((l) => decodeEventLog({ abi: agentCommerceAbi, topics: l.topics, data: l.data }))
+          .find((e) => e.eventName === "MemoCreated")!.args as { memoId: bigint }).memoId
+        const selfApproval = yield* Effect.promise(() =>
+          agent.publicClient.simulateContract({ account: provider, address: acp, abi: agentCommerceAbi, functionName: "signMemo", args: [memoId, true, "mine"] })
+            .then(() => "accepted", (e: unknown) => String(e))
+        )
+        assert.include(selfApproval, "ACP: not the evaluator")
+        assert.strictEqual(yield* balance(acp), USD(20), "the escrow holds the funded budget")
+        yield* mined(evaluatorWallet.writeContract({ address: acp, abi: agentCommerceAbi, functionName: "signMemo", args: [memoId, true, "good work"] }))
+        assert.strictEqual(yield* balance(provider.address), USD(20), "the escrow paid the provider")
+        assert.strictEqual(yield* balance(acp), 0n)
+        assert.strictEqual(yield* balance(owner.account.address as Address), USD(80))
+        const job = yield* Effect.promise(() => agent.publicClient.readContract({ address: acp, abi: agentCommerceAbi, functionName: "jobs", args: [jobId] }))
+        assert.strictEqual(job[7], 4, "COMPLETED")
+      }).pipe(
+        Effect.provide(Layer.fresh(TestServerLive({ config: { MARKETPLACE_API_URL: fake.url, MARKETPLACE_EVALUATOR_WALLET: evaluator.address.toLowerCase() } })))
+      )
+    }), { timeout: Duration.toMillis(Duration.seconds(180)) })
+})
