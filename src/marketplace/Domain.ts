@@ -111,15 +111,15 @@ export type AgentsPage = typeof AgentsPage.Type
 
 export const EvaluatorStatus = Schema.Struct({
   connected: Schema.Boolean,
-  /** Null when no shared evaluator is configured. */
-  wallet: Schema.NullOr(Address)
+  /** Absent when no shared evaluator is configured (an address, never null). */
+  wallet: Schema.optionalKey(Address)
 }).annotate({ identifier: "EvaluatorStatus" })
 export type EvaluatorStatus = typeof EvaluatorStatus.Type
 
 export const ManagedConnection = Schema.Struct({
   connected: Schema.Boolean,
-  /** Null while not connected. */
-  walletAddress: Schema.NullOr(Address)
+  /** Absent while not connected (an address, never null). */
+  walletAddress: Schema.optionalKey(Address)
 }).annotate({ identifier: "ManagedConnection" })
 export type ManagedConnection = typeof ManagedConnection.Type
 
@@ -129,7 +129,8 @@ export const ManagedConnectStart = Schema.Struct({
   /** Poll `GET /marketplace/managed/connect/status` with it; `""` when already connected. */
   requestId: Schema.String,
   alreadyConnected: Schema.Boolean,
-  walletAddress: Schema.NullOr(Address)
+  /** Absent until connected. */
+  walletAddress: Schema.optionalKey(Address)
 }).annotate({ identifier: "ManagedConnectStart" })
 export type ManagedConnectStart = typeof ManagedConnectStart.Type
 

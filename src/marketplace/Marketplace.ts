@@ -254,7 +254,7 @@ export const make = Effect.fn("Marketplace.make")(function*(config: MarketplaceC
 
   const evaluator = Effect.sync((): EvaluatorStatus =>
     Option.match(config.evaluatorWallet, {
-      onNone: () => ({ connected: false, wallet: null }),
+      onNone: () => ({ connected: false }),
       onSome: (wallet) => ({ connected: true, wallet })
     })
   )
@@ -287,7 +287,7 @@ export const make = Effect.fn("Marketplace.make")(function*(config: MarketplaceC
   const managedConnection = Effect.fn("Marketplace.managedConnection")(function*(signer: Address) {
     const wallet = yield* wallets.get(signer)
     return Option.match(wallet, {
-      onNone: (): ManagedConnection => ({ connected: false, walletAddress: null }),
+      onNone: (): ManagedConnection => ({ connected: false }),
       onSome: (walletAddress): ManagedConnection => ({ connected: true, walletAddress })
     })
   })
@@ -306,7 +306,7 @@ export const make = Effect.fn("Marketplace.make")(function*(config: MarketplaceC
     const now = Date.now()
     prune(now)
     pending.set(started.requestId, { signer: signer.toLowerCase(), expiresAt: now + PENDING_TTL_MS })
-    return { loginUrl: started.authUrl, requestId: started.requestId, alreadyConnected: false, walletAddress: null }
+    return { loginUrl: started.authUrl, requestId: started.requestId, alreadyConnected: false }
   })
 
   const managedConnectStatus = Effect.fn("Marketplace.managedConnectStatus")(function*(
@@ -325,7 +325,7 @@ export const make = Effect.fn("Marketplace.make")(function*(config: MarketplaceC
     const status = yield* upstream.connectStatus(requestId)
     switch (status._tag) {
       case "Pending":
-        return { connected: false, walletAddress: null } satisfies ManagedConnection
+        return { connected: false } satisfies ManagedConnection
       case "Expired":
         pending.delete(requestId)
         return yield* new NotFound({ message: "The connect request expired before it was approved; start again." })
