@@ -11,7 +11,7 @@ import {
   UpstreamUnavailableError
 } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
-import { GasTokenChoice } from "../domain/Operations.ts"
+import { GasTokenChoice, UserOpBuild } from "../domain/Operations.ts"
 import { Address, ChainId, Hash32, PageLimit, Id, TextOfLength, Text } from "../domain/Primitives.ts"
 import {
   Agent,
@@ -23,7 +23,8 @@ import {
   JobOpBuild,
   ManagedConnection,
   ManagedConnectStart,
-  ManagedDepositBuild
+  ManagedDepositBuild,
+  MandateSummary
 } from "./Domain.ts"
 
 const upstream = [UpstreamUnavailableError, UpstreamTimeoutError] as const
@@ -99,6 +100,16 @@ export class MarketplaceApi extends HttpApiGroup.make("marketplace")
       params: { chainId: ChainId, jobId: Id },
       success: Job,
       error: [NotFoundError, ...upstream]
+    }),
+    // Beyond the contract: mandates are grants like any other (docs/marketplace.md, "Mandates as grants").
+    HttpApiEndpoint.get("listMandates", "/marketplace/mandates", {
+      success: Schema.Array(MandateSummary),
+      error: [NotImplementedError]
+    }),
+    HttpApiEndpoint.post("revokeMandate", "/marketplace/mandates/:mandateId/revoke", {
+      params: { mandateId: Hash32 },
+      success: UserOpBuild,
+      error: builds
     }),
     HttpApiEndpoint.get("managedConnection", "/marketplace/managed/connection", {
       success: ManagedConnection,

@@ -176,3 +176,21 @@ export const ManagedDepositBuild = Schema.Struct({
   managedAgentWallet: Address
 }).annotate({ identifier: "ManagedDepositBuild" })
 export type ManagedDepositBuild = typeof ManagedDepositBuild.Type
+
+/** A mandate as a grant (beyond the contract: `GET /marketplace/mandates`; docs/marketplace.md). */
+export const MandateSummary = Schema.Struct({
+  mandateId: Hash32,
+  kind: Schema.Literal("mandate"),
+  accountId: Schema.String,
+  accountAddress: Address,
+  chainId: Schema.Int,
+  agentWallet: Address,
+  delegateeAddress: Address,
+  perJobBudget: Schema.Finite,
+  evaluator: Schema.optionalKey(Address),
+  status: Schema.Literals(["pending", "active", "frozen", "expired", "revoked"]),
+  createdAt: Timestamp,
+  expiresAt: Timestamp,
+  revokeTxHash: Schema.optionalKey(Hash32)
+}).annotate({ identifier: "MandateSummary" })
+export type MandateSummary = typeof MandateSummary.Type

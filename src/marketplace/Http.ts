@@ -7,9 +7,10 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
-import { OperationBuilderLive } from "../userops/Live.ts"
+import { AccountRulesLive, OperationBuilderLive, RelayHooksLive } from "../userops/Live.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { Hiring, HiringLive } from "./Hiring.ts"
+import { MandateGrants } from "./MandateGrants.ts"
 import { ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
 import { ManagedWallets, Marketplace, MarketplaceCallers, MarketplaceServiceLive } from "./Marketplace.ts"
 import { MarketplaceUpstreamLive } from "./MarketplaceUpstream.ts"
@@ -22,6 +23,7 @@ export const MarketplaceHandlers = HttpApiBuilder.group(
     const m = yield* Marketplace
     const callers = yield* MarketplaceCallers
     const hiring = yield* Hiring
+    const grants = yield* MandateGrants
     const signer = Effect.gen(function*() {
       return (yield* CurrentSigner).address
     })
@@ -39,6 +41,8 @@ export const MarketplaceHandlers = HttpApiBuilder.group(
         Effect.flatMap(callerAddresses, (addresses) => m.getJob(addresses, params.chainId, params.jobId)),
       createJobBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.createJob(s, payload)),
       fundJobBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.fundJob(s, payload)),
+      listMandates: () => Effect.flatMap(signer, grants.list),
+      revokeMandate: ({ params }) => Effect.flatMap(signer, (s) => grants.revoke(s, params.mandateId)),
       managedConnection: () => Effect.flatMap(signer, m.managedConnection),
       managedConnect: () => Effect.flatMap(signer, m.managedConnect),
       managedConnectStatus: ({ query }) => Effect.flatMap(signer, (s) => m.managedConnectStatus(s, query.requestId)),
@@ -71,7 +75,7 @@ export const MarketplaceStreamHandlers = HttpApiBuilder.group(
  * Services of the marketplace, without HTTP and without a chain: what the handlers (and
  * tests, benchmarks) need. The operation builds answer 501 here (`Hiring.layerUnavailable`).
  */
-export const MarketplaceServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, Hiring.layerUnavailable).pipe(
+export const MarketplaceServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, Hiring.layerUnavailable, MandateGrants.layerUnavailable).pipe(
   Layer.provideMerge(MarketplaceUpstreamLive),
   Layer.provideMerge(ManagedWallets.layerMemory),
   Layer.provideMerge(MarketplaceCallers.layerSignerOnly)
@@ -95,11 +99,11 @@ export const MarketplaceLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceSt
  */
 export const MarketplaceAppLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceStreamHandlers).pipe(
   Layer.provide(
-    HiringLive.pipe(
+    Layer.mergeAll(HiringLive, MandateGrants.layer).pipe(
       Layer.provideMerge(Layer.mergeAll(MarketplaceServiceLive, StatsHubLive)),
       Layer.provideMerge(MarketplaceUpstreamLive),
       Layer.provideMerge(Layer.mergeAll(ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts)),
-      Layer.provide(Layer.mergeAll(OperationBuilderLive, TokenRegistry.layer))
+      Layer.provide(Layer.mergeAll(OperationBuilderLive, TokenRegistry.layer, RelayHooksLive, AccountRulesLive))
     )
   )
 )
