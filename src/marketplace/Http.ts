@@ -10,6 +10,7 @@ import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { AccountRulesLive, OperationBuilderLive, RelayHooksLive } from "../userops/Live.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { Hiring, HiringLive } from "./Hiring.ts"
+import { LocalJobs } from "./LocalJobs.ts"
 import { MandateGrants } from "./MandateGrants.ts"
 import { ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
 import { ManagedWallets, Marketplace, MarketplaceCallers, MarketplaceServiceLive } from "./Marketplace.ts"
@@ -24,6 +25,7 @@ export const MarketplaceHandlers = HttpApiBuilder.group(
     const callers = yield* MarketplaceCallers
     const hiring = yield* Hiring
     const grants = yield* MandateGrants
+    const localJobs = yield* LocalJobs
     const signer = Effect.gen(function*() {
       return (yield* CurrentSigner).address
     })
@@ -38,7 +40,10 @@ export const MarketplaceHandlers = HttpApiBuilder.group(
       hireBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.hire(s, payload)),
       listJobs: () => Effect.flatMap(callerAddresses, (addresses) => m.listJobs(addresses)),
       getJob: ({ params }) =>
-        Effect.flatMap(callerAddresses, (addresses) => m.getJob(addresses, params.chainId, params.jobId)),
+        Effect.flatMap(callerAddresses, (addresses) =>
+          localJobs.serves(params.chainId)
+            ? localJobs.get(addresses, params.chainId, params.jobId)
+            : m.getJob(addresses, params.chainId, params.jobId)),
       createJobBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.createJob(s, payload)),
       fundJobBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.fundJob(s, payload)),
       listMandates: () => Effect.flatMap(signer, grants.list),
@@ -75,7 +80,7 @@ export const MarketplaceStreamHandlers = HttpApiBuilder.group(
  * Services of the marketplace, without HTTP and without a chain: what the handlers (and
  * tests, benchmarks) need. The operation builds answer 501 here (`Hiring.layerUnavailable`).
  */
-export const MarketplaceServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, Hiring.layerUnavailable, MandateGrants.layerUnavailable).pipe(
+export const MarketplaceServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, Hiring.layerUnavailable, MandateGrants.layerUnavailable, LocalJobs.layerNone).pipe(
   Layer.provideMerge(MarketplaceUpstreamLive),
   Layer.provideMerge(ManagedWallets.layerMemory),
   Layer.provideMerge(MarketplaceCallers.layerSignerOnly)
@@ -99,7 +104,7 @@ export const MarketplaceLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceSt
  */
 export const MarketplaceAppLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceStreamHandlers).pipe(
   Layer.provide(
-    Layer.mergeAll(HiringLive, MandateGrants.layer).pipe(
+    Layer.mergeAll(HiringLive, MandateGrants.layer, LocalJobs.layer).pipe(
       Layer.provideMerge(Layer.mergeAll(MarketplaceServiceLive, StatsHubLive)),
       Layer.provideMerge(MarketplaceUpstreamLive),
       Layer.provideMerge(Layer.mergeAll(ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts)),

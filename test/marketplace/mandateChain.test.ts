@@ -160,6 +160,26 @@ describe("a mandate on the local chain", () => {
         const job = yield* Effect.promise(() => agent.publicClient.readContract({ address: acp, abi: agentCommerceAbi, functionName: "jobs", args: [jobId] }))
         assert.strictEqual(job[7], 4, "COMPLETED")
 
+        // The job as the owner reads it over HTTP: from the local chain's events, each step with its transaction.
+        const read = yield* owner.api.marketplace.getJob({ params: { chainId: net.chainId, jobId: jobId.toString() } })
+        assert.strictEqual(read.status, "completed")
+        assert.strictEqual(read.budgetUsd, 20)
+        assert.strictEqual(read.agentWallet, provider.address.toLowerCase())
+        assert.deepStrictEqual(read.events.map((e) => [e.label, e.actor]), [
+          ["Job created", "you"],
+          ["Budget set, escrow funded", "you"],
+          ["Job accepted", "agent"],
+          ["Work delivered", "agent"],
+          ["Work approved", "evaluator"],
+          ["Escrow paid to the agent", "marketplace"]
+        ])
+        assert.isTrue(read.events.every((e) => /^0x[0-9a-f]{64}$/.test(e.txHash ?? "")))
+        assert.strictEqual(read.events[0]!.txHash, created.transactionHash)
+        assert.deepStrictEqual(read.deliverable, { title: "Deliverable", lines: ["the summary"], readByEvaluator: true })
+        assert.isFalse(read.refunded)
+        const notTheirs = yield* runtime.api.marketplace.getJob({ params: { chainId: net.chainId, jobId: jobId.toString() } }).pipe(Effect.flip)
+        assert.strictEqual(notTheirs._tag, "NotFound")
+
         // A grant like any other: listed, frozen with the account (on chain), revoked by a gasless risk-reducing build.
         const listed = (yield* owner.api.marketplace.listMandates()).find((x) => x.mandateId === hire.mandateId)
         assert.strictEqual(listed?.status, "active")

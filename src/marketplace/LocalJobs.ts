@@ -1,0 +1,144 @@
+/**
+ * Jobs of the ACP contract on the served chain, read from the chain itself (its events):
+ * where the service runs the local network (or `MARKETPLACE_ACP_CONTRACT` names a contract
+ * the upstream does not index), `GET /marketplace/jobs/{chainId}/{jobId}` shows the job's
+ * lifecycle with each step's transaction hash. The caller sees only jobs whose client is
+ * one of its addresses (its signer or its accounts). docs/marketplace.md, "The local ACP contract".
+ */
+import { Config, Context, Effect, Layer, Option } from "effect"
+import { type Address, decodeEventLog, type Hex } from "viem"
+import { NotFound, UpstreamUnavailable } from "../api/Errors.ts"
+import { Chain } from "../chain/Chain.ts"
+import { agentCommerceAbi } from "../chain/contracts/AgentCommerce.ts"
+import { Network } from "../chain/Network.ts"
+import { Address as AddressSchema } from "../domain/Primitives.ts"
+import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import type { Job, JobEvent, JobStatus } from "./Domain.ts"
+
+export class LocalJobs extends Context.Service<LocalJobs, {
+  /** Whether jobs of `chainId` are read from the chain here. */
+  serves(chainId: number): boolean
+  get(callerAddresses: ReadonlyArray<string>, chainId: number, jobId: string): Effect.Effect<Job, NotFound | UpstreamUnavailable>
+}>()("das/marketplace/LocalJobs") {
+  static readonly layer = Layer.effect(LocalJobs, Effect.suspend(() => make))
+  /** No chain: every job comes from the upstream. */
+  static readonly layerNone = Layer.succeed(LocalJobs, LocalJobs.of({
+    serves: () => false,
+    get: (_, chainId, jobId) => Effect.fail(new NotFound({ message: `No job ${jobId} on chain ${chainId}` }))
+  }))
+}
+
+const STATUS: ReadonlyArray<JobStatus> = ["requested", "negotiating", "funded", "submitted", "completed", "rejected", "expired"]
+const readBy = (d: Job["deliverable"]): Job["deliverable"] => d === null ? null : { ...d, readByEvaluator: true }
+const MEMO_LABEL: Readonly<Record<number, string>> = { 1: "Terms proposed", 2: "Job accepted", 3: "Work delivered" }
+
+type Decoded = ReturnType<typeof decodeEventLog<typeof agentCommerceAbi>>
+
+const make = Effect.gen(function*() {
+  const chain = yield* Chain
+  const network = yield* Network
+  const tokens = yield* TokenRegistry
+  const configured = yield* Config.option(Config.schema(AddressSchema, "MARKETPLACE_ACP_CONTRACT"))
+  const acp = Option.getOrUndefined(Option.orElse(configured, () => Option.fromNullishOr(network.marketplace?.acp))) as
+    | Address
+    | undefined
+  const code = acp === undefined ? undefined : yield* chain.getCode(acp).pipe(Effect.orElseSucceed(() => undefined))
+  // Only the contract the local network deployed: a configured public deployment is indexed by the upstream
+  // (and reading a public chain's whole log history per request would be the wrong tool).
+  const present = acp !== undefined && code !== undefined && code !== "0x" &&
+    network.marketplace !== undefined && acp.toLowerCase() === network.marketplace.acp.toLowerCase()
+
+  const unavailable = (cause: unknown) =>
+    new UpstreamUnavailable({ message: `Could not read the job from the chain: ${cause instanceof Error ? cause.message : String(cause)}` })
+
+  const get = Effect.fn("LocalJobs.get")(function*(callerAddresses: ReadonlyArray<string>, chainId: number, jobId: string) {
+    const notFound = new NotFound({ message: `No job ${jobId} on chain ${chainId}` })
+    if (!present || chainId !== network.chainId || !/^[1-9][0-9]{0,30}$/.test(jobId)) return yield* notFound
+    const id = BigInt(jobId)
+    const job = yield* Effect.tryPromise({
+      try: () => chain.client.readContract({ address: acp!, abi: agentCommerceAbi, functionName: "jobs", args: [id] }),
+      catch: unavailable
+    })
+    const [client, provider, evaluator, paymentToken, , budget, , phase] = job
+    const mine = new Set(callerAddresses.map((a) => a.toLowerCase()))
+    if (client === "0x0000000000000000000000000000000000000000" || !mine.has(client.toLowerCase())) return yield* notFound
+    const logs = yield* Effect.tryPromise({
+      try: () => chain.client.getLogs({ address: acp!, fromBlock: 0n, toBlock: "latest" }),
+      catch: unavailable
+    })
+    const decoded = logs.flatMap((log) => {
+      try {
+        const event = decodeEventLog({ abi: agentCommerceAbi, topics: log.topics, data: log.data as Hex })
+        return [{ event, log }]
+      } catch {
+        return []
+      }
+    })
+    // Memo ids of this job, so that MemoSigned (indexed by memo) can be attributed.
+    const memoIds = new Set(
+      decoded.flatMap(({ event }) => event.eventName === "MemoCreated" && event.args.jobId === id ? [event.args.memoId] : [])
+    )
+    const ofJob = decoded.filter(({ event }) =>
+      event.eventName === "MemoSigned" ? memoIds.has(event.args.memoId) : "jobId" in event.args && event.args.jobId === id
+    )
+    const blockTimes = new Map<bigint, string>()
+    for (const { log } of ofJob) {
+      if (log.blockNumber === null || blockTimes.has(log.blockNumber)) continue
+      const block = yield* Effect.tryPromise({ try: () => chain.client.getBlock({ blockNumber: log.blockNumber! }), catch: unavailable })
+      blockTimes.set(log.blockNumber, new Date(Number(block.timestamp) * 1000).toISOString())
+    }
+    const judge = evaluator === "0x0000000000000000000000000000000000000000" ? client : evaluator
+    const actorOf = (who: string) =>
+      who.toLowerCase() === client.toLowerCase() ? "you" : who.toLowerCase() === provider.toLowerCase() ? "agent" : who.toLowerCase() === judge.toLowerCase() ? "evaluator" : "marketplace"
+    let deliverable: Job["deliverable"] = null
+    let refunded = false
+    const events: Array<JobEvent> = []
+    for (const { event, log } of ofJob) {
+      const at = blockTimes.get(log.blockNumber ?? -1n) ?? new Date(0).toISOString()
+      const txHash = log.transactionHash
+      const e = event as Decoded
+      switch (e.eventName) {
+        case "JobCreated":
+          events.push({ label: "Job created", actor: "you", at, txHash })
+          break
+        case "BudgetSet":
+          events.push({ label: "Budget set, escrow funded", actor: "you", at, txHash })
+          break
+        case "MemoCreated":
+          events.push({ label: MEMO_LABEL[e.args.nextPhase] ?? "Memo", actor: actorOf(e.args.sender), at, txHash })
+          if (e.args.nextPhase === 3) deliverable = { title: "Deliverable", lines: e.args.content.split("\n"), readByEvaluator: false }
+          break
+        case "MemoSigned":
+          events.push({ label: e.args.isApproved ? "Work approved" : "Work rejected", actor: actorOf(e.args.signer), at, txHash })
+          deliverable = readBy(deliverable)
+          break
+        case "EscrowReleased": {
+          const toClient = e.args.to.toLowerCase() === client.toLowerCase()
+          refunded = refunded || toClient
+          events.push({ label: toClient ? "Escrow refunded" : "Escrow paid to the agent", actor: "marketplace", at, txHash })
+          break
+        }
+        default:
+          break
+      }
+    }
+    const decimals = tokens.byAddress(chainId, paymentToken)?.decimals ?? 6
+    const createdAt = events[0]?.at ?? new Date(0).toISOString()
+    return {
+      jobId,
+      chainId,
+      agentName: provider.toLowerCase(),
+      agentWallet: provider.toLowerCase(),
+      offering: "",
+      status: STATUS[phase] ?? "requested",
+      budgetUsd: Number(budget) / 10 ** decimals,
+      createdAt,
+      updatedAt: events[events.length - 1]?.at ?? createdAt,
+      refunded,
+      deliverable,
+      events
+    } satisfies Job
+  })
+
+  return LocalJobs.of({ serves: (chainId) => present && chainId === network.chainId, get })
+})
