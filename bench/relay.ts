@@ -35,6 +35,9 @@ const service = await startProcess(
     LOG_FORMAT: "json",
     SIWE_DOMAIN: "bench.local",
     SIWE_URI: "http://bench.local",
+    // One signer relays every iteration: no sponsorship quota here.
+    SPONSOR_QUOTA_OPS: "0",
+    SPONSOR_QUOTA_GAS: "0",
     CHAIN_ID: String(network.chainId),
     CHAIN_RPC_URL: network.rpcUrl,
     BUNDLER_URL: network.bundlerUrl,

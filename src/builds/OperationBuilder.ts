@@ -15,7 +15,7 @@ import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { type Address, formatUnits, type Hex, maxUint256 } from "viem"
 import type { Account } from "../accounts/Domain.ts"
-import { OutOfScope, ServiceUnavailable, type UpstreamTimeout, type UpstreamUnavailable } from "../api/Errors.ts"
+import { OutOfScope, ServiceUnavailable, type TooManyRequests, type UpstreamTimeout, type UpstreamUnavailable } from "../api/Errors.ts"
 import { AccountStack, type Call } from "../chain/Accounts4337.ts"
 import { Bundler, type BundlerRejected, type GasEstimate, type UserOperationV07 } from "../chain/Bundler.ts"
 import { Chain } from "../chain/Chain.ts"
@@ -42,6 +42,7 @@ import {
 } from "../domain/Operations.ts"
 import { type MatchableBuild, matchesBuild, permitMismatch } from "./GasPayment.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen, isRiskReducingIntent } from "./Intents.ts"
+import { chargeQuota, SponsorLimitsConfig, sponsoredFees } from "./Sponsorship.ts"
 import { mapUpstream, toWire, typedDataJson, userOpHashOf } from "./Wire.ts"
 
 export type { Call }
@@ -109,7 +110,7 @@ export interface StoredBuild extends MatchableBuild {
   readonly expiresAt: Date
 }
 
-export type BuildError = OutOfScope | ServiceUnavailable | UpstreamUnavailable | UpstreamTimeout
+export type BuildError = OutOfScope | ServiceUnavailable | TooManyRequests | UpstreamUnavailable | UpstreamTimeout
 
 export class OperationBuilder extends Context.Service<OperationBuilder, {
   /** Builds, stores and answers one operation. Declines (422 `account_frozen`) a frozen account's non-risk-reducing build. */
@@ -212,6 +213,7 @@ const make = Effect.gen(function*() {
   const network = yield* Network
   const sponsorPolicy = yield* SponsorPolicy
   const ttl = yield* BuildTtl
+  const sponsorLimits = yield* SponsorLimitsConfig
   const tokenPaymasterAddress = network.tokenPaymaster?.address
 
   const findMatching = SqlSchema.findAll({
@@ -374,7 +376,7 @@ const make = Effect.gen(function*() {
     if (counterfactual.address.toLowerCase() !== sender.toLowerCase()) {
       return yield* Effect.die(new Error(`account ${account.id}: stored address is not the account stack's`))
     }
-    const [deployed, nonce, fees, tokenAllowance] = yield* mapUpstream(
+    const [deployed, nonce, suggestedFees, tokenAllowance] = yield* mapUpstream(
       Effect.all([
         chain.isDeployed(sender),
         chain.entryPointNonce(sender, 0n),
@@ -383,6 +385,8 @@ const make = Effect.gen(function*() {
       ], { concurrency: "unbounded" })
     )
 
+    // Sponsored fees are capped (the paymaster's signature binds them): no runaway price on the paymaster's deposit.
+    const fees = sponsored ? yield* sponsoredFees(suggestedFees, sponsorLimits) : suggestedFees
     const base = {
       sender,
       nonce,
@@ -421,6 +425,12 @@ const make = Effect.gen(function*() {
       preVerificationGas: gas.preVerificationGas
     }
     const validForSeconds = Math.max(60, Math.floor(Duration.toSeconds(ttl)))
+    if (stub !== undefined && !riskReducing) {
+      // Counted when the paymaster signs: the signed operation may go to any bundler. Risk-reducing ones never count.
+      const sponsoredGas = gasFields.callGasLimit + gasFields.verificationGasLimit + gasFields.preVerificationGas +
+        (gas.paymasterVerificationGasLimit ?? stub.paymasterVerificationGasLimit) + (gas.paymasterPostOpGasLimit ?? stub.paymasterPostOpGasLimit)
+      yield* chargeQuota(sponsorLimits, account.signerAddress, sponsoredGas).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    }
     const sponsoredFields = stub === undefined ? {} : yield* paymaster.sponsor(
       {
         ...base,

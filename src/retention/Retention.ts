@@ -110,6 +110,15 @@ export class Retention extends Context.Service<Retention, {
             RETURNING id`
       )
 
+      // Sponsorship quota rows outlive any quota period worth having (a month).
+      const sponsorUsage = drain(() =>
+        sql`DELETE FROM sponsor_usage WHERE (signer_address, period_start) IN (
+              SELECT signer_address, period_start FROM sponsor_usage
+              WHERE period_start < now() - interval '31 days'
+              LIMIT ${config.batch})
+            RETURNING signer_address`
+      )
+
       // A table a newer feature refers to without our knowing (a foreign key we did not
       // list) fails its DELETE: that table is skipped this round, logged, never a crash.
       const step = (name: string, effect: Effect.Effect<number, unknown>) =>
@@ -126,6 +135,7 @@ export class Retention extends Context.Service<Retention, {
         const o = yield* step("operation builds", opBuilds)
         const n = yield* step("sign-in nonces", nonces)
         const s = yield* step("sessions", sessions)
+        yield* step("sponsor usage", sponsorUsage)
         return { opBuilds: o, delegationBuilds: d, reservations: r, nonces: n, sessions: s }
       }).pipe(Effect.withSpan("Retention.prune"))
 

@@ -26,6 +26,9 @@ export const testConfig = (overrides: Record<string, string> = {}) =>
       RATE_LIMIT_NONCE_PER_MINUTE: "10000",
       RATE_LIMIT_SESSION_PER_MINUTE: "10000",
       RATE_LIMIT_BUILDS_PER_MINUTE: "10000",
+      // Likewise the sponsorship quota (tested in test/builds/sponsorship.test.ts, which sets its own).
+      SPONSOR_QUOTA_OPS: "0",
+      SPONSOR_QUOTA_GAS: "0",
       ...overrides
     })
   )

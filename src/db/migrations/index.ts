@@ -13,6 +13,7 @@ import anchors from "./0040_anchors.ts"
 import marketplaceMandates from "./0050_marketplace_mandates.ts"
 import nonceExpiryIndex from "./0060_nonce_expiry_index.ts"
 import reconcilerRotation from "./0070_reconciler_rotation.ts"
+import sponsorUsage from "./0181_sponsor_usage.ts"
 import mandateRevocation from "./0180_mandate_revocation.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -25,5 +26,6 @@ export const migrations = Migrator.fromRecord({
   "0050_marketplace_mandates": marketplaceMandates,
   "0060_nonce_expiry_index": nonceExpiryIndex,
   "0070_reconciler_rotation": reconcilerRotation,
-  "0180_mandate_revocation": mandateRevocation
+  "0180_mandate_revocation": mandateRevocation,
+  "0181_sponsor_usage": sponsorUsage
 })
