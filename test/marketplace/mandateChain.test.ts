@@ -111,7 +111,7 @@ describe("a mandate on the local chain", () => {
         const create = yield* owner.api.marketplace.createJobBuild({
           payload: { mandateId: hire.mandateId, agentWallet: provider.address, description: "Summarise the filings", chainId: net.chainId }
         })
-        assert.isTrue(create.simulation?.willSucceed, "the contract is there: the build can execute")
+        assert.isTrue(create.simulation?.willSucceed, `the contract is there: the build can execute (${JSON.stringify(create.simulation)})`)
         const created = yield* relay(owner.api, yield* signOp(owner.key, create.userOp))
         assert.strictEqual(created.outcome, "mined")
         const jobId = yield* Effect.promise(() => agent.publicClient.readContract({ address: acp, abi: agentCommerceAbi, functionName: "jobCount" }))
