@@ -14,6 +14,7 @@ import marketplaceMandates from "./0050_marketplace_mandates.ts"
 import nonceExpiryIndex from "./0060_nonce_expiry_index.ts"
 import reconcilerRotation from "./0070_reconciler_rotation.ts"
 import sponsorUsage from "./0181_sponsor_usage.ts"
+import operationSignatures from "./0182_operation_signatures.ts"
 import mandateRevocation from "./0180_mandate_revocation.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -27,5 +28,6 @@ export const migrations = Migrator.fromRecord({
   "0060_nonce_expiry_index": nonceExpiryIndex,
   "0070_reconciler_rotation": reconcilerRotation,
   "0180_mandate_revocation": mandateRevocation,
-  "0181_sponsor_usage": sponsorUsage
+  "0181_sponsor_usage": sponsorUsage,
+  "0182_operation_signatures": operationSignatures
 })
