@@ -295,6 +295,8 @@ export interface MandateRecord extends Mandate {
   readonly expiresAt: Timestamp
   readonly enableBuildId: string
   readonly enableUserOpHash: Hash32
+  /** Set once a revoke of it executed (MandateGrants.ts). */
+  readonly revokedAt?: Timestamp
 }
 
 /**

@@ -66,6 +66,7 @@ interface MandateRow {
   readonly enable_user_op_hash: string
   readonly created_at: Date
   readonly expires_at: Date
+  readonly revoked_at?: Date | null
 }
 
 const fromRow = (r: MandateRow): MandateRecord => ({
@@ -84,7 +85,8 @@ const fromRow = (r: MandateRow): MandateRecord => ({
   enableBuildId: r.enable_build_id,
   enableUserOpHash: r.enable_user_op_hash,
   createdAt: new Date(r.created_at).toISOString(),
-  expiresAt: new Date(r.expires_at).toISOString()
+  expiresAt: new Date(r.expires_at).toISOString(),
+  ...(r.revoked_at === null || r.revoked_at === undefined ? {} : { revokedAt: new Date(r.revoked_at).toISOString() })
 })
 
 /** Mandates in PostgreSQL (`marketplace_mandates`); written before `hire/build` answers. */

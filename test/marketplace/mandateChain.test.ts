@@ -48,7 +48,7 @@ describe("a mandate on the local chain", () => {
           payload: { agentWallet: provider.address, chainId: net.chainId, perJobBudget: 25, delegateeAddress: runtime.account.address }
         })
         assert.include(hire.policySummary, "The chain enforces each of these limits")
-        assert.include(hire.policySummary, "at most 10 jobs and 250 USDC in all")
+        assert.include(hire.policySummary, "at most 2 jobs and 50 USDC in all")
         assert.isFalse(hire.simulation.warnings.some((w) => w.includes("no marketplace contract")), "the local ACP contract is there")
         const typed = hire.delegation!.typedData
         const mandateSignature = yield* Effect.promise(() =>
@@ -195,6 +195,12 @@ describe("a mandate on the local chain", () => {
         assert.include(unfreeze.humanSummary ?? "", "1 marketplace mandate(s)")
         assert.strictEqual((yield* relay(owner.api, yield* signOp(owner.key, unfreeze.userOp))).outcome, "mined")
         yield* succeeds(agent, createAgain)
+        // The agent has now created its 2 jobs on chain: the mandate is exhausted, declined before anything is signed.
+        const exhausted = yield* owner.api.marketplace.createJobBuild({
+          payload: { mandateId: hire.mandateId, agentWallet: provider.address, description: "one more", chainId: net.chainId }
+        }).pipe(Effect.flip)
+        assert.deepStrictEqual([exhausted._tag, (exhausted as { declineReason?: string }).declineReason], ["OutOfScope", "mandate_exhausted"])
+        yield* refused(agent, watch, redeemCall(as("createJob"), createJobCall(provider.address, judge, USD(1))), "LimitedCallsEnforcer:limit-exceeded")
 
         const foreign = yield* runtime.api.marketplace.revokeMandate({ params: { mandateId: hire.mandateId } }).pipe(Effect.flip)
         assert.strictEqual(foreign._tag, "NotFound")
@@ -210,6 +216,10 @@ describe("a mandate on the local chain", () => {
         yield* refused(agent, watch, createAgain, "CannotUseADisabledDelegation")
         const twice = yield* owner.api.marketplace.revokeMandate({ params: { mandateId: hire.mandateId } }).pipe(Effect.flip)
         assert.strictEqual(twice._tag, "BadRequest")
+        const underRevoked = yield* owner.api.marketplace.fundJobBuild({
+          payload: { mandateId: hire.mandateId, jobId: jobId.toString(), perJobBudget: 1, chainId: net.chainId }
+        }).pipe(Effect.flip)
+        assert.deepStrictEqual([underRevoked._tag, (underRevoked as { declineReason?: string }).declineReason], ["OutOfScope", "mandate_revoked"])
         // A later freeze and unfreeze leave the revoked mandate disabled.
         for (const intentType of ["account_freeze", "account_unfreeze"] as const) {
           const op = yield* owner.api.accounts.buildRules({ payload: { intentType } })
@@ -218,7 +228,7 @@ describe("a mandate on the local chain", () => {
         }
         yield* refused(agent, watch, createAgain, "CannotUseADisabledDelegation")
       }).pipe(
-        Effect.provide(Layer.fresh(TestServerLive({ config: { MARKETPLACE_API_URL: fake.url, MARKETPLACE_EVALUATOR_WALLET: evaluator.address.toLowerCase() } })))
+        Effect.provide(Layer.fresh(TestServerLive({ config: { MARKETPLACE_API_URL: fake.url, MARKETPLACE_EVALUATOR_WALLET: evaluator.address.toLowerCase(), MARKETPLACE_MANDATE_MAX_JOBS: "2" } })))
       )
     }), { timeout: Duration.toMillis(Duration.seconds(180)) })
 })
