@@ -9,6 +9,7 @@ import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import type { Address, Hash, Hex } from "viem"
 import { formatUserOperationRequest, type UserOperation } from "viem/account-abstraction"
 import { revertReason } from "./Chain.ts"
+import { decodeRevert, isRevertData } from "./RevertReasons.ts"
 import { ENTRY_POINT_V07, Network } from "./Network.ts"
 
 /** A user operation for EntryPoint v0.7 (viem's shape: bigints, optional factory/paymaster). */
@@ -41,7 +42,10 @@ export interface UserOpReceipt {
   readonly nonce: bigint
   /** false when the inner call reverted (the bundle transaction itself succeeded). */
   readonly success: boolean
+  /** Why the call reverted, in words (RevertReasons.ts). */
   readonly reason?: string
+  /** The raw revert data, when the bundler gave it. */
+  readonly revertData?: Hex
   readonly actualGasCost: bigint
   readonly actualGasUsed: bigint
   readonly paymaster?: Address
@@ -185,7 +189,11 @@ const toReceipt = (w: typeof ReceiptWire.Type): UserOpReceipt => ({
   sender: w.sender as Address,
   nonce: w.nonce,
   success: w.success,
-  ...(w.reason != null && w.reason !== "" && w.reason !== "0x" ? { reason: w.reason } : {}),
+  ...(w.reason != null && w.reason !== "" && w.reason !== "0x"
+    ? isRevertData(w.reason)
+      ? { reason: decodeRevert(w.reason) ?? w.reason, revertData: w.reason }
+      : { reason: w.reason }
+    : {}),
   actualGasCost: w.actualGasCost,
   actualGasUsed: w.actualGasUsed,
   ...(w.paymaster != null && w.paymaster !== ZERO_ADDRESS ? { paymaster: w.paymaster as Address } : {}),

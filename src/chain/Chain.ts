@@ -9,7 +9,6 @@ import {
   BaseError,
   type Chain as ViemChain,
   createPublicClient,
-  decodeErrorResult,
   defineChain,
   erc20Abi,
   ExecutionRevertedError,
@@ -22,6 +21,7 @@ import {
 } from "viem"
 import { entryPoint07Abi } from "viem/account-abstraction"
 import { Network, type NetworkDescription } from "./Network.ts"
+import { decodeRevert } from "./RevertReasons.ts"
 
 /** The RPC node failed or answered nonsense (not a revert). */
 export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("ChainUnavailable", {
@@ -59,16 +59,7 @@ const permitNonceAbi = [
 ] as const
 
 /** Decodes revert data into a readable reason: `Error(string)`, `Panic(uint256)` or a selector. */
-export const revertReason = (data: Hex): string | undefined => {
-  if (data === "0x" || data.length < 10) return undefined
-  try {
-    const decoded = decodeErrorResult({ data })
-    const args = decoded.args ?? []
-    return args.length > 0 ? `${decoded.errorName}: ${args.map(String).join(", ")}` : decoded.errorName
-  } catch {
-    return `custom error ${data.slice(0, 10)}`
-  }
-}
+export const revertReason = (data: Hex): string | undefined => decodeRevert(data)
 
 /** The revert data when `error` is an execution revert (`0x` when the node gave none), else undefined. */
 const revertDataOf = (error: unknown): Hex | undefined => {

@@ -178,6 +178,8 @@ export const UserOpReceipt = Schema.Struct({
   transactionHash: Schema.optionalKey(Hash32),
   blockNumber: Schema.optionalKey(DecimalString),
   reason: Schema.optionalKey(Schema.String),
+  /** Beyond the contract: the raw revert data of a reverted operation (`reason` says it in words). */
+  revertData: Schema.optionalKey(HexString),
   auditEventId: Schema.optionalKey(Schema.String),
   submittedAt: Timestamp,
   settledAt: Schema.optionalKey(Timestamp)

@@ -61,6 +61,7 @@ const OperationRow = Schema.Struct({
   transaction_hash: Schema.NullOr(Schema.String),
   block_number: Schema.NullOr(Schema.String),
   reason: Schema.NullOr(Schema.String),
+  revert_data: Schema.optionalKey(Schema.NullOr(Schema.String)),
   decline_reason: Schema.NullOr(Schema.String),
   audit_event_id: Schema.NullOr(Schema.String),
   submitted_at: Schema.Date,
@@ -79,6 +80,7 @@ export const toReceipt = (r: OperationRow): UserOpReceipt => ({
   ...(r.transaction_hash !== null ? { transactionHash: r.transaction_hash } : {}),
   ...(r.block_number !== null ? { blockNumber: r.block_number } : {}),
   ...(r.reason !== null ? { reason: r.reason } : {}),
+  ...(r.revert_data !== null && r.revert_data !== undefined ? { revertData: r.revert_data } : {}),
   ...(r.audit_event_id !== null ? { auditEventId: r.audit_event_id } : {}),
   submittedAt: r.submitted_at.toISOString(),
   ...(r.settled_at !== null ? { settledAt: r.settled_at.toISOString() } : {})
@@ -206,6 +208,7 @@ const make = Effect.gen(function*() {
       : verdict.receipt.success
       ? undefined
       : (verdict.receipt.reason ?? "the operation's call reverted")
+    const revertData = verdict._tag === "Receipt" && !verdict.receipt.success ? verdict.receipt.revertData : undefined
     const txHash = verdict._tag === "Receipt" ? verdict.receipt.transactionHash.toLowerCase() : undefined
     const blockNumber = verdict._tag === "Receipt" ? verdict.receipt.blockNumber.toString() : undefined
 
@@ -213,7 +216,7 @@ const make = Effect.gen(function*() {
       const moved = yield* sql`
         UPDATE user_operations
         SET status = ${status}, outcome = ${outcome}, transaction_hash = ${txHash ?? null},
-            block_number = ${blockNumber ?? null}, reason = ${reason ?? null}, settled_at = now(),
+            block_number = ${blockNumber ?? null}, reason = ${reason ?? null}, revert_data = ${revertData ?? null}, settled_at = now(),
             send_lease_until = NULL
         WHERE id = ${row.id} AND status = 'submitted'
         RETURNING id`
@@ -229,7 +232,12 @@ const make = Effect.gen(function*() {
         yield* hooks.runOnFailed(relayed, rejectionReason(verdict.error))
       }
       // The audit entry carries a short code (`invalid_signature`, `reverted`); the receipt keeps the full reason.
-      const auditReason = verdict._tag === "Rejected" ? verdict.error.reason : verdict.receipt.success ? undefined : "reverted"
+      // A reverted one carries its reason in words (the enforcer's refusal, a contract's error by name).
+      const auditReason = verdict._tag === "Rejected"
+        ? verdict.error.reason
+        : verdict.receipt.success
+        ? undefined
+        : verdict.receipt.reason === undefined ? "reverted" : `reverted: ${verdict.receipt.reason}`.slice(0, 500)
       const auditId = yield* audit.recordOperation(
         auditFacts(row, build, outcome === "mined" ? "executed" : outcome === "reverted" ? "reverted" : "rejected", {
           reason: auditReason,

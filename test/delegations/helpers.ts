@@ -131,7 +131,9 @@ export const dmErrorIn = (text: string | undefined): string | undefined => {
       // not a DelegationManager error
     }
   }
-  return undefined
+  // Already in words (receipts decode revert data: src/chain/RevertReasons.ts).
+  const names = DelegationManager.filter((x) => x.type === "error").map((x) => (x as { name: string }).name)
+  return names.find((name) => new RegExp(`\\b${name}\\b`).test(text ?? ""))
 }
 
 /**

@@ -226,6 +226,11 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
       const reverted = yield* relay(delegate.api, yield* signOp(delegate.key, firstAction))
       assert.notStrictEqual(reverted.userOpId, badlySigned.userOpId)
       assert.deepStrictEqual([reverted.status, reverted.outcome], ["failed", "reverted"])
+      // The reason in words (the DelegationManager's error by name), the raw data beside it, and on the audit entry.
+      assert.include(reverted.reason ?? "", "CannotUseADisabledDelegation")
+      assert.match(reverted.revertData ?? "", /^0x[0-9a-f]{8,}$/i)
+      const revertedEvent = yield* delegate.api.activity.get({ params: { eventId: reverted.auditEventId! } })
+      assert.include(JSON.stringify(revertedEvent), "CannotUseADisabledDelegation")
       assert.deepStrictEqual(yield* reservationStatuses(id), ["released"])
       yield* act()
       assert.deepStrictEqual(yield* reservationStatuses(id), ["released", "reserved"])

@@ -149,7 +149,8 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
       assert.strictEqual(entries[0]!.status, "failed")
       assert.strictEqual(entries[0]!.provenance, "onchain")
       assert.strictEqual(entries[0]!.tx_hash, receipt.transactionHash)
-      assert.strictEqual(entries[0]!.decline_reason, "reverted")
+      // The reason in words (the token's own revert string), not raw revert data.
+      assert.strictEqual(entries[0]!.decline_reason, "reverted: ERC20: insufficient balance")
     }))
 
   it.effect("a bad signature: rejected by the bundler, no chain trace, recorded once", () =>

@@ -15,6 +15,7 @@ import nonceExpiryIndex from "./0060_nonce_expiry_index.ts"
 import reconcilerRotation from "./0070_reconciler_rotation.ts"
 import sponsorUsage from "./0181_sponsor_usage.ts"
 import operationSignatures from "./0182_operation_signatures.ts"
+import revertData from "./0183_revert_data.ts"
 import mandateRevocation from "./0180_mandate_revocation.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -29,5 +30,6 @@ export const migrations = Migrator.fromRecord({
   "0070_reconciler_rotation": reconcilerRotation,
   "0180_mandate_revocation": mandateRevocation,
   "0181_sponsor_usage": sponsorUsage,
-  "0182_operation_signatures": operationSignatures
+  "0182_operation_signatures": operationSignatures,
+  "0183_revert_data": revertData
 })
