@@ -17,9 +17,10 @@ import { makeClient } from "../src/client/Client.ts"
 import { signIn } from "../src/client/signIn.ts"
 import type { Eip712TypedData, UserOperation } from "../src/domain/Operations.ts"
 import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+import { report, spread } from "./support/results.ts"
 
 process.env.DO_NOT_TRACK = "1"
-const iterations = Math.min(200, Number(process.env.ITERATIONS ?? 20))
+const iterations = Math.min(200, Number(process.env.ITERATIONS ?? 30))
 
 const scope = Effect.runSync(Scope.make())
 const network = toJson(await Effect.runPromise(startLocalNetwork().pipe(Scope.provide(scope))))
@@ -116,6 +117,23 @@ try {
   console.log(row("POST /userops (service)", relayMs))
   console.log(row("eth_sendUserOperation (Alto direct)", bundlerMs))
   console.log(`difference (p50): ${(relay50 - bundler50).toFixed(1)} ms   ratio (p50): ${(relay50 / bundler50).toFixed(2)}`)
+  // Spread: the p50 difference within each third of the (alternating) run.
+  const third = Math.max(1, Math.floor(relayMs.length / 3))
+  const diffs = [0, 1, 2].map((k) => {
+    const slice = (xs: ReadonlyArray<number>) => xs.slice(k * third, k === 2 ? xs.length : (k + 1) * third)
+    return quantile(slice(relayMs), 0.5) - quantile(slice(bundlerMs), 0.5)
+  })
+  const s = spread(diffs)
+  console.log(`difference (p50) per third: ${diffs.map((d) => d.toFixed(1)).join(", ")} ms  goal ≤ +3 ms`)
+  report({
+    path: "POST /userops p50 (relay over bundler)",
+    service: relay50,
+    baseline: bundler50,
+    unit: "ms",
+    goal: "≤ +3 ms",
+    met: relay50 - bundler50 <= 3,
+    spread: s
+  })
 } finally {
   await service.stop()
   await pg.stop()
