@@ -18,12 +18,16 @@ import { signIn } from "../src/client/signIn.ts"
 import type { Eip712TypedData, UserOperation } from "../src/domain/Operations.ts"
 import { freePort, startPostgres, startProcess } from "./support/processes.ts"
 import { report, spread } from "./support/results.ts"
+import { startSpanReceiver } from "./support/span-receiver.ts"
 
 process.env.DO_NOT_TRACK = "1"
 const iterations = Math.min(200, Number(process.env.ITERATIONS ?? 30))
 
 const scope = Effect.runSync(Scope.make())
 const network = toJson(await Effect.runPromise(startLocalNetwork().pipe(Scope.provide(scope))))
+// RELAY_SPANS=1: export the service's spans to a loopback receiver and print where a
+// POST /userops spends its time (tracing adds its own cost: use it to attribute, not to time).
+const receiver = process.env.RELAY_SPANS === "1" ? await startSpanReceiver() : undefined
 const pg = await startPostgres()
 const port = await freePort()
 const baseUrl = `http://127.0.0.1:${port}`
@@ -48,7 +52,8 @@ const service = await startProcess(
     PAYMASTER_ADDRESS: network.paymaster.address,
     PAYMASTER_SIGNER_KEY: network.paymaster.signerKey,
     // Settling is not what is measured here.
-    RELAY_RECONCILE_INTERVAL: "1 hour"
+    RELAY_RECONCILE_INTERVAL: "1 hour",
+    ...(receiver !== undefined ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {})
   },
   `${baseUrl}/health/ready`
 )
@@ -134,7 +139,14 @@ try {
     met: relay50 - bundler50 <= 3,
     spread: s
   })
+  if (receiver !== undefined) {
+    await new Promise((r) => setTimeout(r, 1500)) // the exporter's batch delay
+    const { rows, traces } = receiver.breakdown("POST", "/userops")
+    console.log(`\nspans of POST /userops (${traces} traces): median ms × per request`)
+    for (const r of rows.slice(0, 30)) console.log(`  ${r.medianMs.toFixed(2).padStart(8)} ms × ${r.perRequest.toFixed(1)}  ${r.name}`)
+  }
 } finally {
+  await receiver?.close()
   await service.stop()
   await pg.stop()
   await Effect.runPromise(Scope.close(scope, Exit.void))
