@@ -252,6 +252,10 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
     return out
   }
 
+  /** One frame is written as is (the shared bytes); several are joined for this subscriber. */
+  const joinFrames = (frames: ReadonlyArray<Uint8Array>): Uint8Array =>
+    frames.length === 1 ? frames[0]! : Buffer.concat(frames)
+
   const drain = (s: Subscriber): Batch => {
     const batch = { stats: [...s.pending.values()].map((f) => f.stat), heartbeat: s.heartbeat }
     s.pending.clear()
@@ -287,7 +291,7 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
       Effect.map(Effect.acquireRelease(register(filter), unregister), (s) =>
         Stream.concat(
           Stream.make(utf8.encode(`: connected\nretry: 5000\n\n${renderBatch({ stats: snapshotOf(filter), heartbeat: false })}`)),
-          Stream.fromIterableEffectRepeat(waitFor(s, drainFrames))
+          Stream.fromEffectRepeat(Effect.map(waitFor(s, drainFrames), joinFrames))
         ))
     )
 
