@@ -1,13 +1,13 @@
 /**
  * The per-account hash-chained audit log (docs/audit-log.md).
  *
- * `append` joins the caller's transaction (`sql.withTransaction` of the same
- * SqlClient; a savepoint when one is open, its own transaction otherwise), so an
- * entry and the state change it records commit together or not at all. Appends on
- * one account serialize on that account's `audit_heads` row (`SELECT ... FOR
- * UPDATE`); appends on different accounts touch different rows and never wait on
- * each other. The database refuses a second entry for the same operation (or
- * decline id): `append` reports it as `AuditDuplicate` and writes nothing.
+ * `append` is one statement, `SELECT … FROM audit_append(…)` (migration 0110): part of
+ * the caller's transaction when one is open (the entry and the state change it records
+ * commit together or not at all), committed alone otherwise. One round trip either way.
+ * Inside the function, appends on one account serialize on that account's `audit_heads`
+ * row (`SELECT ... FOR UPDATE`); appends on different accounts touch different rows and
+ * never wait on each other. The database refuses a second entry for the same operation
+ * (or decline id): `append` reports it as `AuditDuplicate` and writes nothing.
  *
  * Callers run at PostgreSQL's default READ COMMITTED isolation: the head row read
  * after the lock is then the latest committed one.
