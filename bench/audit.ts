@@ -6,10 +6,13 @@
  *   - 64 writers: plain inserts  vs  audit appends over 64 accounts (one each)
  *   - 64 writers on ONE account (every append waits for the head lock), for scale
  *
- *   npx tsx bench/audit.ts [seconds-per-phase=4]
+ *   npx tsx bench/audit.ts [seconds-per-phase=2] [rounds=3]
+ *
+ * Both sides are warmed first; each round measures plain and audit back to back, the
+ * order alternating between rounds; the ratio's median and spread over the rounds are printed.
  *
  * Uses DATABASE_URL when set (migrates it; bench rows are deleted afterwards), otherwise
- * a private embedded PostgreSQL under /tmp that is removed at the end. About 25 s.
+ * a private embedded PostgreSQL under /tmp that is removed at the end. About 45 s.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Logger, Redacted, References } from "effect"
@@ -17,8 +20,10 @@ import { SqlClient } from "effect/sql"
 import { AuditChain } from "../src/audit/AuditChain.ts"
 import { runMigrations } from "../src/db/Database.ts"
 import { startPostgres } from "./support/processes.ts"
+import { report, spread } from "./support/results.ts"
 
-const seconds = Number(process.argv[2] ?? 4)
+const seconds = Number(process.argv[2] ?? 2)
+const rounds = Number(process.argv[3] ?? 3)
 const run = `b${process.pid}_${Date.now().toString(36)}`
 
 const external = process.env.DATABASE_URL
@@ -45,11 +50,16 @@ const program = Effect.gen(function*() {
   }
 
   /** `writers` loops for `seconds`, each running `op(writer, k)` back to back. */
-  const phase = (name: string, writers: number, op: (writer: number, k: number) => Effect.Effect<unknown, unknown>) =>
+  const phase = (
+    name: string,
+    writers: number,
+    op: (writer: number, k: number) => Effect.Effect<unknown, unknown>,
+    forSeconds = seconds
+  ) =>
     Effect.gen(function*() {
       // Warm the pool's connections first.
       yield* Effect.forEach(Array.from({ length: writers }), () => sql`SELECT 1`, { concurrency: "unbounded" })
-      const end = Date.now() + seconds * 1000
+      const end = Date.now() + forSeconds * 1000
       const started = Date.now()
       const counts = yield* Effect.forEach(
         Array.from({ length: writers }, (_, w) => w),
@@ -89,23 +99,45 @@ const program = Effect.gen(function*() {
       txHash: `0x${"ab".repeat(32)}`
     })
 
-  console.log(`PostgreSQL: ${external === undefined ? "embedded (private, /tmp)" : "DATABASE_URL"}; ${seconds} s per phase\n`)
-  const plain1 = yield* phase("plain insert txn, 1 writer", 1, plain)
-  const audit1 = yield* phase("audit append, 1 writer, 1 account", 1, append("one", () => accounts[0]!))
-  const plain64 = yield* phase("plain insert txn, 64 writers", 64, plain)
-  const audit64 = yield* phase("audit append, 64 writers, 64 accounts", 64, append("many", (w) => accounts[w]!))
-  const hot64 = yield* phase("audit append, 64 writers, 1 account (contended)", 64, append("hot", () => accounts[1]!))
+  console.log(`PostgreSQL: ${external === undefined ? "embedded (private, /tmp)" : "DATABASE_URL"}; ${seconds} s per phase, ${rounds} rounds\n`)
+  // Warm both sides (JIT, pool connections, the function's plan) before measuring.
+  yield* phase("warm: plain", 8, plain, 1)
+  yield* phase("warm: audit", 8, append("warm", (w) => accounts[w]!), 1)
+  const r1: Array<number> = []
+  const r64: Array<number> = []
+  const rHot: Array<number> = []
+  for (let round = 1; round <= rounds; round++) {
+    // Alternate which side goes first, so drift on a shared machine hits both alike.
+    const first = round % 2 === 1
+    const pair = <E,>(a: Effect.Effect<Phase, E>, b: Effect.Effect<Phase, E>) =>
+      first ? Effect.all([a, b]) : Effect.map(Effect.all([b, a]), ([y, x]) => [x, y] as const)
+    const [plain1, audit1] = yield* pair(
+      phase(`#${round} plain insert txn, 1 writer`, 1, plain),
+      phase(`#${round} audit append, 1 writer, 1 account`, 1, append(`one${round}`, () => accounts[0]!))
+    )
+    const [plain64, audit64] = yield* pair(
+      phase(`#${round} plain insert txn, 64 writers`, 64, plain),
+      phase(`#${round} audit append, 64 writers, 64 accounts`, 64, append(`many${round}`, (w) => accounts[w]!))
+    )
+    const hot64 = yield* phase(`#${round} audit append, 64 writers, 1 account`, 64, append(`hot${round}`, () => accounts[1]!))
+    r1.push(audit1.perSecond / plain1.perSecond)
+    r64.push(audit64.perSecond / plain64.perSecond)
+    rHot.push(hot64.perSecond / plain64.perSecond)
+  }
 
   for (const id of accounts) {
     const v = yield* chain.verify(id)
     if (!v.ok) return yield* Effect.die(new Error(`chain ${id} broken after the benchmark: ${v.broken.message}`))
   }
   console.log(`\nall 64 chains verify`)
-  console.log(`ratio audit/plain, 1 writer:                ${(audit1.perSecond / plain1.perSecond).toFixed(2)}`)
-  console.log(`ratio audit/plain, 64 writers, 64 accounts: ${(audit64.perSecond / plain64.perSecond).toFixed(2)}`)
-  console.log(`ratio audit/plain, 64 writers, 1 account:   ${(hot64.perSecond / plain64.perSecond).toFixed(2)}`)
-  console.log(`scaling 1 → 64 writers: plain ×${(plain64.perSecond / plain1.perSecond).toFixed(1)}, ` +
-    `audit over 64 accounts ×${(audit64.perSecond / audit1.perSecond).toFixed(1)}`)
+  const summary = (name: string, ratios: ReadonlyArray<number>, goal: number) => {
+    const s = spread(ratios)
+    console.log(`ratio audit/plain, ${name.padEnd(26)} median ${s.median.toFixed(2)}  (min ${s.min.toFixed(2)}, max ${s.max.toFixed(2)})  goal ≥ ${goal}`)
+    report({ path: `audit append, ${name}`, service: s.median, baseline: 1, unit: "ratio", goal: `≥ ${goal}×`, met: s.median >= goal, spread: s })
+  }
+  summary("1 writer", r1, 0.8)
+  summary("64 writers, 64 accounts", r64, 0.8)
+  summary("64 writers, 1 account", rHot, 0.5)
 
   // Leave a shared database as it was.
   yield* sql`DELETE FROM audit_entries WHERE account_id IN ${sql.in(accounts)}`

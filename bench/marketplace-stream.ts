@@ -22,6 +22,7 @@ import * as http from "node:http"
 import { runInNewContext } from "node:vm"
 import * as v8 from "node:v8"
 import { StatsHub } from "../src/marketplace/StatsHub.ts"
+import { report } from "./support/results.ts"
 import { agentFixture, type FakeUpstream, startFakeUpstream, wallet } from "../test/marketplace/FakeUpstream.ts"
 import { MarketplaceServer, MarketplaceServerLive } from "../test/marketplace/server.ts"
 
@@ -242,6 +243,10 @@ const main = async () => {
     await until(() => messages.some((m) => m.kind === "received"), 30_000, "every SSE client's event")
     const got = messages.find((m) => m.kind === "received")!
     const poll = firstPollAfter(fake, t0)
+    const fanOut = Number(got.last) - poll
+    const rssMb = (mem.rss - base.rss) / 1024 / 1024
+    report({ path: `stream: upstream answer → last of ${sseClients} SSE clients`, service: fanOut, baseline: 0, unit: "ms", goal: "≤ 100 ms", met: fanOut <= 100 })
+    report({ path: `stream: server RSS over baseline, ${sseClients} clients`, service: rssMb, baseline: 0, unit: "MB", goal: "≤ 100 MB", met: rssMb <= 100 })
     results.push(
       ["SSE connections (real sockets)", `${opened.connected} connected, ${opened.failed} failed (opened in ${joined.toFixed(0)} ms)`],
       ["  server memory (heap / rss over baseline)", `${mb(mem.heap - base.heap)} / ${mb(mem.rss - base.rss)}`],
@@ -252,7 +257,9 @@ const main = async () => {
     const closing = now()
     child.send({ kind: "close" } satisfies ToClient)
     await until(() => Effect.runSync(hub.stats).subscribers === 0, 30_000, "server-side cleanup")
-    results.push(["  disconnect → all subscribers gone", `${(now() - closing).toFixed(0)} ms`])
+    const gone = now() - closing
+    results.push(["  disconnect → all subscribers gone", `${gone.toFixed(0)} ms`])
+    report({ path: "stream: disconnect → all subscribers gone", service: gone, baseline: 0, unit: "ms", goal: "≤ 1000 ms", met: gone <= 1000 })
   }
 
   console.log("\nmarketplace stream benchmark (loopback, one server process)")

@@ -17,12 +17,17 @@ import { makeClient } from "../src/client/Client.ts"
 import { signIn } from "../src/client/signIn.ts"
 import type { Eip712TypedData, UserOperation } from "../src/domain/Operations.ts"
 import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+import { report, spread } from "./support/results.ts"
+import { startSpanReceiver } from "./support/span-receiver.ts"
 
 process.env.DO_NOT_TRACK = "1"
-const iterations = Math.min(200, Number(process.env.ITERATIONS ?? 20))
+const iterations = Math.min(200, Number(process.env.ITERATIONS ?? 30))
 
 const scope = Effect.runSync(Scope.make())
 const network = toJson(await Effect.runPromise(startLocalNetwork().pipe(Scope.provide(scope))))
+// RELAY_SPANS=1: export the service's spans to a loopback receiver and print where a
+// POST /userops spends its time (tracing adds its own cost: use it to attribute, not to time).
+const receiver = process.env.RELAY_SPANS === "1" ? await startSpanReceiver() : undefined
 const pg = await startPostgres()
 const port = await freePort()
 const baseUrl = `http://127.0.0.1:${port}`
@@ -50,7 +55,8 @@ const service = await startProcess(
     PAYMASTER_ADDRESS: network.paymaster.address,
     PAYMASTER_SIGNER_KEY: network.paymaster.signerKey,
     // Settling is not what is measured here.
-    RELAY_RECONCILE_INTERVAL: "1 hour"
+    RELAY_RECONCILE_INTERVAL: "1 hour",
+    ...(receiver !== undefined ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {})
   },
   `${baseUrl}/health/ready`
 )
@@ -119,7 +125,31 @@ try {
   console.log(row("POST /userops (service)", relayMs))
   console.log(row("eth_sendUserOperation (Alto direct)", bundlerMs))
   console.log(`difference (p50): ${(relay50 - bundler50).toFixed(1)} ms   ratio (p50): ${(relay50 / bundler50).toFixed(2)}`)
+  // Spread: the p50 difference within each third of the (alternating) run.
+  const third = Math.max(1, Math.floor(relayMs.length / 3))
+  const diffs = [0, 1, 2].map((k) => {
+    const slice = (xs: ReadonlyArray<number>) => xs.slice(k * third, k === 2 ? xs.length : (k + 1) * third)
+    return quantile(slice(relayMs), 0.5) - quantile(slice(bundlerMs), 0.5)
+  })
+  const s = spread(diffs)
+  console.log(`difference (p50) per third: ${diffs.map((d) => d.toFixed(1)).join(", ")} ms  goal ≤ +3 ms`)
+  report({
+    path: "POST /userops p50 (relay over bundler)",
+    service: relay50,
+    baseline: bundler50,
+    unit: "ms",
+    goal: "≤ +3 ms",
+    met: relay50 - bundler50 <= 3,
+    spread: s
+  })
+  if (receiver !== undefined) {
+    await new Promise((r) => setTimeout(r, 1500)) // the exporter's batch delay
+    const { rows, traces } = receiver.breakdown("POST", "/userops")
+    console.log(`\nspans of POST /userops (${traces} traces): median ms × per request`)
+    for (const r of rows.slice(0, 30)) console.log(`  ${r.medianMs.toFixed(2).padStart(8)} ms × ${r.perRequest.toFixed(1)}  ${r.name}`)
+  }
 } finally {
+  await receiver?.close()
   await service.stop()
   await pg.stop()
   await Effect.runPromise(Scope.close(scope, Exit.void))

@@ -1,13 +1,13 @@
 /**
  * The per-account hash-chained audit log (docs/audit-log.md).
  *
- * `append` joins the caller's transaction (`sql.withTransaction` of the same
- * SqlClient; a savepoint when one is open, its own transaction otherwise), so an
- * entry and the state change it records commit together or not at all. Appends on
- * one account serialize on that account's `audit_heads` row (`SELECT ... FOR
- * UPDATE`); appends on different accounts touch different rows and never wait on
- * each other. The database refuses a second entry for the same operation (or
- * decline id): `append` reports it as `AuditDuplicate` and writes nothing.
+ * `append` is one statement, `SELECT … FROM audit_append(…)` (migration 0110): part of
+ * the caller's transaction when one is open (the entry and the state change it records
+ * commit together or not at all), committed alone otherwise. One round trip either way.
+ * Inside the function, appends on one account serialize on that account's `audit_heads`
+ * row (`SELECT ... FOR UPDATE`); appends on different accounts touch different rows and
+ * never wait on each other. The database refuses a second entry for the same operation
+ * (or decline id): `append` reports it as `AuditDuplicate` and writes nothing.
  *
  * Callers run at PostgreSQL's default READ COMMITTED isolation: the head row read
  * after the lock is then the latest committed one.
@@ -18,8 +18,8 @@ import {
   type AuditRecord,
   canonicalTimestamp,
   type ChainHead,
+  canonicalEncoding,
   GENESIS_HASH,
-  hashRecord,
   type StoredEntry,
   verifyChain,
   type VerifyResult
@@ -122,6 +122,37 @@ export const fromRow = (r: EntryRow): StoredEntry => ({
   hash: r.hash
 })
 
+const AppendedRow = Schema.Struct({
+  chain_index: Schema.Number,
+  audit_nonce: Schema.NullOr(Schema.Number),
+  prev_hash: Schema.String,
+  hash: Schema.String
+})
+
+/**
+ * The record's canonical encoding cut around the three values only the locked head knows,
+ * in key order `auditNonce`, `index`, `prevHash`: four pieces the database joins with them
+ * (migration 0110). Placeholders are fresh random strings, each of which must occur once.
+ */
+export const encodingAroundHead = (record: AuditRecord): ReadonlyArray<string> => {
+  const mark = crypto.randomUUID()
+  const nonce = `@n${mark}`
+  const index = `@i${mark}`
+  const prev = `@p${mark}`
+  const text = canonicalEncoding({ ...record, auditNonce: nonce as never, index: index as never, prevHash: prev })
+  const holes = [`"${nonce}"`, `"${index}"`, `"${prev}"`]
+  const parts: Array<string> = []
+  let rest = text
+  for (const hole of holes) {
+    const at = rest.indexOf(hole)
+    if (at < 0 || rest.indexOf(hole, at + 1) >= 0) throw new Error("AuditChain: canonical encoding holes out of order")
+    parts.push(rest.slice(0, at))
+    rest = rest.slice(at + hole.length)
+  }
+  parts.push(rest)
+  return parts
+}
+
 const HeadRow = Schema.Struct({ length: Schema.Number, head_hash: Schema.String, executed_count: Schema.Number })
 
 const invalid = (message: string) => Effect.die(new Error(`AuditChain.append: ${message}`))
@@ -139,13 +170,6 @@ export class AuditChain extends Context.Service<AuditChain, {
     AuditChain,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-
-      const lockHead = SqlSchema.findOneOption({
-        Request: Schema.String,
-        Result: HeadRow,
-        execute: (accountId) =>
-          sql`SELECT length, head_hash, executed_count FROM audit_heads WHERE account_id = ${accountId} FOR UPDATE`
-      })
 
       const readHead = SqlSchema.findOneOption({
         Request: Schema.String,
@@ -169,6 +193,20 @@ export class AuditChain extends Context.Service<AuditChain, {
             : sql`SELECT id FROM audit_entries WHERE decline_id = ${declineId}`
       })
 
+      const appendRow = SqlSchema.findAll({
+        Request: Schema.Tuple([
+          Schema.String, Schema.String, Schema.NullOr(Schema.String), Schema.NullOr(Schema.String), Schema.Date,
+          Schema.String, Schema.String, Schema.NullOr(Schema.Number), Schema.NullOr(Schema.String), Schema.String,
+          Schema.Number, Schema.String, Schema.NullOr(Schema.String), Schema.String, Schema.NullOr(Schema.String),
+          Schema.NullOr(Schema.String), Schema.String, Schema.String, Schema.String, Schema.String, Schema.String
+        ]),
+        Result: AppendedRow,
+        execute: (a) =>
+          sql`SELECT chain_index, audit_nonce, prev_hash, hash FROM audit_append(${a[0]}, ${a[1]}, ${a[2]}, ${a[3]},
+            ${a[4]}, ${a[5]}, ${a[6]}, ${a[7]}, ${a[8]}, ${a[9]}, ${a[10]}, ${a[11]}, ${a[12]}, ${a[13]}, ${a[14]},
+            ${a[15]}, ${a[16]}, ${a[17]}, ${a[18]}, ${a[19]}, ${a[20]})`
+      })
+
       const append = Effect.fn("AuditChain.append")(function*(input: AppendInput) {
         const operationId = input.operationId ?? null
         const declineId = input.declineId ?? null
@@ -189,65 +227,54 @@ export class AuditChain extends Context.Service<AuditChain, {
         if (input.amount !== undefined && !Number.isFinite(input.amount)) return yield* invalid("amount is not finite")
         yield* Effect.annotateCurrentSpan({ accountId: input.accountId, status: input.status })
 
-        return yield* sql.withTransaction(Effect.gen(function*() {
-          let head = yield* lockHead(input.accountId)
-          if (Option.isNone(head)) {
-            // First entry: create the head row. A concurrent first append waits on this
-            // insert's unique key and then finds the row.
-            yield* sql`INSERT INTO audit_heads (account_id, length, head_hash, executed_count)
-                       VALUES (${input.accountId}, 0, ${GENESIS_HASH}, 0) ON CONFLICT DO NOTHING`
-            head = yield* lockHead(input.accountId)
-          }
-          const h = Option.getOrThrow(head)
-          const now = yield* Clock.currentTimeMillis
-          const executed = input.status === "executed"
-          const record: AuditRecord = {
-            id: `evt_${crypto.randomUUID()}`,
-            accountId: input.accountId,
-            index: h.length + 1,
-            operationId,
-            declineId,
-            timestamp: canonicalTimestamp(new Date(now)),
-            actor: input.actor,
-            action: input.action,
-            amount: input.amount ?? null,
-            token: input.token ?? null,
-            chain: input.chain,
-            chainId: input.chainId,
-            status: input.status,
-            declineReason: input.declineReason ?? null,
-            provenance: input.provenance ?? (input.txHash !== undefined ? "onchain" : "offchain_only"),
-            txHash: input.txHash ?? null,
-            auditNonce: executed ? h.executed_count + 1 : null,
-            delegationId: input.delegationId ?? null,
-            prevHash: h.head_hash
-          }
-          const hash = hashRecord(record)
-          // One round trip: the entry, and the head moved to it only if the entry went in.
-          // ON CONFLICT DO NOTHING: a duplicate operation/decline id writes nothing.
-          const written = yield* sql<{ id: string }>`
-            WITH entry AS (
-              INSERT INTO audit_entries (id, account_id, chain_index, operation_id, decline_id, occurred_at, actor,
-                action, amount, token, chain, chain_id, status, decline_reason, provenance, tx_hash, audit_nonce,
-                delegation_id, prev_hash, hash)
-              VALUES (${record.id}, ${record.accountId}, ${record.index}, ${operationId}, ${declineId},
-                ${new Date(now)}, ${record.actor}, ${record.action}, ${record.amount}, ${record.token}, ${record.chain},
-                ${record.chainId}, ${record.status}, ${record.declineReason}, ${record.provenance}, ${record.txHash},
-                ${record.auditNonce}, ${record.delegationId}, ${record.prevHash}, ${hash})
-              ON CONFLICT DO NOTHING
-              RETURNING id
-            )
-            UPDATE audit_heads SET length = ${record.index}, head_hash = ${hash},
-              executed_count = ${executed ? h.executed_count + 1 : h.executed_count}
-            FROM entry WHERE audit_heads.account_id = ${input.accountId}
-            RETURNING entry.id`
-          if (written.length === 0) {
-            const other = yield* existing({ operationId, declineId })
-            if (Option.isNone(other)) return yield* invalid(`entry ${record.id} conflicted with no visible entry`)
-            return yield* new AuditDuplicate({ operationId, declineId, existingId: other.value.id })
-          }
-          return { ...record, hash } satisfies StoredEntry
-        }))
+        const now = yield* Clock.currentTimeMillis
+        const executed = input.status === "executed"
+        // Everything but what only the locked head knows; the holes are filled in SQL.
+        const record: AuditRecord = {
+          id: `evt_${crypto.randomUUID()}`,
+          accountId: input.accountId,
+          index: 0,
+          operationId,
+          declineId,
+          timestamp: canonicalTimestamp(new Date(now)),
+          actor: input.actor,
+          action: input.action,
+          amount: input.amount ?? null,
+          token: input.token ?? null,
+          chain: input.chain,
+          chainId: input.chainId,
+          status: input.status,
+          declineReason: input.declineReason ?? null,
+          provenance: input.provenance ?? (input.txHash !== undefined ? "onchain" : "offchain_only"),
+          txHash: input.txHash ?? null,
+          auditNonce: null,
+          delegationId: input.delegationId ?? null,
+          prevHash: GENESIS_HASH
+        }
+        const parts = encodingAroundHead(record)
+        // One round trip (migration 0110): lock the head, insert, move the head. Inside a
+        // caller's transaction it is one more statement of it; otherwise it commits alone.
+        const rows = yield* appendRow([
+          record.id, record.accountId, operationId, declineId, new Date(now), record.actor, record.action,
+          record.amount, record.token, record.chain, record.chainId, record.status, record.declineReason,
+          record.provenance, record.txHash, record.delegationId, GENESIS_HASH, parts[0]!, parts[1]!, parts[2]!, parts[3]!
+        ])
+        const written = rows[0]
+        if (written === undefined) {
+          // A duplicate operation/decline id: the function wrote nothing.
+          const other = yield* existing({ operationId, declineId })
+          if (Option.isNone(other)) return yield* invalid(`entry ${record.id} conflicted with no visible entry`)
+          return yield* new AuditDuplicate({ operationId, declineId, existingId: other.value.id })
+        }
+        const stored: StoredEntry = {
+          ...record,
+          index: written.chain_index,
+          auditNonce: written.audit_nonce,
+          prevHash: written.prev_hash,
+          hash: written.hash
+        }
+        if (executed !== (stored.auditNonce !== null)) return yield* invalid("audit nonce does not match the status")
+        return stored
       }, Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die }))
 
       const entries = Effect.fn("AuditChain.entries")(function*(accountId: string) {

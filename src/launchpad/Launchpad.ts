@@ -31,6 +31,11 @@ export interface TokensResult {
   readonly total: number
   /** When the upstream produced this answer (ISO); older than the TTL means it is a stale answer. */
   readonly asOf: string
+  /**
+   * The cache fill this page was cut from: the same object for every hit until the next
+   * refresh, so the HTTP layer can encode the page once per fill and serve the bytes.
+   */
+  readonly source: object
   readonly stale: boolean
 }
 
@@ -136,7 +141,8 @@ export const LaunchpadNoDeps = Layer.effect(
         pageSize: q.pageSize,
         total: cached.value.total,
         asOf: new Date(cached.asOf).toISOString(),
-        stale: cached.stale
+        stale: cached.stale,
+        source: cached.value
       } satisfies TokensResult
     })
 

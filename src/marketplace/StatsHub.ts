@@ -53,10 +53,16 @@ export const StatsHubConfig: Config.Config<StatsHubConfig> = Config.all({
 /** Which wallets a subscription follows: every leaderboard agent, or the named ones. */
 export type WalletFilter = { readonly _tag: "All" } | { readonly _tag: "Wallets"; readonly wallets: ReadonlyArray<Address> }
 
+/** A stat as it goes on the wire: encoded once, the same bytes written to every subscriber. */
+interface Frame {
+  readonly stat: AgentStat
+  readonly bytes: Uint8Array
+}
+
 interface Subscriber {
   readonly filter: WalletFilter
-  /** At most one unsent stat per wallet (coalesced to the latest). */
-  readonly pending: Map<string, AgentStat>
+  /** At most one unsent frame per wallet (coalesced to the latest). */
+  readonly pending: Map<string, Frame>
   heartbeat: boolean
   wake: (() => void) | undefined
 }
@@ -99,6 +105,10 @@ const sameStat = (a: AgentStat, b: AgentStat) =>
   a.pricePerJobUsd === b.pricePerJobUsd && a.totalVolumeUsd === b.totalVolumeUsd
 
 /** SSE framing: `data:` events (no event name, as `HttpApiSchema.StreamSse({ data })` reads them). */
+const utf8 = new TextEncoder()
+const statFrame = (stat: AgentStat): Frame => ({ stat, bytes: utf8.encode(`data: ${JSON.stringify(stat)}\n\n`) })
+const heartbeatBytes = utf8.encode(": heartbeat\n\n")
+
 export const renderBatch = (batch: Batch): string => {
   let out = ""
   for (const s of batch.stats) out += `data: ${JSON.stringify(s)}\n\n`
@@ -125,8 +135,9 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
 
   const deliver = (stat: AgentStat, inLeaderboard: boolean) => {
     const key = stat.walletAddress.toLowerCase()
+    const frame = statFrame(stat)
     const push = (s: Subscriber) => {
-      s.pending.set(key, stat)
+      s.pending.set(key, frame)
       wakeUp(s)
     }
     if (inLeaderboard) for (const s of allSubscribers) push(s)
@@ -231,21 +242,37 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
       s.wake = undefined
     })
 
+  /** Everything due for `s`, as the frames' own bytes (no copy); empties its pending set. */
+  const drainFrames = (s: Subscriber): ReadonlyArray<Uint8Array> => {
+    const out: Array<Uint8Array> = []
+    for (const f of s.pending.values()) out.push(f.bytes)
+    if (s.heartbeat && out.length === 0) out.push(heartbeatBytes)
+    s.pending.clear()
+    s.heartbeat = false
+    return out
+  }
+
+  /** One frame is written as is (the shared bytes); several are joined for this subscriber. */
+  const joinFrames = (frames: ReadonlyArray<Uint8Array>): Uint8Array =>
+    frames.length === 1 ? frames[0]! : Buffer.concat(frames)
+
   const drain = (s: Subscriber): Batch => {
-    const batch = { stats: [...s.pending.values()], heartbeat: s.heartbeat }
+    const batch = { stats: [...s.pending.values()].map((f) => f.stat), heartbeat: s.heartbeat }
     s.pending.clear()
     s.heartbeat = false
     return batch
   }
 
-  const take = (s: Subscriber): Effect.Effect<Batch> =>
-    Effect.callback<Batch>((resume) => {
-      if (s.pending.size > 0 || s.heartbeat) return resume(Effect.succeed(drain(s)))
-      s.wake = () => resume(Effect.sync(() => drain(s)))
+  const waitFor = <A>(s: Subscriber, read: (s: Subscriber) => A): Effect.Effect<A> =>
+    Effect.callback<A>((resume) => {
+      if (s.pending.size > 0 || s.heartbeat) return resume(Effect.succeed(read(s)))
+      s.wake = () => resume(Effect.sync(() => read(s)))
       return Effect.sync(() => {
         s.wake = undefined
       })
     })
+
+  const take = (s: Subscriber): Effect.Effect<Batch> => waitFor(s, drain)
 
   const snapshotOf = (filter: WalletFilter): ReadonlyArray<AgentStat> => {
     if (filter._tag === "All") return [...leaderboard].flatMap((w) => latest.get(w) ?? [])
@@ -257,14 +284,16 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
     return { take: take(s), snapshot: snapshotOf(filter) } satisfies Subscription
   })
 
+  // Each change is encoded once (in `deliver`) and the same bytes are written to every
+  // subscriber's socket; only the per-client snapshot at connect is rendered per client.
   const sse = (filter: WalletFilter): Stream.Stream<Uint8Array, ServiceUnavailable> =>
     Stream.unwrap(
-      Effect.map(subscribe(filter), (sub) =>
+      Effect.map(Effect.acquireRelease(register(filter), unregister), (s) =>
         Stream.concat(
-          Stream.make(`: connected\nretry: 5000\n\n${renderBatch({ stats: sub.snapshot, heartbeat: false })}`),
-          Stream.fromEffectRepeat(Effect.map(sub.take, renderBatch))
+          Stream.make(utf8.encode(`: connected\nretry: 5000\n\n${renderBatch({ stats: snapshotOf(filter), heartbeat: false })}`)),
+          Stream.fromEffectRepeat(Effect.map(waitFor(s, drainFrames), joinFrames))
         ))
-    ).pipe(Stream.encodeText)
+    )
 
   return StatsHub.of({
     parseFilter,

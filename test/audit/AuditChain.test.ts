@@ -35,6 +35,25 @@ layer(Live, { excludeTestServices: true })("AuditChain", (it) => {
       assert.deepStrictEqual(verdict, { ok: true, length: 4, headHash: d.hash })
     }))
 
+  it.effect("the hash the database computes is the documented one, for awkward text and numbers too", () =>
+    Effect.gen(function*() {
+      const chain = yield* AuditChain
+      const account = yield* insertAccount()
+      // Quotes, backslashes, control characters, non-BMP and line-separator code points,
+      // numbers JSON writes in exponent form, and values that look like the cut markers.
+      const awkward = [
+        executed(account, "op_awk_1", { actor: `a "quoted" \\ back\\slash\n\t\u0001`, amount: 0.1 + 0.2 }),
+        declined(account, "dec_awk_2", { declineReason: "emoji 🦊 and \u2028 separator é", amount: 1e21, token: undefined }),
+        executed(account, "op_awk_3", { action: `"index":1,"prevHash":"0x00"`, amount: 1e-7, delegationId: undefined }),
+        executed(account, "op_awk_4", { status: "failed", declineReason: "null", txHash: undefined, amount: undefined })
+      ]
+      const stored = []
+      for (const input of awkward) stored.push(yield* chain.append(input))
+      for (const e of stored) assert.strictEqual(e.hash, hashRecord(e), `entry ${e.index}`)
+      assert.deepStrictEqual(yield* chain.entries(account), stored)
+      assert.deepStrictEqual(yield* chain.verify(account), { ok: true, length: 4, headHash: stored[3]!.hash })
+    }))
+
   it.effect("a second entry for the same operation is refused and writes nothing", () =>
     Effect.gen(function*() {
       const chain = yield* AuditChain

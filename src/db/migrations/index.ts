@@ -13,10 +13,11 @@ import anchors from "./0040_anchors.ts"
 import marketplaceMandates from "./0050_marketplace_mandates.ts"
 import nonceExpiryIndex from "./0060_nonce_expiry_index.ts"
 import reconcilerRotation from "./0070_reconciler_rotation.ts"
+import auditAppendFunction from "./0110_audit_append_function.ts"
+import mandateRevocation from "./0180_mandate_revocation.ts"
 import sponsorUsage from "./0181_sponsor_usage.ts"
 import operationSignatures from "./0182_operation_signatures.ts"
 import revertData from "./0183_revert_data.ts"
-import mandateRevocation from "./0180_mandate_revocation.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -28,6 +29,7 @@ export const migrations = Migrator.fromRecord({
   "0050_marketplace_mandates": marketplaceMandates,
   "0060_nonce_expiry_index": nonceExpiryIndex,
   "0070_reconciler_rotation": reconcilerRotation,
+  "0110_audit_append_function": auditAppendFunction,
   "0180_mandate_revocation": mandateRevocation,
   "0181_sponsor_usage": sponsorUsage,
   "0182_operation_signatures": operationSignatures,

@@ -1,0 +1,61 @@
+/**
+ * A loopback OTLP/HTTP (JSON) trace receiver for benchmarks: point a service's
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` at it, then ask which spans a kind of request spends its
+ * time in (median duration per span name over the traces whose root matches).
+ */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
+
+interface Span {
+  readonly traceId: string
+  readonly spanId: string
+  readonly parentSpanId?: string
+  readonly name: string
+  /** 2 = server */
+  readonly kind?: number
+  readonly startTimeUnixNano: string
+  readonly endTimeUnixNano: string
+  readonly attributes?: ReadonlyArray<{ readonly key: string; readonly value: { readonly stringValue?: string } }>
+}
+
+export const startSpanReceiver = async () => {
+  const spans: Array<Span> = []
+  const server = createServer((req, res) => {
+    let body = ""
+    req.on("data", (c: Buffer) => (body += c.toString("utf8")))
+    req.on("end", () => {
+      try {
+        const payload = JSON.parse(body) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans: Array<Span> }> }> }
+        for (const rs of payload.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) spans.push(...ss.spans)
+      } catch {
+        // not JSON: ignored
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end("{}")
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const ms = (s: Span) => Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) / 1e6
+  const attr = (s: Span, key: string) => s.attributes?.find((a) => a.key === key)?.value.stringValue
+
+  /** Median and count per span name, over traces whose server span matches `method url`. */
+  const breakdown = (method: string, urlPath: string) => {
+    const roots = spans.filter((s) => s.kind === 2)
+      .filter((s) => attr(s, "http.request.method") === method && (attr(s, "url.path") ?? attr(s, "http.url") ?? "").includes(urlPath))
+    const traces = new Set(roots.map((r) => r.traceId))
+    const byName = new Map<string, Array<number>>()
+    for (const s of spans) {
+      if (!traces.has(s.traceId)) continue
+      const list = byName.get(s.name) ?? []
+      list.push(ms(s))
+      byName.set(s.name, list)
+    }
+    const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
+    return {
+      traces: traces.size,
+      rows: [...byName].map(([name, xs]) => ({ name, perRequest: xs.length / Math.max(1, traces.size), medianMs: median(xs) }))
+        .sort((a, b) => b.medianMs * b.perRequest - a.medianMs * a.perRequest)
+    }
+  }
+  return { url, spans, breakdown, close: () => new Promise<void>((r) => server.close(() => r())) }
+}
