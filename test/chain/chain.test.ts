@@ -232,7 +232,7 @@ layer(ChainLayers, { timeout: Duration.seconds(60), excludeTestServices: true })
       assert.instanceOf(estimateFailure, BundlerRejected)
       assert.strictEqual((estimateFailure as BundlerRejected).code, -32521)
       assert.strictEqual((estimateFailure as BundlerRejected).reason, "execution_reverted")
-      assert.strictEqual((estimateFailure as BundlerRejected).revertReason, "Error: ERC20: insufficient balance")
+      assert.strictEqual((estimateFailure as BundlerRejected).revertReason, "ERC20: insufficient balance")
       // ... sent with its own gas limits, it is included and reverts.
       const reverting = yield* sendOp({
         ownerKey,
