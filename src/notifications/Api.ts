@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { NotFoundError, NotImplementedError, OutOfScopeError } from "../api/Errors.ts"
+import { BadRequestError, NotFoundError, NotImplementedError, OutOfScopeError, ServiceUnavailableError } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { withDefault } from "../domain/Primitives.ts"
 import { Notification } from "./Domain.ts"
@@ -12,6 +12,12 @@ export class NotificationsApi extends HttpApiGroup.make("notifications")
       success: Schema.Array(Notification),
       error: NotImplementedError
     }),
+    HttpApiEndpoint.get("stream", "/notifications/stream", {
+      headers: { "last-event-id": Schema.optionalKey(Schema.String) },
+      success: HttpApiSchema.StreamSse({ data: Notification }),
+      error: [BadRequestError, ServiceUnavailableError]
+    }).annotate(OpenApi.Description, "Server-sent events: each new notification of the signer (`id:` is its sequence number), "
+      + "a heartbeat comment every 15 s; reconnect with `Last-Event-ID` to replay what was missed (bounded)."),
     // Declared before `/notifications/:notificationId/read` for the same reason as `/activity/anchor`.
     HttpApiEndpoint.post("readAll", "/notifications/read-all", {
       success: HttpApiSchema.NoContent,

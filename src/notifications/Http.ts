@@ -4,10 +4,12 @@
  * infrastructure: SqlClient, HttpClient (the price source).
  */
 import { Effect, Layer } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { DepegMonitorLive } from "./DepegMonitor.ts"
+import { NotificationHub, NotificationHubLive } from "./NotificationHub.ts"
 import { Notifications } from "./Notifications.ts"
 
 const Handlers = HttpApiBuilder.group(
@@ -15,13 +17,27 @@ const Handlers = HttpApiBuilder.group(
   "notifications",
   Effect.fn(function*(handlers) {
     const notifications = yield* Notifications
+    const hub = yield* NotificationHub
     return handlers
       .handle("list", ({ query }) =>
         Effect.flatMap(CurrentSigner, (s) => notifications.list(s.address, { unreadOnly: query.unreadOnly })))
+      .handle("stream", ({ headers }) =>
+        Effect.gen(function*() {
+          const signer = yield* CurrentSigner
+          const lastEventId = yield* hub.parseLastEventId(headers["last-event-id"])
+          yield* hub.admit
+          return HttpServerResponse.stream(hub.sse(signer.address, lastEventId), {
+            contentType: "text/event-stream",
+            headers: { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" }
+          })
+        }))
       .handle("readAll", () => Effect.flatMap(CurrentSigner, (s) => Effect.asVoid(notifications.readAll(s.address))))
       .handle("markRead", ({ params }) =>
         Effect.flatMap(CurrentSigner, (s) => notifications.markRead(s.address, params.notificationId)))
   })
 )
 
-export const NotificationsHandlers = Layer.merge(Handlers, DepegMonitorLive).pipe(Layer.provide(Notifications.layer))
+export const NotificationsHandlers = Layer.merge(Handlers, DepegMonitorLive).pipe(
+  Layer.provide(Notifications.layer),
+  Layer.provide(NotificationHubLive)
+)
