@@ -8,6 +8,8 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
+import { WebhookDeliveryLive } from "../webhooks/Delivery.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 import { DepegMonitorLive } from "./DepegMonitor.ts"
 import { NotificationHub, NotificationHubLive } from "./NotificationHub.ts"
 import { Notifications } from "./Notifications.ts"
@@ -18,6 +20,8 @@ const Handlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const notifications = yield* Notifications
     const hub = yield* NotificationHub
+    const webhooks = yield* Webhooks
+    const signer = Effect.map(CurrentSigner, (s) => s.address)
     return handlers
       .handle("list", ({ query }) =>
         Effect.flatMap(CurrentSigner, (s) => notifications.list(s.address, { unreadOnly: query.unreadOnly })))
@@ -31,13 +35,22 @@ const Handlers = HttpApiBuilder.group(
             headers: { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" }
           })
         }))
+      .handle("createWebhook", ({ payload }) => Effect.flatMap(signer, (s) => webhooks.create(s, payload.url)))
+      .handle("listWebhooks", () => Effect.flatMap(signer, webhooks.list))
+      .handle("deleteWebhook", ({ params }) => Effect.flatMap(signer, (s) => webhooks.remove(s, params.endpointId)))
+      .handle("rotateWebhookSecret", ({ params }) =>
+        Effect.flatMap(signer, (s) => webhooks.rotateSecret(s, params.endpointId)))
+      .handle("webhookDeliveries", ({ params }) => Effect.flatMap(signer, (s) => webhooks.deliveries(s, params.endpointId)))
+      .handle("replayWebhookDelivery", ({ params }) =>
+        Effect.flatMap(signer, (s) => webhooks.replay(s, params.deliveryId)))
       .handle("readAll", () => Effect.flatMap(CurrentSigner, (s) => Effect.asVoid(notifications.readAll(s.address))))
       .handle("markRead", ({ params }) =>
         Effect.flatMap(CurrentSigner, (s) => notifications.markRead(s.address, params.notificationId)))
   })
 )
 
-export const NotificationsHandlers = Layer.merge(Handlers, DepegMonitorLive).pipe(
+export const NotificationsHandlers = Layer.mergeAll(Handlers, DepegMonitorLive, WebhookDeliveryLive).pipe(
   Layer.provide(Notifications.layer),
-  Layer.provide(NotificationHubLive)
+  Layer.provide(NotificationHubLive),
+  Layer.provide(Webhooks.layer)
 )

@@ -35,6 +35,8 @@ export default Effect.gen(function*() {
       signer_address text NOT NULL,
       status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'dead')),
       attempts integer NOT NULL DEFAULT 0,
+      -- attempts at the last replay: a replayed delivery gets the full number of tries again.
+      replayed_from integer NOT NULL DEFAULT 0,
       next_attempt_at timestamptz NOT NULL DEFAULT now(),
       leased_until timestamptz,
       last_error text,
