@@ -1,7 +1,8 @@
 /**
  * The notifications group's handlers (thin; the rules live in `Notifications`), plus
  * the depeg monitor, which runs for as long as the handlers are served. Needs only
- * infrastructure: SqlClient, HttpClient (the price source).
+ * infrastructure: SqlClient + PgClient (the stream listener), HttpClient (the price source);
+ * also runs the webhook delivery worker.
  */
 import { Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
