@@ -11,6 +11,7 @@ import { Api } from "../Api.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { WebhookDeliveryLive } from "../webhooks/Delivery.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
+import { BudgetAlertsLive } from "./BudgetAlerts.ts"
 import { DepegMonitorLive } from "./DepegMonitor.ts"
 import { NotificationHub, NotificationHubLive } from "./NotificationHub.ts"
 import { Notifications } from "./Notifications.ts"
@@ -50,7 +51,7 @@ const Handlers = HttpApiBuilder.group(
   })
 )
 
-export const NotificationsHandlers = Layer.mergeAll(Handlers, DepegMonitorLive, WebhookDeliveryLive).pipe(
+export const NotificationsHandlers = Layer.mergeAll(Handlers, DepegMonitorLive, WebhookDeliveryLive, BudgetAlertsLive).pipe(
   Layer.provide(Notifications.layer),
   Layer.provide(NotificationHubLive),
   Layer.provide(Webhooks.layer)

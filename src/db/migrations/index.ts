@@ -14,6 +14,7 @@ import marketplaceMandates from "./0050_marketplace_mandates.ts"
 import nonceExpiryIndex from "./0060_nonce_expiry_index.ts"
 import reconcilerRotation from "./0070_reconciler_rotation.ts"
 import notificationPush from "./0170_notification_push.ts"
+import budgetAlerts from "./0171_budget_alerts.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -25,5 +26,6 @@ export const migrations = Migrator.fromRecord({
   "0050_marketplace_mandates": marketplaceMandates,
   "0060_nonce_expiry_index": nonceExpiryIndex,
   "0070_reconciler_rotation": reconcilerRotation,
-  "0170_notification_push": notificationPush
+  "0170_notification_push": notificationPush,
+  "0171_budget_alerts": budgetAlerts
 })
