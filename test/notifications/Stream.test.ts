@@ -38,7 +38,8 @@ layer(Live, { excludeTestServices: true })("notifications stream", (it) => {
       const a2 = yield* stream(alice.token)
       const b = yield* stream(bob.token)
       assert.strictEqual(a1.status, 200)
-      yield* Effect.promise(() => a1.waitFor((c) => c.comments.includes("connected")))
+      // Subscribed once the first bytes (written after joining the hub) arrive.
+      for (const c of [a1, a2, b]) yield* Effect.promise(() => c.waitFor((x) => x.comments.includes("connected")))
 
       const n1 = yield* notifications.notify(alice.address, note("one"))
       yield* notifications.notify(bob.address, note("for bob"))
@@ -62,6 +63,7 @@ layer(Live, { excludeTestServices: true })("notifications stream", (it) => {
       yield* Effect.promise(() => resumed.waitFor((c) => c.events.length === 2))
       assert.deepStrictEqual(resumed.events.map((e) => (JSON.parse(e.data) as { id: string }).id), [n2.id, n3.id])
       // ... and then keeps receiving live events, each once.
+      yield* Effect.promise(() => resumed.waitFor((c) => c.comments.includes("connected")))
       const n4 = yield* notifications.notify(alice.address, note("four"))
       yield* Effect.promise(() => resumed.waitFor((c) => c.events.length === 3))
       assert.strictEqual((JSON.parse(resumed.events[2]!.data) as { id: string }).id, n4.id)
