@@ -32,7 +32,7 @@ export interface NotifyInput {
 /** How many notifications `list` returns at most (newest first): the contract's answer is an unpaged array. */
 export const LIST_LIMIT = 200
 
-const NotificationRow = Schema.Struct({
+export const NotificationRow = Schema.Struct({
   id: Schema.String,
   tone: Schema.String,
   title: Schema.String,
@@ -44,9 +44,9 @@ const NotificationRow = Schema.Struct({
   action_label: Schema.NullOr(Schema.String),
   action_target: Schema.NullOr(Schema.String)
 })
-type NotificationRow = typeof NotificationRow.Type
+export type NotificationRow = typeof NotificationRow.Type
 
-const columns = "id, tone, title, body, created_at, read_at, related_type, related_id, action_label, action_target"
+export const columns = "id, tone, title, body, created_at, read_at, related_type, related_id, action_label, action_target"
 
 /** A short relative label ("just now", "5 min ago", "3 h ago", "2 d ago"), then the date. */
 export const relativeLabel = (createdAt: Date, now: number): string => {

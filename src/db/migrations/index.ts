@@ -14,6 +14,8 @@ import marketplaceMandates from "./0050_marketplace_mandates.ts"
 import nonceExpiryIndex from "./0060_nonce_expiry_index.ts"
 import reconcilerRotation from "./0070_reconciler_rotation.ts"
 import auditAppendFunction from "./0110_audit_append_function.ts"
+import notificationPush from "./0170_notification_push.ts"
+import budgetAlerts from "./0171_budget_alerts.ts"
 import mandateRevocation from "./0180_mandate_revocation.ts"
 import sponsorUsage from "./0181_sponsor_usage.ts"
 import operationSignatures from "./0182_operation_signatures.ts"
@@ -30,6 +32,8 @@ export const migrations = Migrator.fromRecord({
   "0060_nonce_expiry_index": nonceExpiryIndex,
   "0070_reconciler_rotation": reconcilerRotation,
   "0110_audit_append_function": auditAppendFunction,
+  "0170_notification_push": notificationPush,
+  "0171_budget_alerts": budgetAlerts,
   "0180_mandate_revocation": mandateRevocation,
   "0181_sponsor_usage": sponsorUsage,
   "0182_operation_signatures": operationSignatures,

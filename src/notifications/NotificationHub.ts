@@ -1,0 +1,267 @@
+/**
+ * The live notifications stream (`GET /notifications/stream`), shared by every subscriber
+ * of this process.
+ *
+ * ONE PostgreSQL listener per process (channel `das_notifications`, raised by a trigger at
+ * COMMIT, so a notification written by any service process reaches subscribers on every
+ * process) is the single source of new notifications. Each announced notification is read
+ * once (one query per batch of announcements, only for signers someone here listens to),
+ * encoded once into its SSE bytes, and the same bytes are handed to every subscriber of that
+ * signer.
+ *
+ * Each subscriber holds at most `maxBuffer` unsent events: a reader that falls further
+ * behind is disconnected (its stream ends) and resumes with `Last-Event-ID`, replaying what
+ * it missed from the table — memory stays bounded and nothing is lost. One shared ticker
+ * marks every subscriber for a heartbeat. A subscriber leaves as soon as its stream ends or
+ * is interrupted (client disconnect). If the listener's connection fails, every stream is
+ * ended (clients resume and replay) and the listener reconnects.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Config, Context, Duration, Effect, Layer, Queue, Schedule, Schema, Stream } from "effect"
+import { SqlClient } from "effect/sql"
+import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
+import { normalizeAddress } from "../accounts/Accounts.ts"
+import type { Address } from "../domain/Primitives.ts"
+import { columns, NotificationRow, toNotification } from "./Notifications.ts"
+
+export interface NotificationHubConfig {
+  readonly heartbeatInterval: Duration.Duration
+  /** Most unsent events one subscriber may hold before it is disconnected (it resumes with Last-Event-ID). */
+  readonly maxBuffer: number
+  /** Most missed notifications replayed on resume. */
+  readonly replayLimit: number
+  readonly maxSubscribers: number
+}
+
+export const NotificationHubConfig: Config.Config<NotificationHubConfig> = Config.all({
+  heartbeatInterval: Config.Duration("NOTIFICATIONS_STREAM_HEARTBEAT").pipe(Config.withDefault(Duration.seconds(15))),
+  maxBuffer: Config.Int("NOTIFICATIONS_STREAM_MAX_BUFFER").pipe(Config.withDefault(256)),
+  replayLimit: Config.Int("NOTIFICATIONS_STREAM_REPLAY_LIMIT").pipe(Config.withDefault(500)),
+  maxSubscribers: Config.Int("NOTIFICATIONS_STREAM_MAX_SUBSCRIBERS").pipe(Config.withDefault(20_000))
+}).pipe(Config.map((c) => ({
+  ...c,
+  maxBuffer: Math.max(1, c.maxBuffer),
+  replayLimit: Math.max(1, Math.min(c.replayLimit, 5000)),
+  maxSubscribers: Math.max(1, c.maxSubscribers)
+})))
+
+export const CHANNEL = "das_notifications"
+
+interface Subscriber {
+  readonly signer: string
+  readonly pending: Array<Uint8Array>
+  /** Seqs already sent by the replay: a live copy of one of them is skipped. */
+  replayed: Set<string> | undefined
+  heartbeat: boolean
+  closed: boolean
+  wake: (() => void) | undefined
+}
+
+export interface HubStats {
+  readonly subscribers: number
+  readonly signers: number
+  /** Notifications read and encoded (once each, whatever the number of subscribers). */
+  readonly encoded: number
+}
+
+export class NotificationHub extends Context.Service<NotificationHub, {
+  /** Validates `Last-Event-ID` (a decimal sequence number). */
+  parseLastEventId(value: string | undefined): Effect.Effect<bigint | undefined, BadRequest>
+  /** Fails when the hub is at capacity (checked before a response starts). */
+  readonly admit: Effect.Effect<void, ServiceUnavailable>
+  /** The SSE body for one signer: a comment, the replay after `lastEventId`, then live events and heartbeats. */
+  sse(signer: Address, lastEventId: bigint | undefined): Stream.Stream<Uint8Array, ServiceUnavailable>
+  readonly stats: Effect.Effect<HubStats>
+}>()("das/notifications/NotificationHub") {}
+
+const encoder = new TextEncoder()
+const HEARTBEAT = encoder.encode(": heartbeat\n\n")
+
+const StreamRow = Schema.Struct({ ...NotificationRow.fields, seq: Schema.String, signer_address: Schema.String })
+const decodeRows = Schema.decodeUnknownEffect(Schema.Array(StreamRow))
+
+export const make = Effect.fn("NotificationHub.make")(function*(config: NotificationHubConfig) {
+  const sql = yield* SqlClient.SqlClient
+  const pg = yield* PgClient.PgClient
+  const bySigner = new Map<string, Set<Subscriber>>()
+  let count = 0
+  let encoded = 0
+
+  const wakeUp = (s: Subscriber) => {
+    const w = s.wake
+    if (w !== undefined) {
+      s.wake = undefined
+      w()
+    }
+  }
+
+  const encode = (row: typeof StreamRow.Type, now: number): Uint8Array => {
+    encoded++
+    return encoder.encode(`id: ${row.seq}\ndata: ${JSON.stringify(toNotification(row, now))}\n\n`)
+  }
+
+  const push = (s: Subscriber, seq: string, bytes: Uint8Array) => {
+    if (s.closed) return
+    if (s.replayed?.has(seq)) return
+    if (s.pending.length >= config.maxBuffer) {
+      s.closed = true // too slow: ends its stream; the client resumes with Last-Event-ID
+    } else s.pending.push(bytes)
+    wakeUp(s)
+  }
+
+  const closeAll = () => {
+    for (const set of bySigner.values()) for (const s of set) {
+      s.closed = true
+      wakeUp(s)
+    }
+  }
+
+  /** One batch of announcements ("seq:signer"): read the rows someone here listens to, encode each once, fan out. */
+  const dispatch = Effect.fn("NotificationHub.dispatch")(function*(payloads: ReadonlyArray<string>) {
+    const seqs: Array<string> = []
+    for (const p of payloads) {
+      const i = p.indexOf(":")
+      if (i > 0 && bySigner.has(p.slice(i + 1)) && /^\d+$/.test(p.slice(0, i))) seqs.push(p.slice(0, i))
+    }
+    if (seqs.length === 0) return
+    const rows = yield* decodeRows(
+      yield* sql`SELECT ${sql.literal(columns)}, seq::text AS seq, signer_address FROM notifications
+                 WHERE seq IN ${sql.in(seqs)} ORDER BY seq`
+    )
+    const now = yield* Clock.currentTimeMillis
+    for (const row of rows) {
+      const subs = bySigner.get(row.signer_address)
+      if (subs === undefined) continue
+      const bytes = encode(row, now)
+      for (const s of subs) push(s, row.seq, bytes)
+    }
+  }, Effect.orDie)
+
+  const listenOnce = Effect.scoped(Effect.gen(function*() {
+    const queue = yield* pg.listen(CHANNEL)
+    while (true) {
+      const batch = yield* Queue.takeAll(queue)
+      yield* dispatch(batch.map((n) => n.payload))
+    }
+  }))
+
+  const listener = listenOnce.pipe(
+    Effect.tapCause((cause) =>
+      Effect.andThen(Effect.sync(closeAll), Effect.logWarning("notifications listener lost; reconnecting", cause))),
+    Effect.retry(Schedule.spaced(Duration.seconds(1)))
+  )
+  yield* Effect.forkScoped(listener)
+  yield* Effect.forkScoped(Effect.repeat(
+    Effect.delay(Effect.sync(() => {
+      for (const set of bySigner.values()) for (const s of set) {
+        s.heartbeat = true
+        wakeUp(s)
+      }
+    }), config.heartbeatInterval),
+    Schedule.forever
+  ))
+
+  const atCapacity = () => new ServiceUnavailable({ message: "The notifications stream is at capacity; retry shortly." })
+
+  const register = (signer: string) =>
+    Effect.suspend(() => {
+      if (count >= config.maxSubscribers) return Effect.fail(atCapacity())
+      const s: Subscriber = { signer, pending: [], replayed: undefined, heartbeat: false, closed: false, wake: undefined }
+      let set = bySigner.get(signer)
+      if (set === undefined) bySigner.set(signer, set = new Set())
+      set.add(s)
+      count++
+      return Effect.succeed(s)
+    })
+
+  const unregister = (s: Subscriber) =>
+    Effect.sync(() => {
+      const set = bySigner.get(s.signer)
+      if (set !== undefined && set.delete(s)) {
+        count--
+        if (set.size === 0) bySigner.delete(s.signer)
+      }
+      s.pending.length = 0
+      s.closed = true
+      s.wake = undefined
+    })
+
+  /** Waits until something is due; `undefined` once the subscriber is closed (after what it still holds). */
+  const take = (s: Subscriber): Effect.Effect<Array<Uint8Array> | undefined> =>
+    Effect.callback<Array<Uint8Array> | undefined>((resume) => {
+      const drain = () => {
+        if (s.pending.length > 0) return s.pending.splice(0, s.pending.length)
+        if (s.closed) return undefined
+        s.heartbeat = false
+        return [HEARTBEAT]
+      }
+      if (s.pending.length > 0 || s.heartbeat || s.closed) return resume(Effect.sync(drain))
+      s.wake = () => resume(Effect.sync(drain))
+      return Effect.sync(() => {
+        s.wake = undefined
+      })
+    })
+
+  /** The missed notifications after `after` (the newest `replayLimit` of them, oldest first). */
+  const replay = Effect.fn("NotificationHub.replay")(function*(signer: string, after: bigint) {
+    const rows = yield* decodeRows(
+      yield* sql`SELECT * FROM (
+                   SELECT ${sql.literal(columns)}, seq::text AS seq, signer_address, seq AS n FROM notifications
+                   WHERE signer_address = ${signer} AND seq > ${after.toString()}
+                   ORDER BY seq DESC LIMIT ${config.replayLimit}) r ORDER BY n`
+    )
+    const now = yield* Clock.currentTimeMillis
+    return rows.map((row) => ({ seq: row.seq, bytes: encode(row, now) }))
+  }, Effect.orDie)
+
+  const parseLastEventId = Effect.fn("NotificationHub.parseLastEventId")(function*(value: string | undefined) {
+    if (value === undefined || value.trim() === "") return undefined
+    if (!/^\d{1,18}$/.test(value.trim())) {
+      return yield* new BadRequest({ message: "`Last-Event-ID` must be an event id this stream sent (a decimal number)." })
+    }
+    return BigInt(value.trim())
+  })
+
+  const open = (signer: string, lastEventId: bigint | undefined) =>
+    Effect.gen(function*() {
+      // Join first, then replay: a notification committed in between is live AND replayed, and the
+      // live copy is skipped by seq.
+      const s = yield* Effect.acquireRelease(register(signer), unregister)
+      if (lastEventId === undefined) return { s, first: [] as Array<Uint8Array> }
+      const missed = yield* replay(signer, lastEventId)
+      s.replayed = new Set(missed.map((m) => m.seq))
+      const replayedBytes = missed.map((m) => m.bytes)
+      return { s, first: replayedBytes }
+    })
+
+  const sse = (signer: Address, lastEventId: bigint | undefined): Stream.Stream<Uint8Array, ServiceUnavailable> =>
+    Stream.unwrap(
+      Effect.map(open(normalizeAddress(signer), lastEventId), ({ first, s }) =>
+        Stream.concat(
+          Stream.fromIterable([encoder.encode(": connected\nretry: 3000\n\n"), ...first]),
+          Stream.fromEffectRepeat(take(s)).pipe(
+            Stream.takeWhile((chunk): chunk is Array<Uint8Array> => chunk !== undefined),
+            Stream.flattenIterable
+          )
+        ))
+    )
+
+  const admit = Effect.suspend(() => count >= config.maxSubscribers ? Effect.fail(atCapacity()) : Effect.void)
+
+  return NotificationHub.of({
+    parseLastEventId,
+    admit,
+    sse,
+    stats: Effect.sync(() => ({ subscribers: count, signers: bySigner.size, encoded }))
+  })
+})
+
+/** Requires `PgClient` (the listener) and `SqlClient`; reads the `NOTIFICATIONS_STREAM_*` keys. */
+export const NotificationHubLive: Layer.Layer<
+  NotificationHub,
+  Config.ConfigError,
+  PgClient.PgClient | SqlClient.SqlClient
+> = Layer.effect(NotificationHub, Effect.gen(function*() {
+  return yield* make(yield* NotificationHubConfig)
+}))
+

@@ -1,0 +1,89 @@
+/**
+ * The notifications stream over real HTTP: a notification written by anyone on the
+ * database (here: a separate client, as another service process would) reaches the
+ * signer's subscribers; heartbeats; resume with Last-Event-ID; scoping; bad input.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { signIn } from "../../src/client/signIn.ts"
+import { Notifications } from "../../src/notifications/Notifications.ts"
+import { TestServer, TestServerLive } from "../support/TestServer.ts"
+import { openSse } from "./SseClient.ts"
+
+const Live = Notifications.layer.pipe(
+  Layer.provideMerge(TestServerLive({ config: { NOTIFICATIONS_STREAM_HEARTBEAT: "200 millis" } }))
+)
+
+const newUser = Effect.gen(function*() {
+  const { baseUrl } = yield* TestServer
+  const account = privateKeyToAccount(generatePrivateKey())
+  const session = yield* signIn(baseUrl, account)
+  return { address: account.address, token: session.token }
+})
+
+const stream = (token: string, extra: Record<string, string> = {}) =>
+  Effect.flatMap(TestServer, ({ baseUrl }) =>
+    Effect.promise(() => openSse(`${baseUrl}/notifications/stream`, { authorization: `Bearer ${token}`, ...extra })))
+
+const note = (title: string) => ({ tone: "info" as const, title, body: `${title} body` })
+
+layer(Live, { excludeTestServices: true })("notifications stream", (it) => {
+  it.effect("live events reach only their signer's subscribers, with heartbeats; resume replays what was missed", () =>
+    Effect.gen(function*() {
+      const notifications = yield* Notifications
+      const alice = yield* newUser
+      const bob = yield* newUser
+      const a1 = yield* stream(alice.token)
+      const a2 = yield* stream(alice.token)
+      const b = yield* stream(bob.token)
+      assert.strictEqual(a1.status, 200)
+      // Subscribed once the first bytes (written after joining the hub) arrive.
+      for (const c of [a1, a2, b]) yield* Effect.promise(() => c.waitFor((x) => x.comments.includes("connected")))
+
+      const n1 = yield* notifications.notify(alice.address, note("one"))
+      yield* notifications.notify(bob.address, note("for bob"))
+      const n2 = yield* notifications.notify(alice.address, note("two"))
+      for (const c of [a1, a2]) yield* Effect.promise(() => c.waitFor((x) => x.events.length === 2))
+      yield* Effect.promise(() => b.waitFor((x) => x.events.length === 1))
+      const got = a1.events.map((e) => JSON.parse(e.data) as { id: string; title: string })
+      assert.deepStrictEqual(got.map((n) => n.id), [n1.id, n2.id])
+      assert.deepStrictEqual(a2.events, a1.events)
+      assert.strictEqual((JSON.parse(b.events[0]!.data) as { title: string }).title, "for bob")
+      assert.isFalse(a1.events.some((e) => e.data.includes("for bob")))
+      // Heartbeats (every 200 ms in this configuration).
+      yield* Effect.promise(() => a1.waitFor((c) => c.comments.includes("heartbeat"), 3000))
+
+      // Alice disconnects after the first event; two more are written; she resumes from the first id.
+      const lastSeen = a1.events[0]!.id!
+      a1.close()
+      a2.close()
+      const n3 = yield* notifications.notify(alice.address, note("three"))
+      const resumed = yield* stream(alice.token, { "last-event-id": lastSeen })
+      yield* Effect.promise(() => resumed.waitFor((c) => c.events.length === 2))
+      assert.deepStrictEqual(resumed.events.map((e) => (JSON.parse(e.data) as { id: string }).id), [n2.id, n3.id])
+      // ... and then keeps receiving live events, each once.
+      yield* Effect.promise(() => resumed.waitFor((c) => c.comments.includes("connected")))
+      const n4 = yield* notifications.notify(alice.address, note("four"))
+      yield* Effect.promise(() => resumed.waitFor((c) => c.events.length === 3))
+      assert.strictEqual((JSON.parse(resumed.events[2]!.data) as { id: string }).id, n4.id)
+      // Bob resuming from Alice's id sees none of hers.
+      const bobResumed = yield* stream(bob.token, { "last-event-id": "0" })
+      yield* Effect.promise(() => bobResumed.waitFor((c) => c.events.length === 1))
+      yield* Effect.sleep("150 millis")
+      assert.strictEqual(bobResumed.events.length, 1)
+      for (const c of [resumed, b, bobResumed]) c.close()
+    }))
+
+  it.effect("no session → 401; a malformed Last-Event-ID → 400", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const alice = yield* newUser
+      const anonymous = yield* Effect.promise(() => fetch(`${baseUrl}/notifications/stream`))
+      assert.strictEqual(anonymous.status, 401)
+      const bad = yield* Effect.promise(() =>
+        fetch(`${baseUrl}/notifications/stream`, { headers: { authorization: `Bearer ${alice.token}`, "last-event-id": "abc" } }))
+      assert.strictEqual(bad.status, 400)
+      assert.include(yield* Effect.promise(() => bad.text()), "Last-Event-ID")
+    }))
+})
