@@ -27,22 +27,22 @@ export class NotificationsApi extends HttpApiGroup.make("notifications")
       + "`secret` is answered now and never again (rotate it to get a new one)."),
     HttpApiEndpoint.get("listWebhooks", "/notifications/webhooks", { success: Schema.Array(WebhookEndpoint) }),
     HttpApiEndpoint.delete("deleteWebhook", "/notifications/webhooks/:endpointId", {
-      params: { endpointId: Schema.String },
+      params: { endpointId: Id },
       success: HttpApiSchema.NoContent,
       error: NotFoundError
     }),
     HttpApiEndpoint.post("rotateWebhookSecret", "/notifications/webhooks/:endpointId/rotate-secret", {
-      params: { endpointId: Schema.String },
+      params: { endpointId: Id },
       success: WebhookEndpointWithSecret,
       error: NotFoundError
     }),
     HttpApiEndpoint.get("webhookDeliveries", "/notifications/webhooks/:endpointId/deliveries", {
-      params: { endpointId: Schema.String },
+      params: { endpointId: Id },
       success: Schema.Array(WebhookDelivery),
       error: NotFoundError
     }),
     HttpApiEndpoint.post("replayWebhookDelivery", "/notifications/webhooks/deliveries/:deliveryId/replay", {
-      params: { deliveryId: Schema.String },
+      params: { deliveryId: Id },
       success: WebhookDelivery,
       error: NotFoundError
     }),

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Timestamp } from "../domain/Primitives.ts"
+import { Text, Timestamp } from "../domain/Primitives.ts"
 
 export const WebhookEndpoint = Schema.Struct({
   id: Schema.String,
@@ -16,7 +16,7 @@ export const WebhookEndpointWithSecret = Schema.Struct({
 }).annotate({ identifier: "WebhookEndpointWithSecret" })
 export type WebhookEndpointWithSecret = typeof WebhookEndpointWithSecret.Type
 
-export const CreateWebhookRequest = Schema.Struct({ url: Schema.String }).annotate({ identifier: "CreateWebhookRequest" })
+export const CreateWebhookRequest = Schema.Struct({ url: Text }).annotate({ identifier: "CreateWebhookRequest" })
 
 export const WebhookAttempt = Schema.Struct({
   attempt: Schema.Int,

@@ -150,7 +150,13 @@ const fillPath = (path: string, params: Record<string, string>, rnd: Prng, hosti
   path.replace(/:(\w+)/g, (_, name: string) => {
     if (hostile && rnd.chance(0.5)) return rnd.pick(nastyRaw)
     const value = params[name]
-    return value === undefined ? rnd.pick(nastyRaw) : encodeURIComponent(String(value))
+    if (value === undefined) return rnd.pick(nastyRaw)
+    try {
+      return encodeURIComponent(String(value))
+    } catch {
+      // A lone surrogate cannot be UTF-8 encoded: send raw bytes the server must refuse instead.
+      return rnd.pick(nastyRaw)
+    }
   })
 
 const queryString = (query: Record<string, string | ReadonlyArray<string>>, rnd: Prng, hostile: boolean) => {
