@@ -10,6 +10,8 @@ import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { AccountRulesLive, OperationBuilderLive, RelayHooksLive } from "../userops/Live.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { Hiring, HiringLive } from "./Hiring.ts"
+import { AuditLive } from "../audit/Recorder.ts"
+import { JobWatcherLive } from "./JobWatcher.ts"
 import { LocalJobs } from "./LocalJobs.ts"
 import { MandateGrants } from "./MandateGrants.ts"
 import { ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
@@ -104,7 +106,7 @@ export const MarketplaceLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceSt
  */
 export const MarketplaceAppLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceStreamHandlers).pipe(
   Layer.provide(
-    Layer.mergeAll(HiringLive, MandateGrants.layer, LocalJobs.layer).pipe(
+    Layer.mergeAll(HiringLive, MandateGrants.layer, LocalJobs.layer, JobWatcherLive.pipe(Layer.provide(AuditLive))).pipe(
       Layer.provideMerge(Layer.mergeAll(MarketplaceServiceLive, StatsHubLive)),
       Layer.provideMerge(MarketplaceUpstreamLive),
       Layer.provideMerge(Layer.mergeAll(ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts)),

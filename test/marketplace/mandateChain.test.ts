@@ -16,6 +16,9 @@ import { agentCommerceAbi } from "../../src/chain/contracts/AgentCommerce.ts"
 import { Network } from "../../src/chain/Network.ts"
 import { acpAbi } from "../../src/marketplace/AcpAbi.ts"
 import { mandateRedeemArgs } from "../../src/marketplace/MandateDelegation.ts"
+import { watchOnce } from "../../src/marketplace/JobWatcher.ts"
+import { AuditLive } from "../../src/audit/Recorder.ts"
+import { TokenRegistry } from "../../src/tokens/TokenRegistry.ts"
 import { makeAttacker, redeemCall, refused, succeeds } from "../delegations/attacker.ts"
 import { newSession, relay, signOp } from "../delegations/helpers.ts"
 import { mint } from "../support/TestChain.ts"
@@ -180,6 +183,30 @@ describe("a mandate on the local chain", () => {
         const notTheirs = yield* runtime.api.marketplace.getJob({ params: { chainId: net.chainId, jobId: jobId.toString() } }).pipe(Effect.flip)
         assert.strictEqual(notTheirs._tag, "NotFound")
 
+        // The other parties' steps are on the owner's log too (the job watcher), once each, with their transactions.
+        const theirSteps = Effect.gen(function*() {
+          const page = yield* owner.api.activity.list({ query: { limit: 100 } })
+          return page.items.filter((e) => e.action.startsWith("marketplace_") && e.action.endsWith(`(job ${jobId})`))
+        })
+        let steps = yield* theirSteps
+        for (let i = 0; i < 100 && steps.length < 4; i++) {
+          yield* Effect.sleep("100 millis")
+          steps = yield* theirSteps
+        }
+        assert.deepStrictEqual(steps.map((e) => [e.action, e.actor]).reverse(), [
+          [`marketplace_job_accepted (job ${jobId})`, provider.address.toLowerCase()],
+          [`marketplace_job_delivered (job ${jobId})`, provider.address.toLowerCase()],
+          [`marketplace_work_approved (job ${jobId})`, evaluator.address.toLowerCase()],
+          [`marketplace_escrow_paid (job ${jobId})`, acp.toLowerCase()]
+        ])
+        assert.isTrue(steps.every((e) => e.status === "executed" && e.provenance === "onchain" && /^0x[0-9a-f]{64}$/.test(e.txHash ?? "")))
+        assert.strictEqual(steps.find((e) => e.action.startsWith("marketplace_escrow_paid"))?.amount, 20)
+        const notes = yield* owner.api.notifications.list({ query: { unreadOnly: false } })
+        assert.isTrue(steps.every((e) => notes.some((n) => n.relatedId === e.id)))
+        // Read again from the chain's start (a restart, a second process): nothing is recorded twice.
+        yield* watchOnce(0n).pipe(Effect.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer)))
+        assert.lengthOf(yield* theirSteps, 4)
+
         // A grant like any other: listed, frozen with the account (on chain), revoked by a gasless risk-reducing build.
         const listed = (yield* owner.api.marketplace.listMandates()).find((x) => x.mandateId === hire.mandateId)
         assert.strictEqual(listed?.status, "active")
@@ -228,7 +255,7 @@ describe("a mandate on the local chain", () => {
         }
         yield* refused(agent, watch, createAgain, "CannotUseADisabledDelegation")
       }).pipe(
-        Effect.provide(Layer.fresh(TestServerLive({ config: { MARKETPLACE_API_URL: fake.url, MARKETPLACE_EVALUATOR_WALLET: evaluator.address.toLowerCase(), MARKETPLACE_MANDATE_MAX_JOBS: "2" } })))
+        Effect.provide(Layer.fresh(TestServerLive({ config: { MARKETPLACE_API_URL: fake.url, MARKETPLACE_EVALUATOR_WALLET: evaluator.address.toLowerCase(), MARKETPLACE_MANDATE_MAX_JOBS: "2", MARKETPLACE_JOB_WATCH_INTERVAL: "200 millis" } })))
       )
     }), { timeout: Duration.toMillis(Duration.seconds(180)) })
 })
