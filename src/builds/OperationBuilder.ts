@@ -115,10 +115,8 @@ export type BuildError = OutOfScope | ServiceUnavailable | TooManyRequests | Ups
 export class OperationBuilder extends Context.Service<OperationBuilder, {
   /** Builds, stores and answers one operation. Declines (422 `account_frozen`) a frozen account's non-risk-reducing build. */
   build(request: BuildRequest): Effect.Effect<BuiltOperation, BuildError>
-  /** Builds of the signer's accounts whose stored `userOpHash` is one of `hashes`, newest first. */
-  matching(signer: string, chainId: number, hashes: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<StoredBuild>>
-  /** Whether the signer has any build for (chain, sender, nonce): a mismatch is then a 400, not a 404. */
-  builtFor(signer: string, chainId: number, sender: string, nonce: string): Effect.Effect<boolean>
+  /** Builds of the signer's accounts for (chain, sender, nonce), newest first. */
+  matching(signer: string, chainId: number, sender: string, nonce: string): Effect.Effect<ReadonlyArray<StoredBuild>>
   findById(buildId: string): Effect.Effect<StoredBuild | undefined>
 }>()("das/builds/OperationBuilder") {
   static readonly layer = Layer.effect(OperationBuilder, Effect.suspend(() => make))
@@ -218,15 +216,15 @@ const make = Effect.gen(function*() {
   const sponsorLimits = yield* SponsorLimitsConfig
   const tokenPaymasterAddress = network.tokenPaymaster?.address
 
-  // Builds are found by the hash of what was signed: a stranger's builds on the same (sender, nonce) can never
-  // crowd a signer's build out of the lookup, and a submission whose signed fields differ matches nothing.
-  const findByHashes = SqlSchema.findAll({
-    Request: Schema.Struct({ signer: Schema.String, chainId: Schema.Number, hashes: Schema.Array(Schema.String) }),
+  const findMatching = SqlSchema.findAll({
+    Request: Schema.Struct({ signer: Schema.String, chainId: Schema.Number, sender: Schema.String, nonce: Schema.String }),
     Result: BuildRow,
     execute: (r) =>
       sql`SELECT b.* FROM op_builds b JOIN accounts a ON a.id = b.account_id
-          WHERE a.signer_address = ${r.signer} AND b.chain_id = ${r.chainId} AND b.user_op_hash IN ${sql.in(r.hashes)}
-          ORDER BY b.created_at DESC, b.id DESC`
+          WHERE a.signer_address = ${r.signer} AND b.chain_id = ${r.chainId}
+            AND b.sender = ${r.sender} AND b.nonce = ${r.nonce}
+          ORDER BY b.created_at DESC, b.id DESC
+          LIMIT 50`
   })
   const findOne = SqlSchema.findAll({
     Request: Schema.String,
@@ -551,17 +549,9 @@ const make = Effect.gen(function*() {
     return { buildId, build: answer, userOp } satisfies BuiltOperation
   })
 
-  const matching = Effect.fn("OperationBuilder.matching")(function*(signer: string, chainId: number, hashes: ReadonlyArray<string>) {
-    const rows = yield* findByHashes({ signer, chainId, hashes: hashes.map((h) => h.toLowerCase()) }).pipe(Effect.orDie)
+  const matching = Effect.fn("OperationBuilder.matching")(function*(signer: string, chainId: number, sender: string, nonce: string) {
+    const rows = yield* findMatching({ signer, chainId, sender: sender.toLowerCase(), nonce }).pipe(Effect.orDie)
     return rows.map(toStored(tokenPaymasterAddress?.toLowerCase()))
-  })
-
-  const builtFor = Effect.fn("OperationBuilder.builtFor")(function*(signer: string, chainId: number, sender: string, nonce: string) {
-    const rows = yield* sql<{ one: number }>`
-      SELECT 1 AS one FROM op_builds b JOIN accounts a ON a.id = b.account_id
-      WHERE a.signer_address = ${signer} AND b.chain_id = ${chainId} AND b.sender = ${sender.toLowerCase()} AND b.nonce = ${nonce}
-      LIMIT 1`.pipe(Effect.orDie)
-    return rows.length > 0
   })
 
   const findById = Effect.fn("OperationBuilder.findById")(function*(buildId: string) {
@@ -569,5 +559,5 @@ const make = Effect.gen(function*() {
     return rows[0] === undefined ? undefined : toStored(tokenPaymasterAddress?.toLowerCase())(rows[0])
   })
 
-  return OperationBuilder.of({ build, matching, builtFor, findById })
+  return OperationBuilder.of({ build, matching, findById })
 })

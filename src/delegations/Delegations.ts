@@ -360,9 +360,7 @@ const make = Effect.gen(function*() {
    */
   const awaitEnable = (signer: Signer, userOpHash: string, first?: UserOpReceipt) =>
     Effect.gen(function*() {
-      const ops = yield* sql<{ id: string }>`
-        SELECT id FROM user_operations WHERE user_op_hash = ${userOpHash} AND chain_id = ${network.chainId}
-        ORDER BY (status <> 'failed') DESC, submitted_at DESC`.pipe(Effect.orDie)
+      const ops = yield* sql<{ id: string }>`SELECT id FROM user_operations WHERE user_op_hash = ${userOpHash} AND chain_id = ${network.chainId}`.pipe(Effect.orDie)
       const opId = first?.userOpId ?? ops[0]?.id
       if (opId === undefined) return
       const deadline = Date.now() + Duration.toMillis(enableWait)
@@ -721,20 +719,12 @@ const make = Effect.gen(function*() {
   })
   yield* hooks.registerOnExecuted("delegation_revoke", "delegations.revoke", (op, receipt) =>
     retire(op.userOp.callData, op.userOp.sender, receipt.transactionHash))
-  // On failure, inside the relay's settlement transaction. Reverted on chain (a receipt): the operation's
-  // nonce is used, so its reservation can never be used: free it (freeing only lowers usage: no row lock).
-  // Refused or declined before the chain (a reason): another signature of the very same operation may still
-  // be relayed and execute, so the reservation goes back to reserved and expires with its build; a copy
-  // can never free the real operation's spend.
-  yield* hooks.registerOnFailed("delegated_action", "delegations.release", (op, failure) => {
+  // On failure (reverted, rejected, declined), inside the relay's settlement transaction.
+  // A failed operation's hash is taken (a re-submission answers its receipt), so its
+  // reservation can never be used: free it. Freeing only lowers usage, so it needs no row lock.
+  yield* hooks.registerOnFailed("delegated_action", "delegations.release", (op) => {
     const reservationId = metaString(op.build, "reservationId")
-    if (reservationId === undefined) return Effect.void
-    return typeof failure === "string"
-      ? sql`UPDATE delegation_reservations SET status = 'reserved' WHERE id = ${reservationId} AND status = 'submitted'`.pipe(
-        Effect.orDie,
-        Effect.asVoid
-      )
-      : release(reservationId)
+    return reservationId === undefined ? Effect.void : release(reservationId)
   })
   // A failed enable never becomes a delegation, whether or not anyone is waiting for it.
   yield* hooks.registerOnFailed("delegation_enable", "delegations.enable", (op, failure) =>

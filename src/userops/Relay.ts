@@ -16,11 +16,10 @@
  */
 import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { type Hash, type Hex, keccak256 } from "viem"
+import type { Hash } from "viem"
 import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
-import { matchesBuild, OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
-import { splitPermitData } from "../chain/TokenPaymaster.ts"
+import { matchesBuild, OperationBuilder, permitMismatch, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import { Bundler, type BundlerRejected, type UserOpReceipt as BundlerReceipt } from "../chain/Bundler.ts"
 import { Network } from "../chain/Network.ts"
@@ -51,7 +50,6 @@ const OperationRow = Schema.Struct({
   sender: Schema.String,
   nonce: Schema.String,
   user_op_hash: Schema.String,
-  signature_hash: Schema.NullOr(Schema.String),
   user_op: UserOperation,
   status: Schema.Literals(["submitted", "included", "failed"]),
   outcome: Schema.Literals(["pending", "mined", "reverted", "rejected"]),
@@ -345,11 +343,11 @@ const make = Effect.gen(function*() {
     const stored = yield* sql.withTransaction(Effect.gen(function*() {
       const inserted = yield* sql`
         INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
-                                     user_op_hash, signature_hash, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)
+                                     user_op_hash, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)
         VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
-                ${wire.nonce}, ${hash}, ${keccak256(wire.signature as Hex)}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
+                ${wire.nonce}, ${hash}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
                 ${`declined: ${decline.declineReason}`}, ${decline.declineReason}, now(), now())
-        ON CONFLICT DO NOTHING
+        ON CONFLICT (chain_id, user_op_hash) DO NOTHING
         RETURNING id`
       // The same operation submitted concurrently: the other request stored it (and its one audit entry).
       if (inserted.length === 0) return false
@@ -363,8 +361,7 @@ const make = Effect.gen(function*() {
       return true
     })).pipe(Effect.orDie)
     if (!stored) {
-      const sig = keccak256(wire.signature as Hex)
-      const raced = (yield* byHash(hash).pipe(Effect.orDie)).find((r) => r.signature_hash === sig)
+      const raced = (yield* byHash(hash).pipe(Effect.orDie))[0]
       if (raced !== undefined && raced.signer_address === signer) return toReceipt(raced)
       return yield* new BadRequest({ message: "This operation was already submitted" })
     }
@@ -391,40 +388,24 @@ const make = Effect.gen(function*() {
       try: () => userOpHashOf(op, chainId, network.entryPoint),
       catch: (e) => new BadRequest({ message: `The operation cannot be encoded: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` })
     })
-    // The same signed operation (same hash, same signature) submitted again is the same operation: answer its
-    // receipt. A refused copy with another signature never answers for this one (the hash does not cover the
-    // signature), and while a copy is in flight no second one is sent.
-    const signatureHash = keccak256(wire.signature as Hex)
-    const earlier = yield* byHash(hash).pipe(Effect.orDie)
-    const same = earlier.find((r) => r.signature_hash === signatureHash)
-    if (same !== undefined) {
-      if (same.signer_address === signer) return toReceipt(same)
-      return yield* new BadRequest({ message: "This operation was already submitted" })
-    }
-    const live = earlier.find((r) => r.status !== "failed")
-    if (live !== undefined) {
-      return yield* new BadRequest({
-        message: "This operation is already in flight with another signature",
-        ...(live.signer_address === signer ? { details: { userOpId: live.id } } : {})
-      })
-    }
+    // The same signed operation submitted again is the same operation: answer its receipt.
+    const existing = (yield* byHash(hash).pipe(Effect.orDie))[0]
+    if (existing !== undefined && existing.signer_address === signer) return toReceipt(existing)
 
-    // Matched by the hash of every signed field (a permit build: its prefix, the 65-byte permit signature aside).
-    const permit = wire.paymasterData === undefined ? undefined : splitPermitData(wire.paymasterData as Hex)
-    const hashes = permit === undefined ? [hash] : [hash, userOpHashOf({ ...op, paymasterData: permit.prefix }, chainId, network.entryPoint)]
-    const build = (yield* builder.matching(signer, wire.chainId, hashes)).find((b) => matchesBuild(b, wire))
-    if (build === undefined) {
-      if (yield* builder.builtFor(signer, wire.chainId, wire.sender, wire.nonce)) {
-        return yield* new BadRequest({
-          message: "The operation is not the one that was built: every signed field (call data, gas limits, fees, " +
-            "paymaster data) must be the build's — build it again rather than editing it. With gas paid by permit, " +
-            "paymasterData is the build's gasPermit.signaturePrefix followed by the 65-byte permit signature, nothing else"
-        })
-      }
+    const builds = yield* builder.matching(signer, wire.chainId, wire.sender, wire.nonce)
+    if (builds.length === 0) {
       return yield* new NotFound({
         message: "No build of your accounts matches this operation's sender, nonce and chain: build it first"
       })
     }
+    const sameCallData = builds.filter((b) => b.callData === wire.callData.toLowerCase())
+    if (sameCallData.length === 0) {
+      return yield* new BadRequest({ message: "The operation's call data is not the call data that was built" })
+    }
+    const build = sameCallData.find((b) => matchesBuild(b, wire)) ?? sameCallData[0]!
+    // Gas paid by permit: exactly the build's paymasterData prefix plus the 65-byte permit signature.
+    const permitRefusal = permitMismatch(build, wire)
+    if (permitRefusal !== undefined) return yield* new BadRequest({ message: permitRefusal })
     if (build.expiresAt.getTime() < Date.now()) {
       return yield* new BadRequest({ message: `The build expired at ${build.expiresAt.toISOString()}: build the operation again` })
     }
@@ -448,14 +429,14 @@ const make = Effect.gen(function*() {
     // Persisted (holding the send lease) before anything is forwarded.
     const inserted = yield* sql`
       INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
-                                   user_op_hash, signature_hash, user_op, status, outcome, send_attempts, send_lease_until, submitted_at)
+                                   user_op_hash, user_op, status, outcome, send_attempts, send_lease_until, submitted_at)
       VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
-              ${wire.nonce}, ${hash}, ${signatureHash}, ${JSON.stringify({ ...wire, sender: wire.sender.toLowerCase() })}::jsonb,
+              ${wire.nonce}, ${hash}, ${JSON.stringify({ ...wire, sender: wire.sender.toLowerCase() })}::jsonb,
               'submitted', 'pending', 1, now() + ${`${leaseMs} milliseconds`}::interval, now())
-      ON CONFLICT DO NOTHING
+      ON CONFLICT (chain_id, user_op_hash) DO NOTHING
       RETURNING *`.pipe(Effect.orDie, Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))), Effect.orDie)
     if (inserted.length === 0) {
-      const raced = (yield* byHash(hash).pipe(Effect.orDie)).find((r) => r.signature_hash === signatureHash)
+      const raced = (yield* byHash(hash).pipe(Effect.orDie))[0]
       if (raced !== undefined && raced.signer_address === signer) return toReceipt(raced)
       return yield* new BadRequest({ message: "This operation was already submitted" })
     }

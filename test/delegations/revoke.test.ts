@@ -198,12 +198,10 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
       const recipient = randomAddress()
       const act = () => owner.api.delegations.act({ params: { delegationId: id }, payload: { recipient, amount: 1 } })
 
-      // A delegated action refused by the bundler (signed with the wrong key: AA24): never on chain, so the
-      // reservation is held again (reserved) for the correctly signed copy of the very same operation.
-      const firstAction = (yield* act()).userOp
-      const badlySigned = yield* relay(delegate.api, yield* signOp(owner.key, firstAction))
+      // A delegated action refused by the bundler (signed with the wrong key: AA24) → released.
+      const badlySigned = yield* relay(delegate.api, yield* signOp(owner.key, (yield* act()).userOp))
       assert.deepStrictEqual([badlySigned.status, badlySigned.outcome], ["failed", "rejected"])
-      assert.deepStrictEqual(yield* reservationStatuses(id), ["reserved"])
+      assert.deepStrictEqual(yield* reservationStatuses(id), ["released"])
 
       // e1. A revoke refused by the bundler (signed by the delegate's key): nothing changes.
       const revoke1 = yield* owner.api.delegations.revoke({ params: { delegationId: id } })
@@ -221,19 +219,18 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
       assert.strictEqual((yield* relay(owner.api, yield* signOp(owner.key, aside.userOp))).outcome, "mined")
       assert.isTrue(yield* disabledOnChain(leg.permissionId))
 
-      // The correctly signed copy of that action (not answered with the refused copy's receipt), which the
-      // service allows but the chain reverts → released by the relay's on-failed hook; the one action can be built again.
-      const reverted = yield* relay(delegate.api, yield* signOp(delegate.key, firstAction))
-      assert.notStrictEqual(reverted.userOpId, badlySigned.userOpId)
+      // A delegated action the service allows but the chain reverts → released by the relay's
+      // on-failed hook in the settlement; the one action can be built again.
+      const reverted = yield* relay(delegate.api, yield* signOp(delegate.key, (yield* act()).userOp))
       assert.deepStrictEqual([reverted.status, reverted.outcome], ["failed", "reverted"])
       // The reason in words (the DelegationManager's error by name), the raw data beside it, and on the audit entry.
       assert.include(reverted.reason ?? "", "CannotUseADisabledDelegation")
       assert.match(reverted.revertData ?? "", /^0x[0-9a-f]{8,}$/i)
       const revertedEvent = yield* delegate.api.activity.get({ params: { eventId: reverted.auditEventId! } })
       assert.include(JSON.stringify(revertedEvent), "CannotUseADisabledDelegation")
-      assert.deepStrictEqual(yield* reservationStatuses(id), ["released"])
+      assert.deepStrictEqual(yield* reservationStatuses(id), ["released", "released"])
       yield* act()
-      assert.deepStrictEqual(yield* reservationStatuses(id), ["released", "reserved"])
+      assert.deepStrictEqual(yield* reservationStatuses(id), ["released", "released", "reserved"])
 
       // e2. The owner's revoke now reverts on chain (AlreadyDisabled): the service changes nothing.
       const revoke2 = yield* owner.api.delegations.revoke({ params: { delegationId: id } })
@@ -243,7 +240,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
       const after = yield* owner.api.delegations.get({ params: { delegationId: id } })
       assert.strictEqual(after.status, "active")
       assert.deepStrictEqual(after.spentToDate.map((s) => s.spent), [0])
-      assert.deepStrictEqual(yield* reservationStatuses(id), ["released", "reserved"])
+      assert.deepStrictEqual(yield* reservationStatuses(id), ["released", "released", "reserved"])
       assert.strictEqual(yield* usdcBalance(recipient), 0n)
     }))
 })

@@ -18,7 +18,6 @@ import notificationPush from "./0170_notification_push.ts"
 import budgetAlerts from "./0171_budget_alerts.ts"
 import mandateRevocation from "./0180_mandate_revocation.ts"
 import sponsorUsage from "./0181_sponsor_usage.ts"
-import operationSignatures from "./0182_operation_signatures.ts"
 import revertData from "./0183_revert_data.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -36,6 +35,5 @@ export const migrations = Migrator.fromRecord({
   "0171_budget_alerts": budgetAlerts,
   "0180_mandate_revocation": mandateRevocation,
   "0181_sponsor_usage": sponsorUsage,
-  "0182_operation_signatures": operationSignatures,
   "0183_revert_data": revertData
 })
