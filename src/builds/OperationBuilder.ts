@@ -114,8 +114,14 @@ export type BuildError = OutOfScope | ServiceUnavailable | UpstreamUnavailable |
 export class OperationBuilder extends Context.Service<OperationBuilder, {
   /** Builds, stores and answers one operation. Declines (422 `account_frozen`) a frozen account's non-risk-reducing build. */
   build(request: BuildRequest): Effect.Effect<BuiltOperation, BuildError>
-  /** Builds of the signer's accounts for (chain, sender, nonce), newest first. */
-  matching(signer: string, chainId: number, sender: string, nonce: string): Effect.Effect<ReadonlyArray<StoredBuild>>
+  /**
+   * Builds of the signer's accounts whose userOpHash is `userOpHash` (every signed field
+   * equal), unexpired first, then newest first. Indexed by hash: no other user's builds
+   * can crowd it.
+   */
+  byHash(signer: string, chainId: number, userOpHash: string): Effect.Effect<ReadonlyArray<StoredBuild>>
+  /** Whether the signer's accounts have any build for (chain, sender, nonce): only to word a refusal. */
+  hasBuildFor(signer: string, chainId: number, sender: string, nonce: string): Effect.Effect<boolean>
   findById(buildId: string): Effect.Effect<StoredBuild | undefined>
 }>()("das/builds/OperationBuilder") {
   static readonly layer = Layer.effect(OperationBuilder, Effect.suspend(() => make))
@@ -214,15 +220,13 @@ const make = Effect.gen(function*() {
   const ttl = yield* BuildTtl
   const tokenPaymasterAddress = network.tokenPaymaster?.address
 
-  const findMatching = SqlSchema.findAll({
-    Request: Schema.Struct({ signer: Schema.String, chainId: Schema.Number, sender: Schema.String, nonce: Schema.String }),
+  const findByHash = SqlSchema.findAll({
+    Request: Schema.Struct({ signer: Schema.String, chainId: Schema.Number, hash: Schema.String }),
     Result: BuildRow,
     execute: (r) =>
       sql`SELECT b.* FROM op_builds b JOIN accounts a ON a.id = b.account_id
-          WHERE a.signer_address = ${r.signer} AND b.chain_id = ${r.chainId}
-            AND b.sender = ${r.sender} AND b.nonce = ${r.nonce}
-          ORDER BY b.created_at DESC, b.id DESC
-          LIMIT 50`
+          WHERE b.chain_id = ${r.chainId} AND b.user_op_hash = ${r.hash} AND a.signer_address = ${r.signer}
+          ORDER BY (b.expires_at > now()) DESC, b.created_at DESC, b.id DESC`
   })
   const findOne = SqlSchema.findAll({
     Request: Schema.String,
@@ -539,9 +543,17 @@ const make = Effect.gen(function*() {
     return { buildId, build: answer, userOp } satisfies BuiltOperation
   })
 
-  const matching = Effect.fn("OperationBuilder.matching")(function*(signer: string, chainId: number, sender: string, nonce: string) {
-    const rows = yield* findMatching({ signer, chainId, sender: sender.toLowerCase(), nonce }).pipe(Effect.orDie)
+  const byHash = Effect.fn("OperationBuilder.byHash")(function*(signer: string, chainId: number, userOpHash: string) {
+    const rows = yield* findByHash({ signer, chainId, hash: userOpHash.toLowerCase() }).pipe(Effect.orDie)
     return rows.map(toStored(tokenPaymasterAddress?.toLowerCase()))
+  })
+
+  const hasBuildFor = Effect.fn("OperationBuilder.hasBuildFor")(function*(signer: string, chainId: number, sender: string, nonce: string) {
+    const rows = yield* sql<{ found: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM op_builds b JOIN accounts a ON a.id = b.account_id
+                     WHERE a.signer_address = ${signer} AND b.chain_id = ${chainId}
+                       AND b.sender = ${sender.toLowerCase()} AND b.nonce = ${nonce}) AS found`.pipe(Effect.orDie)
+    return rows[0]?.found === true
   })
 
   const findById = Effect.fn("OperationBuilder.findById")(function*(buildId: string) {
@@ -549,5 +561,5 @@ const make = Effect.gen(function*() {
     return rows[0] === undefined ? undefined : toStored(tokenPaymasterAddress?.toLowerCase())(rows[0])
   })
 
-  return OperationBuilder.of({ build, matching, findById })
+  return OperationBuilder.of({ build, byHash, hasBuildFor, findById })
 })

@@ -13,6 +13,7 @@ import anchors from "./0040_anchors.ts"
 import marketplaceMandates from "./0050_marketplace_mandates.ts"
 import nonceExpiryIndex from "./0060_nonce_expiry_index.ts"
 import reconcilerRotation from "./0070_reconciler_rotation.ts"
+import relayExactMatch from "./0140_relay_exact_match.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -23,5 +24,6 @@ export const migrations = Migrator.fromRecord({
   "0040_anchors": anchors,
   "0050_marketplace_mandates": marketplaceMandates,
   "0060_nonce_expiry_index": nonceExpiryIndex,
-  "0070_reconciler_rotation": reconcilerRotation
+  "0070_reconciler_rotation": reconcilerRotation,
+  "0140_relay_exact_match": relayExactMatch
 })
