@@ -37,7 +37,7 @@ import {
   type Simulation,
   type TokenAmount,
   UserOperation,
-  type UserOpBuild,
+  UserOpBuild,
   type UsdtApproval
 } from "../domain/Operations.ts"
 import { type MatchableBuild, matchesBuild, permitMismatch } from "./GasPayment.ts"
@@ -78,6 +78,12 @@ export interface BuildRequest {
    * warning, for risk-reducing operations: those are always sponsored.
    */
   readonly gasToken?: GasToken
+  /**
+   * What an identical build (same userOpHash, account and intent) must also have in common
+   * to be answered again instead of stored anew while it is open. Default: the metadata.
+   * Delegated actions share across reservations (the one build keeps the first one's).
+   */
+  readonly shareKey?: string
 }
 
 export interface BuiltOperation {
@@ -86,6 +92,10 @@ export interface BuiltOperation {
   readonly build: UserOpBuild
   /** The same operation as viem sees it (bigints), unsigned. */
   readonly userOp: UserOperationV07
+  /** The stored build's metadata: another request's when an identical open build was answered again. */
+  readonly metadata: Schema.JsonObject
+  /** Whether an identical open build was answered again (nothing new stored). */
+  readonly shared: boolean
 }
 
 /** A stored build, as the relay and the features read it back. */
@@ -532,15 +542,35 @@ const make = Effect.gen(function*() {
       expiresAt: expiresAt.toISOString()
     }
 
-    yield* sql`
-      INSERT INTO op_builds (id, account_id, signer_address, intent_type, chain_id, entry_point, sender, nonce, call_data,
-                             user_op, user_op_hash, risk_reducing, sponsored, human_summary, metadata, created_at, expires_at)
-      VALUES (${buildId}, ${account.id}, ${account.signerAddress}, ${intentType}, ${network.chainId},
-              ${network.entryPoint.toLowerCase()}, ${wire.sender}, ${wire.nonce}, ${wire.callData},
-              ${JSON.stringify(wire)}::jsonb, ${userOpHash}, ${riskReducing}, ${sponsored}, ${request.humanSummary},
-              ${JSON.stringify(request.metadata ?? {})}::jsonb, ${now}, ${expiresAt})`.pipe(Effect.orDie)
-
-    return { buildId, build: answer, userOp } satisfies BuiltOperation
+    const metadata = request.metadata ?? {}
+    const shareKey = request.shareKey ?? JSON.stringify(metadata)
+    // Identical builds (the hash covers every signed field) are one build while it is open:
+    // serialized per hash, so concurrent identical requests cannot store two.
+    const stored = yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`op_build:${userOpHash}`}, 0))`
+      const open = yield* sql<{ id: string; answer: unknown; metadata: Schema.JsonObject }>`
+        SELECT id, answer, metadata FROM op_builds
+        WHERE chain_id = ${network.chainId} AND user_op_hash = ${userOpHash} AND account_id = ${account.id}
+          AND intent_type = ${intentType} AND share_key = ${shareKey} AND answer IS NOT NULL AND expires_at > now()
+          AND NOT EXISTS (SELECT 1 FROM user_operations u WHERE u.chain_id = ${network.chainId}
+                            AND u.user_op_hash = ${userOpHash} AND u.status = 'failed')
+        ORDER BY created_at DESC LIMIT 1`
+      if (open[0] !== undefined) return open[0]
+      yield* sql`
+        INSERT INTO op_builds (id, account_id, signer_address, intent_type, chain_id, entry_point, sender, nonce, call_data,
+                               user_op, user_op_hash, risk_reducing, sponsored, human_summary, metadata, created_at, expires_at,
+                               answer, share_key)
+        VALUES (${buildId}, ${account.id}, ${account.signerAddress}, ${intentType}, ${network.chainId},
+                ${network.entryPoint.toLowerCase()}, ${wire.sender}, ${wire.nonce}, ${wire.callData},
+                ${JSON.stringify(wire)}::jsonb, ${userOpHash}, ${riskReducing}, ${sponsored}, ${request.humanSummary},
+                ${JSON.stringify(metadata)}::jsonb, ${now}, ${expiresAt}, ${JSON.stringify(answer)}::jsonb, ${shareKey})`
+      return undefined
+    })).pipe(Effect.orDie)
+    if (stored !== undefined) {
+      const previous = yield* Schema.decodeUnknownEffect(UserOpBuild)(stored.answer).pipe(Effect.orDie)
+      return { buildId: stored.id, build: previous, userOp, metadata: stored.metadata, shared: true } satisfies BuiltOperation
+    }
+    return { buildId, build: answer, userOp, metadata, shared: false } satisfies BuiltOperation
   })
 
   const byHash = Effect.fn("OperationBuilder.byHash")(function*(signer: string, chainId: number, userOpHash: string) {

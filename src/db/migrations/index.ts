@@ -14,6 +14,7 @@ import marketplaceMandates from "./0050_marketplace_mandates.ts"
 import nonceExpiryIndex from "./0060_nonce_expiry_index.ts"
 import reconcilerRotation from "./0070_reconciler_rotation.ts"
 import relayExactMatch from "./0140_relay_exact_match.ts"
+import buildSharing from "./0141_build_sharing.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -25,5 +26,6 @@ export const migrations = Migrator.fromRecord({
   "0050_marketplace_mandates": marketplaceMandates,
   "0060_nonce_expiry_index": nonceExpiryIndex,
   "0070_reconciler_rotation": reconcilerRotation,
-  "0140_relay_exact_match": relayExactMatch
+  "0140_relay_exact_match": relayExactMatch,
+  "0141_build_sharing": buildSharing
 })
