@@ -17,6 +17,7 @@ import { type BuildError, OperationBuilder, type StoredBuild } from "../builds/O
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import { AccountStack } from "../chain/Accounts4337.ts"
 import type { UserOpReceipt as BundlerReceipt, UserOpLog } from "../chain/Bundler.ts"
+import { Chain } from "../chain/Chain.ts"
 import { Network } from "../chain/Network.ts"
 import { type UserOperation, UserOpBuild, type UserOpReceipt } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
@@ -29,11 +30,8 @@ import {
   randomSalt,
   recoverLegSigner,
   redeemCall,
-  reenableCalls,
-  revokeCallData,
-  revokeWhileFrozenCallData,
-  disableCalls
 } from "./Caveats.ts"
+import { freezeCalls, legStates, revokeCallDataOf } from "./FreezeState.ts"
 import { grantTermsOf, makeGrant, redeemArgs, type GrantScope } from "./Grant.ts"
 import { makeUsage } from "./Usage.ts"
 import { type Delegation, DelegationBuild, type DelegationStatus, type PolicySet, type PolicySnapshotType } from "./Domain.ts"
@@ -176,6 +174,7 @@ const make = Effect.gen(function*() {
   const tokens = yield* TokenRegistry
   const builder = yield* OperationBuilder
   const stack = yield* AccountStack
+  const chain = yield* Chain
   const network = yield* Network
   const relay = yield* Relay
   const rules = yield* AccountRules
@@ -640,11 +639,11 @@ const make = Effect.gen(function*() {
     const row = yield* findOwn(signer, id)
     if (row.status === "revoked") return yield* new BadRequest({ message: "This delegation is already revoked" })
     const account = yield* accounts.findById(signer.address, row.account_id)
-    const legs = row.legs.map((l) => l.delegation)
     const built = yield* builder.build({
       account,
       intentType: "delegation_revoke",
-      callData: row.frozen ? revokeWhileFrozenCallData(stack, dm, legs) : revokeCallData(stack, dm, legs),
+      // From the chain's state of each leg (frozen or not, settled or not): never AlreadyEnabled / AlreadyDisabled.
+      callData: revokeCallDataOf(stack, dm, yield* legStates(chain, dm, row.legs)),
       humanSummary: `Revoke delegation "${row.name}" (${row.permission_id}) for good: the delegate ${row.delegatee_address} can no longer act for this account.`,
       riskReducing: true,
       metadata: { delegationId: id }
@@ -798,17 +797,21 @@ const make = Effect.gen(function*() {
   // so they stay disabled). The delegations keep their status; they read `frozen`.
   yield* rules.registerFreezePlan("delegations", (account) =>
     Effect.gen(function*() {
+      // Every leg that can be live on chain: active delegations, and pending ones (an enable
+      // mined but not yet settled is live); revoked legs are left alone. Which of them to
+      // disable (freeze) or re-enable (unfreeze) is read from the chain now (FreezeState.ts).
       const rows = yield* sql<{ legs: ReadonlyArray<Leg> }>`
-        SELECT d.legs FROM delegations d WHERE d.account_id = ${account.id} AND d.status = 'active'`.pipe(Effect.orDie)
+        SELECT d.legs FROM delegations d WHERE d.account_id = ${account.id} AND d.status IN ('active', 'pending')`.pipe(Effect.orDie)
       const live = yield* sql<{ permission_id: string }>`
         SELECT l.permission_id FROM delegation_legs l JOIN delegations d ON d.id = l.delegation_id
-        WHERE d.account_id = ${account.id} AND d.status = 'active' AND l.disabled_at IS NULL`.pipe(Effect.orDie)
+        WHERE d.account_id = ${account.id} AND d.status IN ('active', 'pending') AND l.disabled_at IS NULL`.pipe(Effect.orDie)
       const liveIds = new Set(live.map((l) => lower(l.permission_id)))
-      const legs = rows.flatMap((r) => r.legs).filter((l) => liveIds.has(lower(l.permissionId))).map((l) => l.delegation)
+      const legs = rows.flatMap((r) => r.legs).filter((l) => liveIds.has(lower(l.permissionId)))
+      const states = yield* legStates(chain, dm, legs)
+      const calls = freezeCalls(dm, states)
       return {
-        freeze: disableCalls(dm, legs),
-        unfreeze: reenableCalls(dm, legs),
-        description: legs.length === 0 ? "" : `${rows.length} live delegation(s) (${legs.length} on-chain permission(s))`
+        ...calls,
+        description: legs.length === 0 ? "" : `${rows.length} delegation(s) (${legs.length} on-chain permission(s))`
       }
     }))
 
