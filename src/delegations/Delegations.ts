@@ -811,7 +811,7 @@ const make = Effect.gen(function*() {
       const calls = freezeCalls(dm, states)
       return {
         ...calls,
-        description: legs.length === 0 ? "" : `${rows.length} delegation(s) (${legs.length} on-chain permission(s))`
+        description: legs.length === 0 ? "" : `${rows.length} live delegation(s) (${legs.length} on-chain permission(s))`
       }
     }))
 
