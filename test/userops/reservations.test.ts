@@ -50,6 +50,26 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
       assert.deepStrictEqual(after.spentToDate.map((s) => [s.spent, s.remaining]), [[21, 9]])
     }))
 
+  it.effect("an action first sent with a bad signature (refused) still goes through when correctly signed", () =>
+    Effect.gen(function*() {
+      const owner = yield* newSession()
+      const delegate = yield* newSession()
+      const recipient = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
+      yield* mint("usd", owner.account.address as Hex, 10)
+      const { created } = yield* enabled(owner, delegate, { budget: 10, perAction: 5, maxActions: 1 })
+      const action = yield* owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 5 } })
+      const forged = yield* relay(delegate.api, yield* signOp(generatePrivateKey(), action.userOp))
+      assert.deepStrictEqual([forged.status, forged.outcome], ["failed", "rejected"])
+      const mined = yield* relay(delegate.api, yield* signOp(delegate.key, action.userOp))
+      assert.notStrictEqual(mined.userOpId, forged.userOpId)
+      assert.deepStrictEqual([mined.status, mined.outcome], ["included", "mined"])
+      assert.strictEqual(yield* usdcBalance(recipient), 5_000_000n)
+      assert.deepStrictEqual(yield* statuses(created.id), ["final"])
+      // The one action is used: another is declined.
+      const more = yield* failure(owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 1 } }))
+      assert.strictEqual(more.reason, "count_exhausted")
+    }))
+
   it.effect("identical action requests are one build and one reservation; another build at the same nonce is freed when one executes", () =>
     Effect.gen(function*() {
       const owner = yield* newSession()
