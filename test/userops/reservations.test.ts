@@ -102,4 +102,27 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
       yield* act(other)
       yield* act(privateKeyToAccount(generatePrivateKey()).address)
     }))
+
+  it.effect("100 identical concurrent action requests: one reservation per distinct build, all freed but the executed one at once", () =>
+    Effect.gen(function*() {
+      const owner = yield* newSession()
+      const delegate = yield* newSession()
+      const recipient = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
+      yield* mint("usd", owner.account.address as Hex, 100)
+      const { created } = yield* enabled(owner, delegate, { budget: 100, perAction: 3, maxActions: 100 })
+      const builds = yield* Effect.forEach(
+        Array.from({ length: 100 }, (_, i) => i),
+        () => owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 3 } }),
+        { concurrency: "unbounded" }
+      )
+      const distinct = new Set(builds.map((b) => b.buildId))
+      const held = (yield* statuses(created.id)).filter((s) => s !== "released").length
+      assert.strictEqual(held, distinct.size, "one reservation per distinct build answered")
+      const mined = yield* relay(delegate.api, yield* signOp(delegate.key, builds[0]!.userOp))
+      assert.strictEqual(mined.status, "included")
+      const after = yield* statuses(created.id)
+      assert.deepStrictEqual(after.filter((s) => s !== "released"), ["final"])
+      const view = yield* owner.api.delegations.get({ params: { delegationId: created.id } })
+      assert.deepStrictEqual(view.spentToDate.map((s) => [s.spent, s.remaining]), [[3, 97]])
+    }))
 })
