@@ -31,7 +31,8 @@ export interface FreezeContribution {
   readonly description?: string
 }
 
-export type FreezePlan = (account: Account) => Effect.Effect<FreezeContribution>
+/** May fail when it reads the chain and the chain cannot be reached (the build fails: nothing half-planned). */
+export type FreezePlan = (account: Account) => Effect.Effect<FreezeContribution, BuildError>
 export type DeviceSource = (account: Account) => Effect.Effect<ReadonlyArray<typeof Device.Type>>
 
 export class AccountRules extends Context.Service<AccountRules, {

@@ -37,7 +37,7 @@ import {
   type Simulation,
   type TokenAmount,
   UserOperation,
-  type UserOpBuild,
+  UserOpBuild,
   type UsdtApproval
 } from "../domain/Operations.ts"
 import { type MatchableBuild, matchesBuild, permitMismatch } from "./GasPayment.ts"
@@ -79,6 +79,12 @@ export interface BuildRequest {
    * warning, for risk-reducing operations: those are always sponsored.
    */
   readonly gasToken?: GasToken
+  /**
+   * What an identical build (same userOpHash, account and intent) must also have in common
+   * to be answered again instead of stored anew while it is open. Default: the metadata.
+   * Delegated actions share across reservations (the one build keeps the first one's).
+   */
+  readonly shareKey?: string
 }
 
 export interface BuiltOperation {
@@ -87,6 +93,10 @@ export interface BuiltOperation {
   readonly build: UserOpBuild
   /** The same operation as viem sees it (bigints), unsigned. */
   readonly userOp: UserOperationV07
+  /** The stored build's metadata: another request's when an identical open build was answered again. */
+  readonly metadata: Schema.JsonObject
+  /** Whether an identical open build was answered again (nothing new stored). */
+  readonly shared: boolean
 }
 
 /** A stored build, as the relay and the features read it back. */
@@ -115,8 +125,14 @@ export type BuildError = OutOfScope | ServiceUnavailable | TooManyRequests | Ups
 export class OperationBuilder extends Context.Service<OperationBuilder, {
   /** Builds, stores and answers one operation. Declines (422 `account_frozen`) a frozen account's non-risk-reducing build. */
   build(request: BuildRequest): Effect.Effect<BuiltOperation, BuildError>
-  /** Builds of the signer's accounts for (chain, sender, nonce), newest first. */
-  matching(signer: string, chainId: number, sender: string, nonce: string): Effect.Effect<ReadonlyArray<StoredBuild>>
+  /**
+   * Builds of the signer's accounts whose userOpHash is `userOpHash` (every signed field
+   * equal), unexpired first, then newest first. Indexed by hash: no other user's builds
+   * can crowd it.
+   */
+  byHash(signer: string, chainId: number, userOpHash: string): Effect.Effect<ReadonlyArray<StoredBuild>>
+  /** Whether the signer's accounts have any build for (chain, sender, nonce): only to word a refusal. */
+  hasBuildFor(signer: string, chainId: number, sender: string, nonce: string): Effect.Effect<boolean>
   findById(buildId: string): Effect.Effect<StoredBuild | undefined>
 }>()("das/builds/OperationBuilder") {
   static readonly layer = Layer.effect(OperationBuilder, Effect.suspend(() => make))
@@ -216,15 +232,13 @@ const make = Effect.gen(function*() {
   const sponsorLimits = yield* SponsorLimitsConfig
   const tokenPaymasterAddress = network.tokenPaymaster?.address
 
-  const findMatching = SqlSchema.findAll({
-    Request: Schema.Struct({ signer: Schema.String, chainId: Schema.Number, sender: Schema.String, nonce: Schema.String }),
+  const findByHash = SqlSchema.findAll({
+    Request: Schema.Struct({ signer: Schema.String, chainId: Schema.Number, hash: Schema.String }),
     Result: BuildRow,
     execute: (r) =>
       sql`SELECT b.* FROM op_builds b JOIN accounts a ON a.id = b.account_id
-          WHERE a.signer_address = ${r.signer} AND b.chain_id = ${r.chainId}
-            AND b.sender = ${r.sender} AND b.nonce = ${r.nonce}
-          ORDER BY b.created_at DESC, b.id DESC
-          LIMIT 50`
+          WHERE b.chain_id = ${r.chainId} AND b.user_op_hash = ${r.hash} AND a.signer_address = ${r.signer}
+          ORDER BY (b.expires_at > now()) DESC, b.created_at DESC, b.id DESC`
   })
   const findOne = SqlSchema.findAll({
     Request: Schema.String,
@@ -538,20 +552,48 @@ const make = Effect.gen(function*() {
       expiresAt: expiresAt.toISOString()
     }
 
-    yield* sql`
-      INSERT INTO op_builds (id, account_id, signer_address, intent_type, chain_id, entry_point, sender, nonce, call_data,
-                             user_op, user_op_hash, risk_reducing, sponsored, human_summary, metadata, created_at, expires_at)
-      VALUES (${buildId}, ${account.id}, ${account.signerAddress}, ${intentType}, ${network.chainId},
-              ${network.entryPoint.toLowerCase()}, ${wire.sender}, ${wire.nonce}, ${wire.callData},
-              ${JSON.stringify(wire)}::jsonb, ${userOpHash}, ${riskReducing}, ${sponsored}, ${request.humanSummary},
-              ${JSON.stringify(request.metadata ?? {})}::jsonb, ${now}, ${expiresAt})`.pipe(Effect.orDie)
-
-    return { buildId, build: answer, userOp } satisfies BuiltOperation
+    const metadata = request.metadata ?? {}
+    const shareKey = request.shareKey ?? JSON.stringify(metadata)
+    // Identical builds (the hash covers every signed field) are one build while it is open:
+    // serialized per hash, so concurrent identical requests cannot store two.
+    const stored = yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`op_build:${userOpHash}`}, 0))`
+      const open = yield* sql<{ id: string; answer: unknown; metadata: Schema.JsonObject }>`
+        SELECT id, answer, metadata FROM op_builds
+        WHERE chain_id = ${network.chainId} AND user_op_hash = ${userOpHash} AND account_id = ${account.id}
+          AND intent_type = ${intentType} AND share_key = ${shareKey} AND answer IS NOT NULL AND expires_at > now()
+          AND NOT EXISTS (SELECT 1 FROM user_operations u WHERE u.chain_id = ${network.chainId}
+                            AND u.user_op_hash = ${userOpHash} AND u.status = 'failed')
+        ORDER BY created_at DESC LIMIT 1`
+      if (open[0] !== undefined) return open[0]
+      yield* sql`
+        INSERT INTO op_builds (id, account_id, signer_address, intent_type, chain_id, entry_point, sender, nonce, call_data,
+                               user_op, user_op_hash, risk_reducing, sponsored, human_summary, metadata, created_at, expires_at,
+                               answer, share_key)
+        VALUES (${buildId}, ${account.id}, ${account.signerAddress}, ${intentType}, ${network.chainId},
+                ${network.entryPoint.toLowerCase()}, ${wire.sender}, ${wire.nonce}, ${wire.callData},
+                ${JSON.stringify(wire)}::jsonb, ${userOpHash}, ${riskReducing}, ${sponsored}, ${request.humanSummary},
+                ${JSON.stringify(metadata)}::jsonb, ${now}, ${expiresAt}, ${JSON.stringify(answer)}::jsonb, ${shareKey})`
+      return undefined
+    })).pipe(Effect.orDie)
+    if (stored !== undefined) {
+      const previous = yield* Schema.decodeUnknownEffect(UserOpBuild)(stored.answer).pipe(Effect.orDie)
+      return { buildId: stored.id, build: previous, userOp, metadata: stored.metadata, shared: true } satisfies BuiltOperation
+    }
+    return { buildId, build: answer, userOp, metadata, shared: false } satisfies BuiltOperation
   })
 
-  const matching = Effect.fn("OperationBuilder.matching")(function*(signer: string, chainId: number, sender: string, nonce: string) {
-    const rows = yield* findMatching({ signer, chainId, sender: sender.toLowerCase(), nonce }).pipe(Effect.orDie)
+  const byHash = Effect.fn("OperationBuilder.byHash")(function*(signer: string, chainId: number, userOpHash: string) {
+    const rows = yield* findByHash({ signer, chainId, hash: userOpHash.toLowerCase() }).pipe(Effect.orDie)
     return rows.map(toStored(tokenPaymasterAddress?.toLowerCase()))
+  })
+
+  const hasBuildFor = Effect.fn("OperationBuilder.hasBuildFor")(function*(signer: string, chainId: number, sender: string, nonce: string) {
+    const rows = yield* sql<{ found: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM op_builds b JOIN accounts a ON a.id = b.account_id
+                     WHERE a.signer_address = ${signer} AND b.chain_id = ${chainId}
+                       AND b.sender = ${sender.toLowerCase()} AND b.nonce = ${nonce}) AS found`.pipe(Effect.orDie)
+    return rows[0]?.found === true
   })
 
   const findById = Effect.fn("OperationBuilder.findById")(function*(buildId: string) {
@@ -559,5 +601,5 @@ const make = Effect.gen(function*() {
     return rows[0] === undefined ? undefined : toStored(tokenPaymasterAddress?.toLowerCase())(rows[0])
   })
 
-  return OperationBuilder.of({ build, matching, findById })
+  return OperationBuilder.of({ build, byHash, hasBuildFor, findById })
 })

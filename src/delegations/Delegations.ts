@@ -4,7 +4,7 @@
  * lock, reserve, build the delegate's redeem operation), revoke builds, and the relay
  * hooks (re-check at submit; settle at a terminal status). Rules: docs/delegations.md.
  */
-import { Config, Context, Duration, Effect, Layer } from "effect"
+import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Address, Hash, Hex } from "viem"
 import { Accounts, toAccount } from "../accounts/Accounts.ts"
@@ -17,8 +17,9 @@ import { type BuildError, OperationBuilder, type StoredBuild } from "../builds/O
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import { AccountStack } from "../chain/Accounts4337.ts"
 import type { UserOpReceipt as BundlerReceipt, UserOpLog } from "../chain/Bundler.ts"
+import { Chain } from "../chain/Chain.ts"
 import { Network } from "../chain/Network.ts"
-import type { UserOperation, UserOpBuild, UserOpReceipt } from "../domain/Operations.ts"
+import { type UserOperation, UserOpBuild, type UserOpReceipt } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import {
   type Delegation as DfDelegation,
@@ -29,11 +30,8 @@ import {
   randomSalt,
   recoverLegSigner,
   redeemCall,
-  reenableCalls,
-  revokeCallData,
-  revokeWhileFrozenCallData,
-  disableCalls
 } from "./Caveats.ts"
+import { freezeCalls, legStates, revokeCallDataOf } from "./FreezeState.ts"
 import { grantTermsOf, makeGrant, redeemArgs, type GrantScope } from "./Grant.ts"
 import { makeUsage } from "./Usage.ts"
 import { type Delegation, DelegationBuild, type DelegationStatus, type PolicySet, type PolicySnapshotType } from "./Domain.ts"
@@ -165,7 +163,7 @@ export class Delegations extends Context.Service<Delegations, {
   act(signer: Signer, id: string, action: ActionInput): Effect.Effect<UserOpBuild, BadRequest | NotFound | BuildError>
   revoke(signer: Signer, id: string): Effect.Effect<UserOpBuild, BadRequest | NotFound | BuildError>
   /** Relay policy check (registered for `delegated_action`): re-checks the action's reservation under the row lock. */
-  beforeSubmit(build: StoredBuild, userOpHash: string): Effect.Effect<void, OutOfScope>
+  beforeSubmit(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }): Effect.Effect<void, OutOfScope>
 }>()("das/delegations/Delegations") {
   static readonly layer = Layer.effect(Delegations, Effect.suspend(() => make))
 }
@@ -176,6 +174,7 @@ const make = Effect.gen(function*() {
   const tokens = yield* TokenRegistry
   const builder = yield* OperationBuilder
   const stack = yield* AccountStack
+  const chain = yield* Chain
   const network = yield* Network
   const relay = yield* Relay
   const rules = yield* AccountRules
@@ -534,14 +533,19 @@ const make = Effect.gen(function*() {
       })
     })
 
-  const reserve = Effect.fn("Delegations.reserve")(function*(signer: Signer, id: string, action: ActionInput) {
+  /**
+   * `open`: the reservation of an identical open action build, answered again when the
+   * action is still allowed (evaluated as if that reservation were this request's).
+   */
+  const reserveFor = Effect.fn("Delegations.reserve")(function*(signer: Signer, id: string, action: ActionInput, open?: string) {
     yield* findOwn(signer, id)
     const ttlMs = Duration.toMillis(reservationTtl)
     const verdict = yield* Effect.gen(function*() {
       const row = (yield* lockDelegation(id))!
-      const use = yield* usage(row)
+      const use = yield* usage(row, open)
       const result = evaluate(row.policy_set, decimalsOf, { status: row.status, accountFrozen: row.frozen, ...use }, action, new Date())
       if (result._tag !== "Allowed") return { row, result, reservation: undefined }
+      if (open !== undefined) return { row, result, reservation: undefined }
       const reservation: Reservation = {
         id: `rsv_${crypto.randomUUID()}`,
         delegationId: id,
@@ -559,8 +563,10 @@ const make = Effect.gen(function*() {
     if (verdict.result._tag === "Declined") {
       return yield* decline(verdict.row, verdict.result.reason, verdict.result.message, action, verdict.result.resetsAt)
     }
-    return verdict.reservation!
+    return verdict.reservation
   })
+  const reserve = (signer: Signer, id: string, action: ActionInput) =>
+    reserveFor(signer, id, action).pipe(Effect.map((r) => r!))
 
   const release = (reservationId: string) =>
     sql`UPDATE delegation_reservations SET status = 'released', settled_at = now()
@@ -580,7 +586,25 @@ const make = Effect.gen(function*() {
         message: "The delegate is not a smart account known to this service: its key must sign in once so that its account exists"
       })
     }
-    const reservation = yield* reserve(signer, id, action)
+    // Identical action requests are one action while its build is open (not relayed, not
+    // expiring within a minute, its reservation still held): answered the same build again.
+    const shareKey = [
+      "delegated_action",
+      id,
+      lower(action.recipient),
+      String(action.amount),
+      action.token ?? "",
+      action.gasToken ?? ""
+    ].join(":")
+    const open = yield* sql<{ answer: unknown; reservation_id: string }>`
+      SELECT b.answer, r.id AS reservation_id FROM op_builds b JOIN delegation_reservations r ON r.id = b.metadata->>'reservationId'
+      WHERE b.share_key = ${shareKey} AND b.answer IS NOT NULL AND b.account_id = ${delegate.id}
+        AND b.expires_at > now() + interval '1 minute' AND r.status = 'reserved'
+      ORDER BY b.created_at DESC LIMIT 1`.pipe(Effect.orDie)
+    // Still re-evaluated (expiry, revocation, freeze), counting its one reservation once.
+    const reserved = yield* reserveFor(signer, id, action, open[0]?.reservation_id)
+    if (open[0] !== undefined) return yield* Schema.decodeUnknownEffect(UserOpBuild)(open[0].answer).pipe(Effect.orDie)
+    const reservation = reserved!
     const leg = row.legs[0]!
     const info = tokens.byAddress(network.chainId, reservation.token)!
     const token = { symbol: info.symbol, address: reservation.token, decimals: info.decimals }
@@ -598,8 +622,14 @@ const make = Effect.gen(function*() {
       humanSummary: `Send ${amount} ${token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).`,
       simulation: { amountOut: { token: { symbol: token.symbol, chainId: row.chain_id, address: token.address }, amount } },
       metadata: { delegationId: id, reservationId: reservation.id },
+      // An identical open action build is answered again, with its one reservation: this request's is freed.
+      shareKey,
       ...(action.gasToken === undefined ? {} : { gasToken: action.gasToken })
     }).pipe(Effect.tapError(() => release(reservation.id)))
+    if (built.shared) {
+      yield* release(reservation.id)
+      return built.build
+    }
     yield* sql`UPDATE delegation_reservations SET user_op_hash = ${built.build.userOpHash}, op_build_id = ${built.buildId}
                WHERE id = ${reservation.id}`.pipe(Effect.orDie)
     return built.build
@@ -609,11 +639,11 @@ const make = Effect.gen(function*() {
     const row = yield* findOwn(signer, id)
     if (row.status === "revoked") return yield* new BadRequest({ message: "This delegation is already revoked" })
     const account = yield* accounts.findById(signer.address, row.account_id)
-    const legs = row.legs.map((l) => l.delegation)
     const built = yield* builder.build({
       account,
       intentType: "delegation_revoke",
-      callData: row.frozen ? revokeWhileFrozenCallData(stack, dm, legs) : revokeCallData(stack, dm, legs),
+      // From the chain's state of each leg (frozen or not, settled or not): never AlreadyEnabled / AlreadyDisabled.
+      callData: revokeCallDataOf(stack, dm, yield* legStates(chain, dm, row.legs)),
       humanSummary: `Revoke delegation "${row.name}" (${row.permission_id}) for good: the delegate ${row.delegatee_address} can no longer act for this account.`,
       riskReducing: true,
       metadata: { delegationId: id }
@@ -655,15 +685,20 @@ const make = Effect.gen(function*() {
       }
     }).pipe(Effect.orDie)
 
-  const beforeSubmit = Effect.fn("Delegations.beforeSubmit")(function*(build: StoredBuild, userOpHash: string) {
+  const beforeSubmit = Effect.fn("Delegations.beforeSubmit")(function*(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }) {
+    const userOpHash = operation.userOpHash
     if (build.intentType !== "delegated_action") return
     const reservationId = metaString(build, "reservationId")
     const delegationId = metaString(build, "delegationId")
     if (reservationId === undefined || delegationId === undefined) return
     const verdict = yield* Effect.gen(function*() {
       const row = (yield* lockDelegation(delegationId))!
-      const rs = yield* sql<{ status: string; units: string; token_address: string; recipient: string }>`
-        SELECT status, units::text AS units, token_address, recipient FROM delegation_reservations WHERE id = ${reservationId} FOR UPDATE`
+      const rs = yield* sql<{ status: string; units: string; token_address: string; recipient: string; retakable: boolean }>`
+        SELECT r.status, r.units::text AS units, r.token_address, r.recipient,
+               (r.status = 'released' AND r.expires_at > now() AND EXISTS (
+                 SELECT 1 FROM user_operations u WHERE u.id = r.operation_id AND u.outcome = 'rejected'
+                   AND u.decline_reason IS NULL)) AS retakable
+        FROM delegation_reservations r WHERE r.id = ${reservationId} FOR UPDATE OF r`
       const r = rs[0]!
       // Already counted (a re-submission of the same operation): nothing to re-check.
       if (r.status === "submitted" || r.status === "final") return undefined
@@ -682,6 +717,13 @@ const make = Effect.gen(function*() {
       )
       // Released (its operation failed or was declined, or the delegation was revoked): never
       // usable again. The delegation's own state (revoked, expired, ...) is the better reason when it has one.
+      // Freed by the bundler's refusal of an earlier submission of this build (a bad signature,
+      // never on chain): another signature of the same operation may take it again, re-checked here.
+      if (r.status === "released" && r.retakable && result._tag === "Allowed") {
+        yield* sql`UPDATE delegation_reservations SET status = 'submitted', settled_at = NULL,
+                   user_op_hash = ${lower(userOpHash)}, operation_id = ${operation.id} WHERE id = ${reservationId}`
+        return undefined
+      }
       if (r.status === "released") {
         if (result._tag !== "Allowed") return result
         return {
@@ -691,7 +733,8 @@ const make = Effect.gen(function*() {
         }
       }
       if (result._tag === "Allowed") {
-        yield* sql`UPDATE delegation_reservations SET status = 'submitted', user_op_hash = ${lower(userOpHash)} WHERE id = ${reservationId}`
+        yield* sql`UPDATE delegation_reservations SET status = 'submitted', user_op_hash = ${lower(userOpHash)},
+                   operation_id = ${operation.id} WHERE id = ${reservationId}`
         return undefined
       }
       yield* sql`UPDATE delegation_reservations SET status = 'released', settled_at = now() WHERE id = ${reservationId}`
@@ -708,7 +751,7 @@ const make = Effect.gen(function*() {
 
   // On execution only, inside the relay's settlement transaction.
   yield* hooks.registerPolicyCheck("delegated_action", "delegations.reservation", (op: RelayedOperation) =>
-    beforeSubmit(op.build, op.userOpHash))
+    beforeSubmit(op.build, op))
   yield* hooks.registerOnExecuted("delegation_enable", "delegations.enable", (op, receipt) =>
     settleEnable(op.userOpHash, { status: "executed", transactionHash: receipt.transactionHash, logs: receipt.logs }))
   yield* hooks.registerOnExecuted("delegated_action", "delegations.spend", (op, receipt) => {
@@ -722,10 +765,28 @@ const make = Effect.gen(function*() {
   // On failure (reverted, rejected, declined), inside the relay's settlement transaction.
   // A failed operation's hash is taken (a re-submission answers its receipt), so its
   // reservation can never be used: free it. Freeing only lowers usage, so it needs no row lock.
+  // Only the failure of the very operation bound to the reservation frees it (or, before
+  // any was bound, of a submission of its build declined at submit).
   yield* hooks.registerOnFailed("delegated_action", "delegations.release", (op) => {
     const reservationId = metaString(op.build, "reservationId")
-    return reservationId === undefined ? Effect.void : release(reservationId)
+    return reservationId === undefined ? Effect.void : sql`
+      UPDATE delegation_reservations SET status = 'released', settled_at = now()
+      WHERE id = ${reservationId} AND status IN ('reserved', 'submitted')
+        AND (operation_id = ${op.id} OR (operation_id IS NULL AND status = 'reserved'))`.pipe(Effect.orDie, Effect.asVoid)
   })
+  // An operation on chain (executed or reverted) used its sender's nonce: every other open
+  // action build at that (sender, nonce) can never execute, so its reservation is freed now,
+  // not at the end of its TTL.
+  const nonceUsed = (op: RelayedOperation) =>
+    sql`
+      UPDATE delegation_reservations r SET status = 'released', settled_at = now()
+      FROM op_builds b
+      WHERE b.id = r.op_build_id AND r.status = 'reserved' AND b.chain_id = ${op.chainId}
+        AND b.sender = ${lower(op.userOp.sender)} AND b.nonce = ${op.userOp.nonce.toString()}
+        AND b.id <> ${op.build.id}`.pipe(Effect.orDie, Effect.asVoid)
+  yield* hooks.registerOnExecuted("*", "delegations.nonce_used", (op) => nonceUsed(op))
+  yield* hooks.registerOnFailed("*", "delegations.nonce_used", (op, failure) =>
+    typeof failure === "string" ? Effect.void : nonceUsed(op))
   // A failed enable never becomes a delegation, whether or not anyone is waiting for it.
   yield* hooks.registerOnFailed("delegation_enable", "delegations.enable", (op, failure) =>
     sql`UPDATE delegations SET status = 'failed', failure_reason = ${failureText(failure)}
@@ -736,16 +797,20 @@ const make = Effect.gen(function*() {
   // so they stay disabled). The delegations keep their status; they read `frozen`.
   yield* rules.registerFreezePlan("delegations", (account) =>
     Effect.gen(function*() {
+      // Every leg that can be live on chain: active delegations, and pending ones (an enable
+      // mined but not yet settled is live); revoked legs are left alone. Which of them to
+      // disable (freeze) or re-enable (unfreeze) is read from the chain now (FreezeState.ts).
       const rows = yield* sql<{ legs: ReadonlyArray<Leg> }>`
-        SELECT d.legs FROM delegations d WHERE d.account_id = ${account.id} AND d.status = 'active'`.pipe(Effect.orDie)
+        SELECT d.legs FROM delegations d WHERE d.account_id = ${account.id} AND d.status IN ('active', 'pending')`.pipe(Effect.orDie)
       const live = yield* sql<{ permission_id: string }>`
         SELECT l.permission_id FROM delegation_legs l JOIN delegations d ON d.id = l.delegation_id
-        WHERE d.account_id = ${account.id} AND d.status = 'active' AND l.disabled_at IS NULL`.pipe(Effect.orDie)
+        WHERE d.account_id = ${account.id} AND d.status IN ('active', 'pending') AND l.disabled_at IS NULL`.pipe(Effect.orDie)
       const liveIds = new Set(live.map((l) => lower(l.permission_id)))
-      const legs = rows.flatMap((r) => r.legs).filter((l) => liveIds.has(lower(l.permissionId))).map((l) => l.delegation)
+      const legs = rows.flatMap((r) => r.legs).filter((l) => liveIds.has(lower(l.permissionId)))
+      const states = yield* legStates(chain, dm, legs)
+      const calls = freezeCalls(dm, states)
       return {
-        freeze: disableCalls(dm, legs),
-        unfreeze: reenableCalls(dm, legs),
+        ...calls,
         description: legs.length === 0 ? "" : `${rows.length} live delegation(s) (${legs.length} on-chain permission(s))`
       }
     }))

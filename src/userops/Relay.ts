@@ -1,9 +1,10 @@
 /**
  * The user-operation relay (docs/relay.md):
  *
- * submit: refuse an unsigned operation (400) → match it to a stored build of the
- * signer's account by (chain, sender, nonce) (404 when there is none) with unchanged call
- * data (400) → recompute the hash → re-check policy (422 + one audit entry on a decline)
+ * submit: refuse an unsigned operation (400) → recompute the hash → answer an earlier
+ * submission of this very signed operation (signature included) → find the signer's build
+ * by that hash, i.e. every signed field equal (Matching.ts; 404 when nothing was built for
+ * its sender and nonce, 400 when it is not what was built) → re-check policy (422 + one audit entry on a decline)
  * → persist it as `submitted` → forward it to the bundler. A bundler rejection settles it
  * at once (`failed` / `rejected`, one audit entry); a bundler that cannot be reached
  * leaves it `submitted` and unsent, answers 502/504, and the reconciler sends it later.
@@ -19,7 +20,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import type { Hash } from "viem"
 import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
-import { matchesBuild, OperationBuilder, permitMismatch, type StoredBuild } from "../builds/OperationBuilder.ts"
+import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import { Bundler, type BundlerRejected, type UserOpReceipt as BundlerReceipt } from "../chain/Bundler.ts"
 import { Network } from "../chain/Network.ts"
@@ -30,6 +31,7 @@ import {
   type UserOpReceipt,
   type UserOpStatus
 } from "../domain/Operations.ts"
+import { buildOfSubmission, priorVerdict, signatureDigest } from "./Matching.ts"
 import { RelayAudit, type OperationAuditStatus } from "./RelayAudit.ts"
 import { type RelayedOperation, RelayHooks } from "./RelayHooks.ts"
 
@@ -142,7 +144,9 @@ const make = Effect.gen(function*() {
   const byHash = SqlSchema.findAll({
     Request: Schema.String,
     Result: OperationRow,
-    execute: (hash) => sql`SELECT * FROM user_operations WHERE chain_id = ${chainId} AND user_op_hash = ${hash}`
+    execute: (hash) =>
+      sql`SELECT * FROM user_operations WHERE chain_id = ${chainId} AND user_op_hash = ${hash}
+          ORDER BY (status <> 'failed') DESC, submitted_at DESC`
   })
   const load = (id: string) =>
     byId(id).pipe(
@@ -343,11 +347,11 @@ const make = Effect.gen(function*() {
     const stored = yield* sql.withTransaction(Effect.gen(function*() {
       const inserted = yield* sql`
         INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
-                                     user_op_hash, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)
+                                     user_op_hash, signature_digest, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)
         VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
-                ${wire.nonce}, ${hash}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
+                ${wire.nonce}, ${hash}, ${signatureDigest(wire)}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
                 ${`declined: ${decline.declineReason}`}, ${decline.declineReason}, now(), now())
-        ON CONFLICT (chain_id, user_op_hash) DO NOTHING
+        ON CONFLICT DO NOTHING
         RETURNING id`
       // The same operation submitted concurrently: the other request stored it (and its one audit entry).
       if (inserted.length === 0) return false
@@ -361,8 +365,8 @@ const make = Effect.gen(function*() {
       return true
     })).pipe(Effect.orDie)
     if (!stored) {
-      const raced = (yield* byHash(hash).pipe(Effect.orDie))[0]
-      if (raced !== undefined && raced.signer_address === signer) return toReceipt(raced)
+      const raced = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
+      if (raced?._tag === "Same") return toReceipt(raced.row)
       return yield* new BadRequest({ message: "This operation was already submitted" })
     }
     return yield* new OutOfScope({
@@ -388,24 +392,22 @@ const make = Effect.gen(function*() {
       try: () => userOpHashOf(op, chainId, network.entryPoint),
       catch: (e) => new BadRequest({ message: `The operation cannot be encoded: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` })
     })
-    // The same signed operation submitted again is the same operation: answer its receipt.
-    const existing = (yield* byHash(hash).pipe(Effect.orDie))[0]
-    if (existing !== undefined && existing.signer_address === signer) return toReceipt(existing)
-
-    const builds = yield* builder.matching(signer, wire.chainId, wire.sender, wire.nonce)
-    if (builds.length === 0) {
-      return yield* new NotFound({
-        message: "No build of your accounts matches this operation's sender, nonce and chain: build it first"
+    // The same signed operation (signature included) submitted again is the same operation: answer its receipt.
+    const prior = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
+    if (prior?._tag === "Same") return toReceipt(prior.row)
+    if (prior?._tag === "Live") {
+      return yield* new BadRequest({
+        message: "This operation is already submitted with another signature, and is pending or included",
+        ...(prior.row.signer_address === signer ? { details: { userOpId: prior.row.id } } : {})
       })
     }
-    const sameCallData = builds.filter((b) => b.callData === wire.callData.toLowerCase())
-    if (sameCallData.length === 0) {
-      return yield* new BadRequest({ message: "The operation's call data is not the call data that was built" })
-    }
-    const build = sameCallData.find((b) => matchesBuild(b, wire)) ?? sameCallData[0]!
-    // Gas paid by permit: exactly the build's paymasterData prefix plus the 65-byte permit signature.
-    const permitRefusal = permitMismatch(build, wire)
-    if (permitRefusal !== undefined) return yield* new BadRequest({ message: permitRefusal })
+    const build = yield* buildOfSubmission({
+      builder,
+      signer,
+      wire,
+      userOpHash: hash,
+      tokenPaymaster: network.tokenPaymaster?.address.toLowerCase()
+    })
     if (build.expiresAt.getTime() < Date.now()) {
       return yield* new BadRequest({ message: `The build expired at ${build.expiresAt.toISOString()}: build the operation again` })
     }
@@ -429,15 +431,15 @@ const make = Effect.gen(function*() {
     // Persisted (holding the send lease) before anything is forwarded.
     const inserted = yield* sql`
       INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
-                                   user_op_hash, user_op, status, outcome, send_attempts, send_lease_until, submitted_at)
+                                   user_op_hash, signature_digest, user_op, status, outcome, send_attempts, send_lease_until, submitted_at)
       VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
-              ${wire.nonce}, ${hash}, ${JSON.stringify({ ...wire, sender: wire.sender.toLowerCase() })}::jsonb,
+              ${wire.nonce}, ${hash}, ${signatureDigest(wire)}, ${JSON.stringify({ ...wire, sender: wire.sender.toLowerCase() })}::jsonb,
               'submitted', 'pending', 1, now() + ${`${leaseMs} milliseconds`}::interval, now())
-      ON CONFLICT (chain_id, user_op_hash) DO NOTHING
+      ON CONFLICT DO NOTHING
       RETURNING *`.pipe(Effect.orDie, Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))), Effect.orDie)
     if (inserted.length === 0) {
-      const raced = (yield* byHash(hash).pipe(Effect.orDie))[0]
-      if (raced !== undefined && raced.signer_address === signer) return toReceipt(raced)
+      const raced = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
+      if (raced?._tag === "Same") return toReceipt(raced.row)
       return yield* new BadRequest({ message: "This operation was already submitted" })
     }
     const row = inserted[0]!

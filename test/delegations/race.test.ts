@@ -67,10 +67,10 @@ const attempt100 = (limits: { budget: number; perAction: number; maxActions: num
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { owner, created } = yield* enabled(limits)
-    const recipient = privateKeyToAccount(generatePrivateKey()).address
+    // Distinct requests (one recipient each): identical ones would share one build and reservation.
     const results = yield* Effect.forEach(
-      Array.from({ length: 100 }, (_, i) => i),
-      () =>
+      Array.from({ length: 100 }, () => privateKeyToAccount(generatePrivateKey()).address),
+      (recipient) =>
         owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount } }).pipe(
           Effect.map(() => "allowed"),
           Effect.catch((e) => Effect.succeed((e as { declineReason?: string }).declineReason ?? e._tag))

@@ -186,7 +186,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
       )
     }))
 
-  it.effect("rejected and reverted revokes change nothing; failed actions free their reservation", () =>
+  it.effect("a rejected revoke changes nothing; a revoke after an out-of-band disable does not revert; failed actions free their reservation", () =>
     Effect.gen(function*() {
       const net = yield* Network
       const owner = yield* newSession()
@@ -232,15 +232,17 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
       yield* act()
       assert.deepStrictEqual(yield* reservationStatuses(id), ["released", "released", "reserved"])
 
-      // e2. The owner's revoke now reverts on chain (AlreadyDisabled): the service changes nothing.
+      // e2. The owner's revoke reads the chain (the leg is disabled): it re-enables and disables it in one
+      // operation instead of reverting on AlreadyDisabled, so the delegation is revoked for good.
       const revoke2 = yield* owner.api.delegations.revoke({ params: { delegationId: id } })
-      assert.isFalse(revoke2.simulation?.willSucceed)
-      const revertedRevoke = yield* relay(owner.api, yield* signOp(owner.key, revoke2.userOp))
-      assert.deepStrictEqual([revertedRevoke.status, revertedRevoke.outcome], ["failed", "reverted"])
+      assert.isTrue(revoke2.simulation?.willSucceed)
+      const revokedAfterAll = yield* relay(owner.api, yield* signOp(owner.key, revoke2.userOp))
+      assert.deepStrictEqual([revokedAfterAll.status, revokedAfterAll.outcome], ["included", "mined"])
       const after = yield* owner.api.delegations.get({ params: { delegationId: id } })
-      assert.strictEqual(after.status, "active")
+      assert.strictEqual(after.status, "revoked")
       assert.deepStrictEqual(after.spentToDate.map((s) => s.spent), [0])
-      assert.deepStrictEqual(yield* reservationStatuses(id), ["released", "released", "reserved"])
+      assert.deepStrictEqual(yield* reservationStatuses(id), ["released", "released", "released"])
+      assert.isTrue(yield* disabledOnChain(leg.permissionId))
       assert.strictEqual(yield* usdcBalance(recipient), 0n)
     }))
 })

@@ -3,12 +3,13 @@
  * every JSON-RPC request, `down` drops every connection (the bundler is gone), and
  * `hang-send` forwards everything but never answers `eth_sendUserOperation` (the
  * service dies while forwarding), `receipt-null-then-down` answers the first
- * `eth_getUserOperationReceipt` "unknown" (null) and drops every later one (a flaky bundler).
+ * `eth_getUserOperationReceipt` "unknown" (null) and drops every later one (a flaky bundler),
+ * `receipt-null` answers every receipt "unknown" (operations mined, the service not told yet).
  */
 import { Effect } from "effect"
 import * as http from "node:http"
 
-export type ProxyMode = "up" | "down" | "hang-send" | "receipt-null-then-down"
+export type ProxyMode = "up" | "down" | "hang-send" | "receipt-null-then-down" | "receipt-null"
 
 export interface BundlerProxy {
   readonly url: string
@@ -36,6 +37,11 @@ export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
           req.on("data", (c: Buffer) => chunks.push(c))
           req.on("end", async () => {
             const body = Buffer.concat(chunks).toString()
+            if (mode === "receipt-null" && body.includes("eth_getUserOperationReceipt")) {
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({ jsonrpc: "2.0", id: (JSON.parse(body) as { id: unknown }).id, result: null }))
+              return
+            }
             if (mode === "receipt-null-then-down" && body.includes("eth_getUserOperationReceipt")) {
               if (receiptNulled) {
                 req.socket.destroy()

@@ -14,6 +14,8 @@ import marketplaceMandates from "./0050_marketplace_mandates.ts"
 import nonceExpiryIndex from "./0060_nonce_expiry_index.ts"
 import reconcilerRotation from "./0070_reconciler_rotation.ts"
 import auditAppendFunction from "./0110_audit_append_function.ts"
+import relayExactMatch from "./0140_relay_exact_match.ts"
+import buildSharing from "./0141_build_sharing.ts"
 import notificationPush from "./0170_notification_push.ts"
 import budgetAlerts from "./0171_budget_alerts.ts"
 import mandateRevocation from "./0180_mandate_revocation.ts"
@@ -31,6 +33,8 @@ export const migrations = Migrator.fromRecord({
   "0060_nonce_expiry_index": nonceExpiryIndex,
   "0070_reconciler_rotation": reconcilerRotation,
   "0110_audit_append_function": auditAppendFunction,
+  "0140_relay_exact_match": relayExactMatch,
+  "0141_build_sharing": buildSharing,
   "0170_notification_push": notificationPush,
   "0171_budget_alerts": budgetAlerts,
   "0180_mandate_revocation": mandateRevocation,
