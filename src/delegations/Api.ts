@@ -36,7 +36,12 @@ const common = [
 export class DelegationsApi extends HttpApiGroup.make("delegations")
   .add(
     HttpApiEndpoint.get("list", "/delegations", {
-      query: { status: Schema.optionalKey(DelegationStatus), accountId: Schema.optionalKey(Id) },
+      query: {
+        status: Schema.optionalKey(DelegationStatus),
+        accountId: Schema.optionalKey(Id),
+        // Beyond the contract: `delegatee` lists the grants the account holds (docs/delegations.md, "The delegatee's lane").
+        role: Schema.optionalKey(Schema.Literals(["owner", "delegatee"]))
+      },
       success: Schema.Array(Delegation),
       error: common
     }),

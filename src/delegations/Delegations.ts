@@ -155,7 +155,10 @@ const policyForDetail = (p: PolicySet): PolicySet => ({
 export class Delegations extends Context.Service<Delegations, {
   build(signer: Signer, input: BuildInput): Effect.Effect<typeof DelegationBuild.Type, BadRequest | NotFound | BuildError>
   create(signer: Signer, input: CreateInput): Effect.Effect<Delegation, BadRequest | NotFound | Conflict | BuildError>
-  list(signer: Signer, query: { readonly status?: DelegationStatus; readonly accountId?: string }): Effect.Effect<ReadonlyArray<Delegation>, NotFound>
+  list(
+    signer: Signer,
+    query: { readonly status?: DelegationStatus; readonly accountId?: string; readonly role?: "owner" | "delegatee" }
+  ): Effect.Effect<ReadonlyArray<Delegation>, NotFound>
   get(signer: Signer, id: string): Effect.Effect<Delegation, NotFound>
   snapshots(signer: Signer, id: string): Effect.Effect<ReadonlyArray<PolicySnapshotType>, NotFound>
   /** Evaluates and reserves under the delegation's row lock; `OutOfScope` (recorded) on a decline. */
@@ -205,6 +208,26 @@ const make = Effect.gen(function*() {
           : Effect.succeed(row)
       })
     )
+
+  /**
+   * The delegatee's lane (docs/delegations.md): a grant held by one of the signer's accounts. The holder reads
+   * it (limits, what remains) and builds its own actions; it cannot revoke it and sees no other grant of the owner.
+   */
+  const findHeld = (signer: Signer, id: string) =>
+    selectDelegation(sql.and([
+      sql`d.id = ${id}`,
+      sql`d.delegatee_address IN (SELECT address FROM accounts WHERE signer_address = ${lower(signer.address)})`
+    ])).pipe(
+      Effect.flatMap((rows) => {
+        const row = rows[0]
+        return row === undefined || row.status === "pending" || row.status === "failed"
+          ? Effect.fail(new NotFound({ message: `No delegation ${id}` }))
+          : Effect.succeed(row)
+      })
+    )
+
+  /** The owner's grant, or one the signer holds; anyone else's is answered as if it did not exist. */
+  const findUsable = (signer: Signer, id: string) => findOwn(signer, id).pipe(Effect.catchTag("NotFound", () => findHeld(signer, id)))
 
   const toDelegation = (row: DelegationRow, spentToDate: Delegation["spentToDate"], now: Date): Delegation => {
     const status = visibleStatus(row.status, row.policy_set.expiresAt, row.frozen, now)
@@ -460,20 +483,31 @@ const make = Effect.gen(function*() {
   // ---------------------------------------------------------------------------------
   // Reads
 
-  const list = Effect.fn("Delegations.list")(function*(signer: Signer, query: { readonly status?: DelegationStatus; readonly accountId?: string }) {
+  const list = Effect.fn("Delegations.list")(function*(
+    signer: Signer,
+    query: { readonly status?: DelegationStatus; readonly accountId?: string; readonly role?: "owner" | "delegatee" }
+  ) {
     const account = yield* accounts.resolve(signer.address, query.accountId)
-    const rows = yield* selectDelegation(sql.and([
-      sql`d.account_id = ${account.id}`,
-      sql`d.signer_address = ${lower(signer.address)}`,
-      sql`d.status IN ('active', 'revoked')`
-    ]))
+    const rows = yield* selectDelegation(sql.and(
+      query.role === "delegatee"
+        ? [
+          // Grants the account holds (any owner's), never the holder's own grants to others.
+          sql`d.delegatee_address = ${lower(account.address)}`,
+          sql`d.status IN ('active', 'revoked')`
+        ]
+        : [
+          sql`d.account_id = ${account.id}`,
+          sql`d.signer_address = ${lower(signer.address)}`,
+          sql`d.status IN ('active', 'revoked')`
+        ]
+    ))
     const sorted = [...rows].sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? -1 : 1))
     const all = yield* render(sorted)
     return query.status === undefined ? all : all.filter((d) => d.status === query.status)
   })
 
   const get = Effect.fn("Delegations.get")(function*(signer: Signer, id: string) {
-    const row = yield* findOwn(signer, id)
+    const row = yield* findUsable(signer, id)
     return (yield* render([row]))[0]!
   })
 
@@ -538,7 +572,7 @@ const make = Effect.gen(function*() {
    * action is still allowed (evaluated as if that reservation were this request's).
    */
   const reserveFor = Effect.fn("Delegations.reserve")(function*(signer: Signer, id: string, action: ActionInput, open?: string) {
-    yield* findOwn(signer, id)
+    yield* findUsable(signer, id)
     const ttlMs = Duration.toMillis(reservationTtl)
     const verdict = yield* Effect.gen(function*() {
       const row = (yield* lockDelegation(id))!
@@ -579,7 +613,8 @@ const make = Effect.gen(function*() {
     )
 
   const act = Effect.fn("Delegations.act")(function*(signer: Signer, id: string, action: ActionInput) {
-    const row = yield* findOwn(signer, id)
+    // The owner's lane or the delegatee's own: the action is an operation of the delegate's account either way.
+    const row = yield* findUsable(signer, id)
     const delegate = yield* accountByAddress(row.delegatee_address)
     if (delegate === undefined) {
       return yield* new BadRequest({
