@@ -30,8 +30,8 @@ const seed = Effect.gen(function*() {
   yield* opBuild("ob-recent", ago(60_000))
   yield* opBuild("ob-live", later(HOUR))
   yield* sql`INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
-                                          user_op_hash, user_op, status, outcome, submitted_at)
-             VALUES ('op1', 'ob-used-by-op', 'acc', ${signer}, 'send', 31337, '0x', '0', 'h1', '{}'::jsonb, 'included', 'mined', now())`
+                                          user_op_hash, signature_digest, user_op, status, outcome, submitted_at)
+             VALUES ('op1', 'ob-used-by-op', 'acc', ${signer}, 'send', 31337, '0x', '0', 'h1', 'sig1', '{}'::jsonb, 'included', 'mined', now())`
   const delegationBuild = (id: string, opBuildId: string, expiresAt: Date) =>
     sql`INSERT INTO delegation_builds (id, op_build_id, signer_address, account_id, name, kind, delegatee_address, chain_id,
                                        policy_set, human_summary, legs, user_op_hash, created_at, expires_at)
