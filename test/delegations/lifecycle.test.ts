@@ -130,8 +130,10 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
       assert.strictEqual(snapshots.length, 1)
       const enableTx = yield* chain.getTransactionReceipt(snapshots[0]!.enableTxHash as Hex)
       assert.strictEqual(enableTx?.status, "success")
-      // Another signer sees nothing.
-      const stranger = yield* delegate.api.delegations.get({ params: { delegationId: created.id } }).pipe(Effect.flip)
+      // The delegatee reads the grant it holds (its own lane); another signer sees nothing.
+      assert.strictEqual((yield* delegate.api.delegations.get({ params: { delegationId: created.id } })).id, created.id)
+      const outsider = yield* session(generatePrivateKey())
+      const stranger = yield* outsider.api.delegations.get({ params: { delegationId: created.id } }).pipe(Effect.flip)
       assert.strictEqual(stranger._tag, "NotFound")
       const otherAccount = yield* owner.api.delegations.list({ query: { accountId: delegate.account.id } }).pipe(Effect.flip)
       assert.strictEqual(otherAccount._tag, "NotFound")
