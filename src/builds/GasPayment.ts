@@ -10,9 +10,9 @@
  * signs the typed data and relays. The relay accepts exactly the build's prefix followed
  * by 65 bytes, every other signed field unchanged.
  */
-import type { Hex } from "viem"
-import { PERMIT_SIGNATURE_LENGTH, splitPermitData } from "../chain/TokenPaymaster.ts"
-import type { Eip712TypedData, UserOpBuild, UserOperation } from "../domain/Operations.ts"
+import { type Address, type Hex, maxUint256 } from "viem"
+import { approvalCalls, PERMIT_SIGNATURE_LENGTH, splitPermitData } from "../chain/TokenPaymaster.ts"
+import type { Eip712TypedData, UserOpBuild, UserOperation, UsdtApproval } from "../domain/Operations.ts"
 import { fromWire, sameUnsigned, userOpHashOf } from "./Wire.ts"
 
 /** What the relay needs of a stored build to match a submission. */
@@ -57,4 +57,32 @@ export const withPermitSignature = (build: UserOpBuild, permitSignature: Hex) =>
       message: { ...message, paymasterAndData: `${message["paymasterAndData"]}${permitSignature.slice(2)}`.toLowerCase() }
     } satisfies Eip712TypedData
   }
+}
+
+/**
+ * An allowance at or above this is "unlimited": the token paymaster's pre-charge never runs
+ * it out (USDT and the local tokens do not decrease an allowance of 2^256 - 1).
+ */
+const UNLIMITED_ALLOWANCE = maxUint256 / 2n
+
+/**
+ * Gas by allowance (USDT): the token paymaster takes the maximum charge in validation, so
+ * the allowance must exist BEFORE the operation; an `approve` batched into the operation's
+ * own call data runs too late. When the allowance is not unlimited, the operation becomes
+ * the allowance's setup: `approve(paymaster, 2^256 - 1)` (after `approve(paymaster, 0)` when
+ * one exists) batched before the calls, its gas sponsored (docs/onchain.md "Paymaster and
+ * gas"). Returns `undefined` when the allowance is already there (the operation pays in the
+ * token), or when the account holds none of the token (nothing to pay with: no sponsored setup).
+ */
+export const allowanceSetup = (token: Address, paymaster: Address, currentAllowance: bigint, balance: bigint) => {
+  // An account without the token gets no sponsored setup: its build pays in the token and is predicted to fail.
+  if (currentAllowance >= UNLIMITED_ALLOWANCE || balance === 0n) return undefined
+  const calls = approvalCalls(token, paymaster, maxUint256, currentAllowance)
+  const usdtApproval: typeof UsdtApproval.Type = {
+    token: token.toLowerCase(),
+    paymaster: paymaster.toLowerCase(),
+    amount: maxUint256.toString(),
+    calls: calls.map((c) => ({ to: c.to.toLowerCase(), data: c.data.toLowerCase(), value: c.value.toString() }))
+  }
+  return { calls, usdtApproval }
 }

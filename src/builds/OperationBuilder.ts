@@ -22,6 +22,7 @@ import { Chain } from "../chain/Chain.ts"
 import { Network, type TokenInfo } from "../chain/Network.ts"
 import { Paymaster } from "../chain/Paymaster.ts"
 import {
+  allowanceEstimationData,
   allowancePaymasterData,
   approvalCalls,
   isPermitPrefix,
@@ -40,7 +41,7 @@ import {
   UserOpBuild,
   type UsdtApproval
 } from "../domain/Operations.ts"
-import { type MatchableBuild, matchesBuild, permitMismatch } from "./GasPayment.ts"
+import { allowanceSetup, type MatchableBuild, matchesBuild, permitMismatch } from "./GasPayment.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen, isRiskReducingIntent } from "./Intents.ts"
 import { chargeQuota, SponsorLimitsConfig, sponsoredFees } from "./Sponsorship.ts"
 import { mapUpstream, toWire, typedDataJson, userOpHashOf } from "./Wire.ts"
@@ -367,11 +368,28 @@ const make = Effect.gen(function*() {
       warnings.push(`Risk-reducing operations are always sponsored: gas is not paid in ${request.gasToken}`)
     }
     const gasToken = riskReducing ? undefined : request.gasToken
-    const tokenGas = gasToken === undefined ? undefined : yield* tokenGasChoice(gasToken)
-    if (tokenGas !== undefined && request.calls === undefined) {
+    const tokenGasAsked = gasToken === undefined ? undefined : yield* tokenGasChoice(gasToken)
+    // Gas by allowance needs the allowance before the operation (the paymaster pre-charges in validation):
+    // without it, this operation grants it, sponsored (GasPayment.allowanceSetup).
+    const setup = tokenGasAsked?.mode !== "allowance" ? undefined : allowanceSetup(
+      tokenGasAsked.token.address,
+      tokenGasAsked.paymaster,
+      ...yield* mapUpstream(Effect.all([
+        chain.erc20Allowance(tokenGasAsked.token.address, account.address as Address, tokenGasAsked.paymaster),
+        chain.erc20Balance(tokenGasAsked.token.address, account.address as Address)
+      ], { concurrency: "unbounded" }))
+    )
+    if (setup !== undefined && paymaster.address === undefined) {
+      return yield* new ServiceUnavailable({
+        message: `${gasToken} gas needs an allowance to the token paymaster first, and no sponsoring paymaster is configured to set it`
+      })
+    }
+    const tokenGas = setup === undefined ? tokenGasAsked : undefined
+    if (tokenGasAsked !== undefined && request.calls === undefined) {
       return yield* Effect.die(new Error("OperationBuilder.build: gasToken needs calls (the approval may be batched with them)"))
     }
-    const sponsored = tokenGas === undefined && paymaster.address !== undefined && (sponsorPolicy === "all" || riskReducing)
+    const sponsored = tokenGas === undefined && paymaster.address !== undefined &&
+      (sponsorPolicy === "all" || riskReducing || setup !== undefined)
     if (riskReducing && !sponsored) {
       return yield* new ServiceUnavailable({
         message: "Risk-reducing operations are sponsored, and no sponsoring paymaster is configured"
@@ -380,7 +398,7 @@ const make = Effect.gen(function*() {
     if ((request.calls === undefined) === (request.callData === undefined)) {
       return yield* Effect.die(new Error("OperationBuilder.build: give exactly one of calls / callData"))
     }
-    const calls = request.calls ?? []
+    const calls = [...(setup?.calls ?? []), ...(request.calls ?? [])]
     const callData = request.callData ?? stack.encodeExecute(calls)
 
     const sender = account.address as Address
@@ -427,7 +445,7 @@ const make = Effect.gen(function*() {
       paymasterPostOpGasLimit: TOKEN_PAYMASTER_GAS.postOp,
       paymasterData: tokenGas.mode === "permit"
         ? permitEstimationData(tokenGas.token.address)
-        : allowancePaymasterData(tokenGas.token.address)
+        : allowanceEstimationData(tokenGas.token.address)
     }
     const { gas, rejected } = yield* estimate({ ...base, ...(stub ?? {}), ...estimationOverrides })
     // Estimates are tight: a call that forwards gas (redeemDelegations → the account →
@@ -546,7 +564,7 @@ const make = Effect.gen(function*() {
       gasless: sponsored,
       // With a permit, userOpHash and typedData cover the prefix only: stale until the permit signature is attached.
       gasPermit: token?.gasPermit ?? null,
-      usdtApproval: token?.usdtApproval ?? null,
+      usdtApproval: token?.usdtApproval ?? setup?.usdtApproval ?? null,
       buildId,
       typedData,
       expiresAt: expiresAt.toISOString()

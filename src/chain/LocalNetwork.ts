@@ -52,6 +52,8 @@ export const LOCAL_CHAIN_ID = 31337
 const TOKENS_PER_ETH = 3_000_000_000n
 const TOKEN_PAYMASTER_MARKUP_BPS = 11_000n
 const TOKEN_PAYMASTER_POST_OP_OVERHEAD = 50_000n
+/** The local TokenPaymaster refuses a price older than this (seconds): a year, since tests move the clock forward. */
+const TOKEN_PAYMASTER_MAX_PRICE_AGE = 365n * 86_400n
 
 export interface LocalNetworkDescription extends NetworkDescription {
   readonly paymaster: NonNullable<NetworkDescription["paymaster"]>
@@ -299,7 +301,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
       "token paymaster",
       tokenPaymasterAbi as Abi,
       tokenPaymasterBytecode,
-      [ENTRY_POINT_V07, deployer.address, TOKEN_PAYMASTER_MARKUP_BPS, TOKEN_PAYMASTER_POST_OP_OVERHEAD]
+      [ENTRY_POINT_V07, deployer.address, TOKEN_PAYMASTER_MARKUP_BPS, TOKEN_PAYMASTER_POST_OP_OVERHEAD, TOKEN_PAYMASTER_MAX_PRICE_AGE]
     )
     yield* step("token paymaster setup", async () => {
       const address = tokenPaymasterAddress

@@ -26,6 +26,8 @@ import type { TokenInfo } from "./Network.ts"
 
 export const MODE_ALLOWANCE = 0
 export const MODE_PERMIT = 1
+/** Estimation only: the contract does the allowance mode's work and answers "signature failed" (never executes). */
+export const MODE_ESTIMATE = 2
 /** The permit signature appended to the prefix: r ‖ s ‖ v. */
 export const PERMIT_SIGNATURE_LENGTH = 65
 /** mode(1) ‖ token(20) ‖ amount(32) ‖ deadline(6). */
@@ -34,11 +36,12 @@ export const PERMIT_PREFIX_LENGTH = 59
 /**
  * Paymaster gas limits. Verification: the estimate (balance read) plus what the permit
  * costs (the token's permit, which calls the account's ERC-1271 check, and its storage
- * writes). postOp: its `transferFrom`; the contract charges `postOpOverheadGas` (50k on
+ * writes). postOp: the refund's `transfer`; the contract charges `postOpOverheadGas` (50k on
  * the local network) for it, which must stay below this limit.
  */
 export const TOKEN_PAYMASTER_GAS = {
-  verificationFloor: 60_000n,
+  // The balance and allowance reads and the pre-charge's transferFrom (cold storage writes).
+  verificationFloor: 110_000n,
   permitExtra: 90_000n,
   postOp: 80_000n
 } as const
@@ -56,12 +59,18 @@ export const permitSignaturePrefix = (token: Address, amount: bigint, deadline: 
   ])
 
 /**
- * For estimation of a permit operation: allowance mode (validation checks the balance
- * only), padded with non-zero bytes to the permit data's length so the pre-verification
- * gas covers the real operation's size.
+ * For estimation of an allowance operation: estimate mode (the allowance mode's work when
+ * the allowance is there, and a "signature failed" answer, which estimation tolerates as it
+ * does a stub signature and a real handleOps refuses).
+ */
+export const allowanceEstimationData = (token: Address): Hex => concat([numberToHex(MODE_ESTIMATE, { size: 1 }), token])
+
+/**
+ * For estimation of a permit operation: estimate mode, padded with non-zero bytes to the
+ * permit data's length so the pre-verification gas covers the real operation's size.
  */
 export const permitEstimationData = (token: Address): Hex =>
-  concat([allowancePaymasterData(token), `0x${"ff".repeat(PERMIT_PREFIX_LENGTH + PERMIT_SIGNATURE_LENGTH - 21)}`])
+  concat([allowanceEstimationData(token), `0x${"ff".repeat(PERMIT_PREFIX_LENGTH + PERMIT_SIGNATURE_LENGTH - 21)}`])
 
 /** Is `paymasterData` a permit prefix (a build's, before the permit signature is appended)? */
 export const isPermitPrefix = (paymasterData: string): boolean =>

@@ -1,7 +1,8 @@
 /**
  * Gas paid in the stablecoins through the local TokenPaymaster, with real signatures on
  * the run's local network: USDC by permit (two signatures), USDT by an approve batched
- * into the call data (one signature), a tampered paymasterData refused by the relay, and
+ * into a sponsored first operation then by allowance (one signature each), the maximum
+ * charge taken in validation and the unused part refunded, a tampered paymasterData refused by the relay, and
  * an account without tokens whose build's simulation predicts failure.
  */
 import { assert, layer } from "@effect/vitest"
@@ -14,6 +15,7 @@ import {
   type Hash,
   type Hex,
   hashTypedData,
+  maxUint256,
   parseEventLogs,
   parseUnits
 } from "viem"
@@ -62,6 +64,16 @@ const gasChargedIn = (txHash: string) =>
     const chain = yield* Chain
     const receipt = yield* chain.getTransactionReceipt(txHash as Hash).pipe(Effect.orDie)
     const events = parseEventLogs({ abi: tokenPaymasterAbi, logs: receipt!.logs, eventName: "GasCharged" })
+    assert.strictEqual(events.length, 1)
+    return events[0]!.args
+  })
+
+/** The paymaster's `GasRefunded` of a bundle transaction. */
+const gasRefundedIn = (txHash: string) =>
+  Effect.gen(function*() {
+    const chain = yield* Chain
+    const receipt = yield* chain.getTransactionReceipt(txHash as Hash).pipe(Effect.orDie)
+    const events = parseEventLogs({ abi: tokenPaymasterAbi, logs: receipt!.logs, eventName: "GasRefunded" })
     assert.strictEqual(events.length, 1)
     return events[0]!.args
   })
@@ -151,17 +163,17 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(90) })("gas p
       const usdAfter = yield* chain.erc20Balance(usd.address, sender)
       assert.strictEqual(usdAfter, parseUnits("100", 6) - 1_000_000n - charged.tokenAmount)
       assert.strictEqual(yield* chain.erc20Balance(usd.address, paymaster), paymasterUsdBefore + charged.tokenAmount)
-      // The permit's allowance, less the charge, is what is left to the paymaster.
-      assert.strictEqual(
-        yield* chain.erc20Allowance(usd.address, sender, paymaster),
-        BigInt(permit!.permitAmount) - charged.tokenAmount
-      )
+      // The permit's whole amount was taken in validation (the allowance is spent), the unused part refunded.
+      assert.strictEqual(yield* chain.erc20Allowance(usd.address, sender, paymaster), 0n)
+      const refunded = yield* gasRefundedIn(receipt.transactionHash!)
+      assert.strictEqual(charged.tokenAmount + refunded.tokenAmount, BigInt(permit!.permitAmount))
+      assert.strictEqual(refunded.sender.toLowerCase(), sender.toLowerCase())
       assert.strictEqual(yield* chain.nativeBalance(sender), ethBefore)
       assert.strictEqual(ethBefore, 0n)
       assert.strictEqual(yield* chain.permitNonce(usd.address, sender), 1n)
     }))
 
-  it.effect("USDT with no allowance: the approve is batched into callData, one signature, mined and charged", () =>
+  it.effect("USDT with no allowance: the approve is batched into a sponsored first operation; the next pays in USDT with the refund", () =>
     Effect.gen(function*() {
       const user = yield* newUser
       const chain = yield* Chain
@@ -186,13 +198,16 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(90) })("gas p
       assert.isNotNull(approval)
       assert.isNull(build.gasPermit)
       assert.isTrue(build.simulation?.willSucceed, build.simulation?.warnings.join("; "))
-      assert.strictEqual(build.simulation?.gas.method, "token_approval")
+      // The paymaster pre-charges in validation: the allowance must exist before, so this operation sets it, sponsored.
+      assert.strictEqual(build.simulation?.gas.method, "sponsored")
+      assert.isTrue(build.gasless)
       assert.strictEqual(approval!.token, usdt.address.toLowerCase())
       assert.strictEqual(approval!.paymaster, paymaster.toLowerCase())
+      assert.strictEqual(BigInt(approval!.amount), maxUint256)
       assert.strictEqual(approval!.calls.length, 1)
       assert.strictEqual(
         approval!.calls[0]!.data,
-        encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [paymaster, BigInt(approval!.amount)] })
+        encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [paymaster, maxUint256] })
       )
       // The call data is the approve, then the send.
       const decoded = stack.decodeExecute(build.userOp.callData as Hex)
@@ -209,14 +224,11 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(90) })("gas p
       assert.strictEqual(submitted.userOpHash, build.userOpHash)
       const receipt = yield* settle(user.api, submitted.userOpId)
       assert.strictEqual(receipt.status, "included", receipt.reason)
-      const charged = yield* gasChargedIn(receipt.transactionHash!)
-      assert.strictEqual(charged.token.toLowerCase(), usdt.address.toLowerCase())
-      assert.isTrue(charged.tokenAmount > 0n && charged.tokenAmount <= BigInt(approval!.amount))
-      assert.strictEqual(yield* chain.erc20Balance(usdt.address, sender), parseUnits("50", 6) - 2_000_000n - charged.tokenAmount)
-      assert.strictEqual(yield* chain.erc20Allowance(usdt.address, sender, paymaster), BigInt(approval!.amount) - charged.tokenAmount)
+      assert.strictEqual(yield* chain.erc20Balance(usdt.address, sender), parseUnits("48", 6))
+      assert.strictEqual(yield* chain.erc20Allowance(usdt.address, sender, paymaster), maxUint256)
       assert.strictEqual(yield* chain.nativeBalance(sender), 0n)
 
-      // The next build sees the allowance left over: short again, so it resets it to 0 first (USDT refuses non-zero → non-zero).
+      // The next build pays in USDT: the maximum taken in validation, the unused part refunded in postOp.
       const next = yield* builder.build({
         account: user.account,
         intentType: "send",
@@ -225,13 +237,26 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(90) })("gas p
         gasToken: "USDT"
       })
       assert.strictEqual(next.build.userOp.nonce, "1")
-      assert.deepStrictEqual(
-        next.build.usdtApproval?.calls.map((c) => c.data),
-        [
-          encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [paymaster, 0n] }),
-          encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [paymaster, BigInt(next.build.usdtApproval!.amount)] })
-        ]
+      assert.isNull(next.build.usdtApproval)
+      assert.isFalse(next.build.gasless)
+      assert.strictEqual(next.build.simulation?.gas.method, "token_allowance")
+      const paymasterBefore = yield* chain.erc20Balance(usdt.address, paymaster)
+      const second = yield* user.api.userops.submit({ payload: yield* signBuild(next.build, user.key) })
+      const secondReceipt = yield* settle(user.api, second.userOpId)
+      assert.strictEqual(secondReceipt.status, "included", secondReceipt.reason)
+      const charged = yield* gasChargedIn(secondReceipt.transactionHash!)
+      const refunded = yield* gasRefundedIn(secondReceipt.transactionHash!)
+      assert.strictEqual(charged.token.toLowerCase(), usdt.address.toLowerCase())
+      assert.isTrue(charged.tokenAmount > 0n)
+      assert.isTrue(refunded.tokenAmount > 0n)
+      // What was taken in validation: the paymaster's tokenCost of the operation's maximum cost (the build's estimate).
+      assert.strictEqual(
+        charged.tokenAmount + refunded.tokenAmount,
+        parseUnits(String(next.build.simulation!.gas.cost.amount), 6)
       )
+      assert.strictEqual(yield* chain.erc20Balance(usdt.address, sender), parseUnits("48", 6) - 1n - charged.tokenAmount)
+      assert.strictEqual(yield* chain.erc20Balance(usdt.address, paymaster), paymasterBefore + charged.tokenAmount)
+      assert.strictEqual(yield* chain.erc20Allowance(usdt.address, sender, paymaster), maxUint256)
     }))
 
   it.effect("the relay accepts only the build's permit prefix followed by a 65-byte signature", () =>

@@ -6,19 +6,25 @@
 //
 // paymasterData (after paymaster address and the two 16-byte gas limits):
 //   mode 0 (allowance): 0x00 ‖ token(20)
-//     the sender has approved this paymaster, possibly in the operation's own batched
-//     `approve` (which runs after validation): validation checks the balance only.
+//     the sender has approved this paymaster BEFORE the operation (an allowance batched
+//     into the operation's own call data runs after validation, too late to pre-charge).
 //   mode 1 (permit):    0x01 ‖ token(20) ‖ amount(32) ‖ deadline(6) ‖ permit signature(65)
 //     validation calls the token's EIP-2612 `permit(sender, this, amount, deadline, sig)`
 //     (an owner account signs through ERC-1271) and requires the resulting allowance.
-// Both modes charge in `postOp` with `transferFrom(sender, this, cost)`.
+//   mode 2 (estimate):  0x02 ‖ token(20) ‖ any padding
+//     for gas estimation only: the same work as mode 0 when the allowance is there (none when
+//     it is not), and the validation always answers "signature failed", so a real handleOps
+//     refuses it (AA34) before anything is charged to anyone.
+// Modes 0 and 1 take the maximum charge (the token cost of the EntryPoint's `maxCost`) in
+// validation with `transferFrom(sender, this, max)`, and postOp refunds what was not used.
+// An account that cannot pay is refused at validation, before the EntryPoint charges the
+// deposit; postOp only transfers the paymaster's own tokens back, so it cannot be made to
+// revert by the sender (the deposit never pays for a user who did not pay).
+// A price older than `maxPriceAge` seconds is refused at validation.
 //
 // Validation reads and writes the token's storage and calls the account (ERC-1271) and
 // returns a context: a production bundler accepts that only from a staked paymaster (ERC-7562);
-// the local Alto runs with --safe-mode false. Charging in postOp means an operation that
-// spends its tokens or drops the allowance during execution makes postOp revert, and the
-// paymaster's deposit pays: the price markup is the only cover (a production paymaster
-// would pre-charge in validation where it can).
+// the local Alto runs with --safe-mode false.
 pragma solidity 0.8.28;
 
 import {IPaymaster} from "@account-abstraction/contracts/interfaces/IPaymaster.sol";
@@ -38,11 +44,16 @@ contract TokenPaymaster is IPaymaster {
     uint256 private constant PERMIT_DATA_LENGTH = 124;
     uint256 private constant BPS = 10_000;
     uint256 private constant WEI_PER_ETH = 1e18;
+    uint256 private constant SIG_VALIDATION_FAILED = 1;
 
     IEntryPoint public immutable entryPoint;
     address public owner;
     /// Token base units per 1 ETH of gas; 0 = not accepted.
     mapping(address => uint256) public tokenPricePerEth;
+    /// When the owner last set each token's price (block timestamp).
+    mapping(address => uint256) public tokenPriceUpdatedAt;
+    /// A price older than this (seconds) is refused at validation.
+    uint256 public maxPriceAge;
     /// 11_000 = the gas cost plus 10 %.
     uint256 public markupBps;
     /// Gas charged for postOp itself (its transferFrom), on top of the EntryPoint's actualGasCost.
@@ -50,7 +61,9 @@ contract TokenPaymaster is IPaymaster {
 
     event TokenPriceSet(address indexed token, uint256 pricePerEth);
     event MarkupSet(uint256 markupBps, uint256 postOpOverheadGas);
+    event MaxPriceAgeSet(uint256 maxPriceAge);
     event GasCharged(address indexed sender, address indexed token, uint256 tokenAmount, uint256 actualGasCost);
+    event GasRefunded(address indexed sender, address indexed token, uint256 tokenAmount);
 
     modifier onlyOwner() {
         require(msg.sender == owner, "TokenPaymaster: not owner");
@@ -62,17 +75,31 @@ contract TokenPaymaster is IPaymaster {
         _;
     }
 
-    constructor(IEntryPoint _entryPoint, address _owner, uint256 _markupBps, uint256 _postOpOverheadGas) {
+    constructor(
+        IEntryPoint _entryPoint,
+        address _owner,
+        uint256 _markupBps,
+        uint256 _postOpOverheadGas,
+        uint256 _maxPriceAge
+    ) {
         entryPoint = _entryPoint;
         owner = _owner;
         _setMarkup(_markupBps, _postOpOverheadGas);
+        maxPriceAge = _maxPriceAge;
+        emit MaxPriceAgeSet(_maxPriceAge);
     }
 
     // --- owner ---
 
     function setTokenPrice(address token, uint256 pricePerEth) external onlyOwner {
         tokenPricePerEth[token] = pricePerEth;
+        tokenPriceUpdatedAt[token] = block.timestamp;
         emit TokenPriceSet(token, pricePerEth);
+    }
+
+    function setMaxPriceAge(uint256 _maxPriceAge) external onlyOwner {
+        maxPriceAge = _maxPriceAge;
+        emit MaxPriceAgeSet(_maxPriceAge);
     }
 
     function setMarkup(uint256 _markupBps, uint256 _postOpOverheadGas) external onlyOwner {
@@ -141,6 +168,7 @@ contract TokenPaymaster is IPaymaster {
         address token = address(bytes20(data[1:21]));
         address sender = userOp.sender;
         uint256 maxTokenCost = tokenCost(token, maxCost);
+        require(block.timestamp - tokenPriceUpdatedAt[token] <= maxPriceAge, "TokenPaymaster: price too old");
         require(IPaymasterToken(token).balanceOf(sender) >= maxTokenCost, "TokenPaymaster: insufficient token balance");
         if (mode == 1) {
             require(data.length == PERMIT_DATA_LENGTH, "TokenPaymaster: bad permit data");
@@ -152,25 +180,44 @@ contract TokenPaymaster is IPaymaster {
             uint8 v = uint8(data[123]);
             // A permit already used (e.g. copied from the mempool) leaves the allowance: check that, not the call.
             try IPaymasterToken(token).permit(sender, address(this), amount, deadline, v, r, s) {} catch {}
-            require(
-                IPaymasterToken(token).allowance(sender, address(this)) >= maxTokenCost,
-                "TokenPaymaster: permit not accepted"
-            );
             // validUntil = the permit's deadline (bits 160..207), signature valid.
             validationData = uint256(deadline) << 160;
+        } else if (mode == 2) {
+            // Estimation: charge only what can be charged, and fail the "signature" so it never executes.
+            bool able = IPaymasterToken(token).allowance(sender, address(this)) >= maxTokenCost;
+            if (able) {
+                require(
+                    IPaymasterToken(token).transferFrom(sender, address(this), maxTokenCost),
+                    "TokenPaymaster: charge failed"
+                );
+            }
+            return (abi.encode(sender, token, able ? maxTokenCost : 0), SIG_VALIDATION_FAILED);
         } else {
             require(mode == 0, "TokenPaymaster: unknown mode");
         }
-        context = abi.encode(sender, token);
+        require(
+            IPaymasterToken(token).allowance(sender, address(this)) >= maxTokenCost,
+            mode == 1 ? "TokenPaymaster: permit not accepted" : "TokenPaymaster: allowance below the maximum cost"
+        );
+        // The maximum charge, taken before execution: postOp refunds what was not used.
+        require(
+            IPaymasterToken(token).transferFrom(sender, address(this), maxTokenCost), "TokenPaymaster: charge failed"
+        );
+        context = abi.encode(sender, token, maxTokenCost);
     }
 
     function postOp(PostOpMode, bytes calldata context, uint256 actualGasCost, uint256 actualUserOpFeePerGas)
         external
         onlyEntryPoint
     {
-        (address sender, address token) = abi.decode(context, (address, address));
+        (address sender, address token, uint256 prepaid) = abi.decode(context, (address, address, uint256));
         uint256 charge = tokenCost(token, actualGasCost + postOpOverheadGas * actualUserOpFeePerGas);
-        require(IPaymasterToken(token).transferFrom(sender, address(this), charge), "TokenPaymaster: charge failed");
+        if (charge > prepaid) charge = prepaid;
+        uint256 refund = prepaid - charge;
+        if (refund > 0) {
+            require(IPaymasterToken(token).transfer(sender, refund), "TokenPaymaster: refund failed");
+            emit GasRefunded(sender, token, refund);
+        }
         emit GasCharged(sender, token, charge, actualGasCost);
     }
 }
