@@ -6,8 +6,8 @@
  * (stub signature + paymaster stub), fees from the chain, sponsorship by the paymaster,
  * the viem `userOpHash`, the EIP-712 typed data the owner signs, and a simulation. On
  * request (`gasToken`) gas is paid in a stablecoin through the token paymaster instead:
- * `USDC` by permit (`gasPermit`, two signatures), `USDT` by allowance (`usdtApproval`, the
- * approve batched into the call data when the allowance is short).
+ * `USDC` by permit (`gasPermit`, two signatures), `USDT` by allowance (`usdtApproval`: without
+ * an unlimited allowance, an unlimited approve batched into the call data, that operation sponsored).
  * The build is stored before it is answered: the relay only accepts operations that
  * match a stored build (docs/relay.md).
  */
@@ -51,8 +51,8 @@ export { matchesBuild, permitMismatch }
 
 /**
  * How the operation's gas is paid when the caller chooses: `USDC` = the USD stablecoin by
- * EIP-2612 permit (two signatures), `USDT` = the second stablecoin by allowance (an approve
- * batched into the call data when needed; one signature). Absent: sponsored or native.
+ * EIP-2612 permit (two signatures), `USDT` = the second stablecoin by allowance (an unlimited
+ * approve batched into a sponsored operation when needed; one signature). Absent: sponsored or native.
  */
 export type GasToken = "USDC" | "USDT"
 
