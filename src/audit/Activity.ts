@@ -55,7 +55,8 @@ export const toAuditEvent = (e: StoredEntry): AuditEvent => {
     ...(e.auditNonce === null ? {} : { auditNonce: e.auditNonce }),
     prevHash: e.prevHash,
     hash: e.hash,
-    ...(e.delegationId === null ? {} : { delegationId: e.delegationId })
+    ...(e.delegationId === null ? {} : { delegationId: e.delegationId }),
+    ...(e.recipient === null ? {} : { recipient: e.recipient })
   }
 }
 

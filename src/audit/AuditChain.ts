@@ -56,6 +56,8 @@ export interface AppendInput {
   readonly provenance?: Provenance | undefined
   readonly txHash?: string | undefined
   readonly delegationId?: string | undefined
+  /** Where the money went, when the entry moved money. */
+  readonly recipient?: string | undefined
 }
 
 /** A second entry for an operation (or decline id) that already has one. Nothing was written. */
@@ -73,7 +75,7 @@ export class AuditDuplicate extends Data.TaggedError("AuditDuplicate")<{
 export const entryColumns = `id, account_id, chain_index, operation_id, decline_id,
   to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS occurred_at,
   actor, action, amount, token, chain, chain_id, status, decline_reason, provenance, tx_hash,
-  audit_nonce, delegation_id, prev_hash, hash`
+  audit_nonce, delegation_id, recipient, prev_hash, hash`
 
 export const EntryRow = Schema.Struct({
   id: Schema.String,
@@ -94,6 +96,7 @@ export const EntryRow = Schema.Struct({
   tx_hash: Schema.NullOr(Schema.String),
   audit_nonce: Schema.NullOr(Schema.Number),
   delegation_id: Schema.NullOr(Schema.String),
+  recipient: Schema.NullOr(Schema.String),
   prev_hash: Schema.String,
   hash: Schema.String
 })
@@ -118,6 +121,7 @@ export const fromRow = (r: EntryRow): StoredEntry => ({
   txHash: r.tx_hash,
   auditNonce: r.audit_nonce,
   delegationId: r.delegation_id,
+  recipient: r.recipient,
   prevHash: r.prev_hash,
   hash: r.hash
 })
@@ -198,13 +202,14 @@ export class AuditChain extends Context.Service<AuditChain, {
           Schema.String, Schema.String, Schema.NullOr(Schema.String), Schema.NullOr(Schema.String), Schema.Date,
           Schema.String, Schema.String, Schema.NullOr(Schema.Number), Schema.NullOr(Schema.String), Schema.String,
           Schema.Number, Schema.String, Schema.NullOr(Schema.String), Schema.String, Schema.NullOr(Schema.String),
-          Schema.NullOr(Schema.String), Schema.String, Schema.String, Schema.String, Schema.String, Schema.String
+          Schema.NullOr(Schema.String), Schema.NullOr(Schema.String), Schema.String, Schema.String, Schema.String,
+          Schema.String, Schema.String
         ]),
         Result: AppendedRow,
         execute: (a) =>
           sql`SELECT chain_index, audit_nonce, prev_hash, hash FROM audit_append(${a[0]}, ${a[1]}, ${a[2]}, ${a[3]},
             ${a[4]}, ${a[5]}, ${a[6]}, ${a[7]}, ${a[8]}, ${a[9]}, ${a[10]}, ${a[11]}, ${a[12]}, ${a[13]}, ${a[14]},
-            ${a[15]}, ${a[16]}, ${a[17]}, ${a[18]}, ${a[19]}, ${a[20]})`
+            ${a[15]}, ${a[16]}, ${a[17]}, ${a[18]}, ${a[19]}, ${a[20]}, ${a[21]})`
       })
 
       const append = Effect.fn("AuditChain.append")(function*(input: AppendInput) {
@@ -249,6 +254,7 @@ export class AuditChain extends Context.Service<AuditChain, {
           txHash: input.txHash ?? null,
           auditNonce: null,
           delegationId: input.delegationId ?? null,
+          recipient: input.recipient ?? null,
           prevHash: GENESIS_HASH
         }
         const parts = encodingAroundHead(record)
@@ -257,7 +263,7 @@ export class AuditChain extends Context.Service<AuditChain, {
         const rows = yield* appendRow([
           record.id, record.accountId, operationId, declineId, new Date(now), record.actor, record.action,
           record.amount, record.token, record.chain, record.chainId, record.status, record.declineReason,
-          record.provenance, record.txHash, record.delegationId, GENESIS_HASH, parts[0]!, parts[1]!, parts[2]!, parts[3]!
+          record.provenance, record.txHash, record.delegationId, record.recipient, GENESIS_HASH, parts[0]!, parts[1]!, parts[2]!, parts[3]!
         ])
         const written = rows[0]
         if (written === undefined) {

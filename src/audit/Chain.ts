@@ -4,7 +4,7 @@
  * service and the tests share exactly one definition (docs/audit-log.md).
  *
  * Canonical encoding: RFC 8785 (JSON Canonicalization Scheme) of the record below,
- * every field present (absent values are `null`): keys sorted, no whitespace,
+ * every field present (absent values are `null`; `recipient` only when set): keys sorted, no whitespace,
  * ECMAScript number form. Hash: `0x` + lowercase hex SHA-256 of its UTF-8 bytes.
  */
 import { createHash } from "node:crypto"
@@ -34,6 +34,11 @@ export interface AuditRecord {
   readonly txHash: string | null
   readonly auditNonce: number | null
   readonly delegationId: string | null
+  /**
+   * Where the money went (an address), on entries that moved it. Added after the first
+   * entries were written: the encoding carries it only when set, so older entries hash as before.
+   */
+  readonly recipient: string | null
   readonly prevHash: string
 }
 
@@ -83,7 +88,8 @@ const recordObject = (r: AuditRecord) => ({
   status: r.status,
   timestamp: r.timestamp,
   token: r.token,
-  txHash: r.txHash
+  txHash: r.txHash,
+  ...(r.recipient === null ? {} : { recipient: r.recipient })
 })
 
 export const canonicalEncoding = (r: AuditRecord): string => canonicalJson(recordObject(r))

@@ -19,7 +19,9 @@ export const AuditEvent = Schema.Struct({
   auditNonce: Schema.optionalKey(Schema.Int),
   prevHash: Schema.optionalKey(Schema.String),
   hash: Schema.String,
-  delegationId: Schema.optionalKey(Schema.String)
+  delegationId: Schema.optionalKey(Schema.String),
+  /** Where the money went, on entries that moved it. */
+  recipient: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "AuditEvent" })
 export type AuditEvent = typeof AuditEvent.Type
 

@@ -24,7 +24,7 @@ const buildChain = Effect.gen(function*() {
   const entries = [
     yield* chain.append(executed(account, `op_1_${tag}`)),
     yield* chain.append(declined(account, `dec_2_${tag}`)),
-    yield* chain.append(executed(account, `op_3_${tag}`, { amount: 0.1, delegationId: "del_3", actor: "0x2222222222222222222222222222222222222222" })),
+    yield* chain.append(executed(account, `op_3_${tag}`, { amount: 0.1, delegationId: "del_3", actor: "0x2222222222222222222222222222222222222222", recipient: "0x3333333333333333333333333333333333333333" })),
     yield* chain.append(executed(account, `op_4_${tag}`, { status: "failed", declineReason: "reverted" })),
     yield* chain.append(executed(account, `op_5_${tag}`))
   ]
@@ -68,6 +68,9 @@ const cases: ReadonlyArray<Case> = [
   { name: "audit_nonce added", tamper: at(2, "audit_nonce = 2"), brokenAt: 2, kind: "hash" },
   { name: "delegation_id", tamper: at(3, "delegation_id = 'del_other'"), brokenAt: 3, kind: "hash" },
   { name: "delegation_id removed", tamper: at(3, "delegation_id = NULL"), brokenAt: 3, kind: "hash" },
+  { name: "recipient", tamper: at(3, "recipient = '0x4444444444444444444444444444444444444444'"), brokenAt: 3, kind: "hash" },
+  { name: "recipient removed", tamper: at(3, "recipient = NULL"), brokenAt: 3, kind: "hash" },
+  { name: "recipient added", tamper: at(5, "recipient = '0x4444444444444444444444444444444444444444'"), brokenAt: 5, kind: "hash" },
   { name: "prev_hash", tamper: at(3, `prev_hash = '0x${"00".repeat(31)}01'`), brokenAt: 3, kind: "link" },
   { name: "hash", tamper: at(3, `hash = '0x${"11".repeat(32)}'`), brokenAt: 3, kind: "hash" },
   { name: "a middle entry deleted", tamper: ({ ids }) => `DELETE FROM audit_entries WHERE id = '${ids[2]}'`, brokenAt: 3, kind: "missing" },

@@ -21,6 +21,7 @@ import budgetAlerts from "./0171_budget_alerts.ts"
 import mandateRevocation from "./0180_mandate_revocation.ts"
 import sponsorUsage from "./0181_sponsor_usage.ts"
 import revertData from "./0183_revert_data.ts"
+import auditRecipient from "./0184_audit_recipient.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -39,5 +40,6 @@ export const migrations = Migrator.fromRecord({
   "0171_budget_alerts": budgetAlerts,
   "0180_mandate_revocation": mandateRevocation,
   "0181_sponsor_usage": sponsorUsage,
-  "0183_revert_data": revertData
+  "0183_revert_data": revertData,
+  "0184_audit_recipient": auditRecipient
 })
