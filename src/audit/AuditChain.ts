@@ -26,14 +26,16 @@ import {
 } from "./Chain.ts"
 
 /** Outcomes an entry records. `executed` entries are the ones that get an audit nonce. */
-export type AuditStatus = "executed" | "declined" | "failed"
+export type AuditStatus = "executed" | "declined" | "failed" | "reorged"
 
 /**
  * Where the evidence of the event lives: `onchain` when a transaction exists (executed,
- * or reverted on chain), `offchain_only` when nothing reached the chain (a policy
- * decline, a bundler rejection).
+ * or reverted on chain) and the relay carried it, `onchain_unrelayed` when it reached the
+ * chain around the relay (found by the chain follower), `onchain_reorg` for the entry that
+ * compensates an earlier one whose block left the chain, `offchain_only` when nothing
+ * reached the chain (a policy decline, a bundler rejection).
  */
-export type Provenance = "onchain" | "offchain_only"
+export type Provenance = "onchain" | "onchain_unrelayed" | "onchain_reorg" | "offchain_only"
 
 export interface AppendInput {
   readonly accountId: string

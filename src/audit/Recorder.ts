@@ -69,6 +69,13 @@ export const notificationFor = (e: StoredEntry): NotifyInput => {
       const reason = e.declineReason === null ? "" : `: ${REASONS[e.declineReason] ?? e.declineReason}`
       return { tone: "danger", title: "Action blocked", body: `${what(e)} was blocked${reason}.`, ...link }
     }
+    case "reorged":
+      return {
+        tone: "warning",
+        title: "Action no longer on chain",
+        body: `${what(e)} left the chain in a reorganisation${e.txHash === null ? "" : ` (transaction ${e.txHash})`}; it is watched until it is included again or fails.`,
+        ...link
+      }
     default:
       return {
         tone: "danger",

@@ -656,7 +656,8 @@ const make = Effect.gen(function*() {
       calls: [redeemCall(dm, signed, transfer)],
       humanSummary: `Send ${amount} ${token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).`,
       simulation: { amountOut: { token: { symbol: token.symbol, chainId: row.chain_id, address: token.address }, amount } },
-      metadata: { delegationId: id, reservationId: reservation.id },
+      // What the delegate's own entry shows (the owner's entry reads the chain: OwnerLog.ts).
+      metadata: { delegationId: id, reservationId: reservation.id, amount, token: token.symbol, recipient: lower(reservation.recipient) },
       // An identical open action build is answered again, with its one reservation: this request's is freed.
       shareKey,
       ...(action.gasToken === undefined ? {} : { gasToken: action.gasToken })

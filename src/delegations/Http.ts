@@ -10,10 +10,11 @@ import { BadRequest } from "../api/Errors.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { Delegations } from "./Delegations.ts"
+import { OwnerLogLive } from "./OwnerLog.ts"
 import { DeclineRecorder, AccountRulesLive, OperationBuilderLive, RelayHooksLive, RelayLive } from "./Ports.ts"
 
 /** Delegations with what it stands on; the relay layers are shared constants (one builder, one hook registry, one relay). */
-export const DelegationsLive = Delegations.layer.pipe(
+export const DelegationsLive = Layer.mergeAll(Delegations.layer, OwnerLogLive).pipe(
   Layer.provide(
     Layer.mergeAll(DeclineRecorder.layerAudit, TokenRegistry.layer, OperationBuilderLive, RelayHooksLive, RelayLive, AccountRulesLive)
   )

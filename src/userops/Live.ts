@@ -7,6 +7,8 @@
 import { Layer } from "effect"
 import { AccountRules } from "../accounts/Rules.ts"
 import { OperationBuilder } from "../builds/OperationBuilder.ts"
+import { ChainFollowerLive, ChainFollowerScheduleLive } from "../follower/Follower.ts"
+import { FollowerLog } from "../follower/FollowerLog.ts"
 import { ReconcilerLive, Relay } from "./Relay.ts"
 import { RelayAuditLive } from "./RelayAudit.ts"
 import { RelayHooks } from "./RelayHooks.ts"
@@ -18,9 +20,16 @@ export const AccountRulesLive = AccountRules.layer.pipe(Layer.provide([Operation
 
 export const RelayLive = Relay.layer.pipe(Layer.provide([OperationBuilderLive, RelayHooksLive, RelayAuditLive]))
 
-/** The relay, its reconciler fiber, and the account-rules hooks it must see executed. */
+/** The chain follower (src/follower) over the shared relay: the source of truth for what executed. */
+export const FollowerLive = ChainFollowerScheduleLive.pipe(
+  Layer.provideMerge(ChainFollowerLive),
+  Layer.provide(Layer.mergeAll(RelayLive, FollowerLog.layer))
+)
+
+/** The relay, its reconciler fiber, the chain follower, and the account-rules hooks they must see executed. */
 export const RelayWithReconcilerLive = Layer.mergeAll(
   RelayLive,
   ReconcilerLive.pipe(Layer.provide(RelayLive)),
+  FollowerLive,
   AccountRulesLive
 )

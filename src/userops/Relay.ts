@@ -22,7 +22,9 @@ import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable 
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
-import { Bundler, type BundlerRejected, type UserOpReceipt as BundlerReceipt } from "../chain/Bundler.ts"
+import { Bundler, BundlerRejected, type UserOpReceipt as BundlerReceipt } from "../chain/Bundler.ts"
+import { Chain } from "../chain/Chain.ts"
+import type { Inclusion } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
 import {
   type IntentType,
@@ -32,14 +34,19 @@ import {
   type UserOpStatus
 } from "../domain/Operations.ts"
 import { buildOfSubmission, priorVerdict, signatureDigest } from "./Matching.ts"
+import { signatureOnChain } from "../chain/Inclusions.ts"
 import { RelayAudit, type OperationAuditStatus } from "./RelayAudit.ts"
+import type { Provenance } from "../audit/AuditChain.ts"
+import { chainVerdict, STALE_PRONE } from "./Refusals.ts"
 import { type RelayedOperation, RelayHooks } from "./RelayHooks.ts"
 
 export const RelayConfig = Config.all({
   /** How long a process may take to forward an operation before another may (re-)send it. */
   sendLease: Config.Duration("RELAY_SEND_LEASE").pipe(Config.withDefault(Duration.seconds(30))),
   /** A sent operation with no receipt after this long is sent again (the bundler may have dropped it). */
-  resendAfter: Config.Duration("RELAY_RESEND_AFTER").pipe(Config.withDefault(Duration.minutes(2)))
+  resendAfter: Config.Duration("RELAY_RESEND_AFTER").pipe(Config.withDefault(Duration.minutes(2))),
+  /** How far back (blocks) a refused operation is looked for on chain before the refusal counts. */
+  chainLookback: Config.Int("RELAY_CHAIN_LOOKBACK").pipe(Config.withDefault(10_000))
 })
 
 const OperationRow = Schema.Struct({
@@ -106,6 +113,14 @@ export class Relay extends Context.Service<Relay, {
   get(signer: string, userOpId: string): Effect.Effect<UserOpReceipt, NotFound>
   /** One pass over operations nobody has settled (the reconciler's work); answers how many settled. */
   readonly reconcilePending: Effect.Effect<number>
+  /**
+   * What the chain shows about an operation (the chain follower's call, inside its transaction):
+   * settles ours from it, corrects one recorded as refused, or adopts one built here and sent
+   * around the relay. `unknown`: nothing of ours has this hash.
+   */
+  observe(inclusion: Inclusion): Effect.Effect<"settled" | "recorded" | "corrected" | "adopted" | "unknown">
+  /** The operation's inclusion left the chain (a reorg): it is `submitted` again, watched and re-sent. */
+  reopen(userOpHash: string, transactionHash: string): Effect.Effect<ReadonlyArray<string>>
 }>()("das/userops/Relay") {
   static readonly layer = Layer.effect(Relay, Effect.suspend(() => make))
 }
@@ -114,6 +129,7 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const bundler = yield* Bundler
   const network = yield* Network
+  const chain = yield* Chain
   const builder = yield* OperationBuilder
   const hooks = yield* RelayHooks
   const audit = yield* RelayAudit
@@ -174,6 +190,8 @@ const make = Effect.gen(function*() {
     readonly reason?: string | undefined
     readonly declineReason?: string | undefined
     readonly txHash?: string | undefined
+    readonly provenance?: Provenance | undefined
+    readonly entryKey?: string | undefined
   }) => {
     const meta = build.metadata
     return {
@@ -190,7 +208,10 @@ const make = Effect.gen(function*() {
       ...(typeof meta["actor"] === "string" ? { actor: meta["actor"] } : {}),
       ...(typeof meta["delegationId"] === "string" ? { delegationId: meta["delegationId"] } : {}),
       ...(typeof meta["amount"] === "number" ? { amount: meta["amount"] } : {}),
-      ...(typeof meta["token"] === "string" ? { token: meta["token"] } : {})
+      ...(typeof meta["token"] === "string" ? { token: meta["token"] } : {}),
+      ...(typeof meta["recipient"] === "string" ? { recipient: meta["recipient"] } : {}),
+      ...(extra.provenance !== undefined ? { provenance: extra.provenance } : {}),
+      ...(extra.entryKey !== undefined ? { entryKey: extra.entryKey } : {})
     }
   }
 
@@ -199,7 +220,13 @@ const make = Effect.gen(function*() {
    * execution, the intent's effects), in one transaction. Answers false when another
    * poller got there first.
    */
-  const settle = Effect.fn("Relay.settle")(function*(row: OperationRow, verdict: Verdict) {
+  const settle = Effect.fn("Relay.settle")(function*(row: OperationRow, verdict: Verdict, recordAs: {
+    readonly provenance?: Provenance
+    /** Set when the operation already has an entry (re-settled after a reorg): the new entry's key. */
+    readonly entryKey?: string
+    /** `failed`: the chain shows an operation recorded as refused (a stale refusal): it is corrected. */
+    readonly from?: "submitted" | "failed"
+  } = {}) {
     const build = yield* buildOf(row)
     const relayed = relayedOf(row, build)
     // `included` only when it executed; a reverted operation is on chain (tx evidence) but `failed`.
@@ -220,7 +247,7 @@ const make = Effect.gen(function*() {
         SET status = ${status}, outcome = ${outcome}, transaction_hash = ${txHash ?? null},
             block_number = ${blockNumber ?? null}, reason = ${reason ?? null}, revert_data = ${revertData ?? null}, settled_at = now(),
             send_lease_until = NULL
-        WHERE id = ${row.id} AND status = 'submitted'
+        WHERE id = ${row.id} AND status = ${recordAs.from ?? "submitted"}
         RETURNING id`
       if (moved.length === 0) return false
       if (verdict._tag === "Receipt") {
@@ -243,7 +270,9 @@ const make = Effect.gen(function*() {
       const auditId = yield* audit.recordOperation(
         auditFacts(row, build, outcome === "mined" ? "executed" : outcome === "reverted" ? "reverted" : "rejected", {
           reason: auditReason,
-          txHash
+          txHash,
+          provenance: recordAs.provenance,
+          entryKey: recordAs.entryKey ?? (row.audit_event_id === null ? undefined : `resettled:${row.id}:${txHash ?? "none"}`)
         })
       )
       yield* sql`UPDATE user_operations SET audit_event_id = ${auditId} WHERE id = ${row.id}`
@@ -266,6 +295,9 @@ const make = Effect.gen(function*() {
   // Both conditional: a slow forward must not touch an operation another process has settled meanwhile.
   const markSent = (id: string) =>
     sql`UPDATE user_operations SET sent_at = now(), last_error = NULL, send_lease_until = NULL
+        WHERE id = ${id} AND status = 'submitted'`.pipe(Effect.orDie)
+  const markRefusedPending = (id: string, error: string) =>
+    sql`UPDATE user_operations SET sent_at = now(), last_error = ${error}, send_lease_until = NULL
         WHERE id = ${id} AND status = 'submitted'`.pipe(Effect.orDie)
   const markUnsent = (id: string, error: string) =>
     sql`UPDATE user_operations SET last_error = ${error}, send_lease_until = NULL
@@ -297,18 +329,37 @@ const make = Effect.gen(function*() {
           yield* markSent(row.id)
           return { _tag: "Sent" as const }
         }
-        if (isResend) {
-          // A receipt that cannot be read says nothing (it may have executed): leave it for the next pass.
-          const receipt = yield* bundler.getUserOperationReceipt(row.user_op_hash as Hash).pipe(
-            Effect.orElseSucceed(() => undefined)
+        if (isResend || STALE_PRONE.test(sent.error.message)) {
+          // The refusal may be stale (Refusals.ts): the chain decides.
+          const verdict = yield* chainVerdict(
+            chain.client,
+            network.entryPoint,
+            fromWire(row.user_op),
+            row.user_op_hash as Hash,
+            BigInt(config.chainLookback)
           )
-          if (receipt === undefined) {
-            yield* markUnsent(row.id, `re-send refused (${rejectionReason(sent.error)}); receipt unavailable`.slice(0, 1000))
-            return { _tag: "Sent" as const }
-          }
-          if (receipt !== null) {
-            yield* settle(row, { _tag: "Receipt", receipt })
-            return { _tag: "Sent" as const }
+          switch (verdict._tag) {
+            case "Included":
+              yield* settle(row, { _tag: "Receipt", receipt: verdict.inclusion.receipt })
+              return { _tag: "Settled" as const }
+            case "Open":
+            case "Unknown": {
+              // It may still be included: stays submitted, counted as sent, looked at again after RELAY_RESEND_AFTER.
+              const why = verdict._tag === "Open" ? "not on chain, nonce still open" : `chain unreadable: ${verdict.error}`
+              yield* markRefusedPending(row.id, `${rejectionReason(sent.error)}; ${why}`.slice(0, 1000))
+              return { _tag: "Sent" as const }
+            }
+            case "Final":
+              yield* settle(row, {
+                _tag: "Rejected",
+                error: new BundlerRejected({
+                  method: sent.error.method,
+                  code: sent.error.code,
+                  reason: sent.error.reason,
+                  message: `${sent.error.message} (${verdict.why})`
+                })
+              })
+              return { _tag: "Settled" as const }
           }
         }
         yield* settle(row, { _tag: "Rejected", error: sent.error })
@@ -494,7 +545,66 @@ const make = Effect.gen(function*() {
     return settled.filter(Boolean).length
   }).pipe(Effect.withSpan("Relay.reconcilePending"))
 
-  return Relay.of({ submit, get, reconcilePending })
+  const buildByHash = (hash: string) =>
+    sql<{ id: string }>`SELECT id FROM op_builds WHERE chain_id = ${chainId} AND user_op_hash = ${hash}
+                        ORDER BY created_at DESC LIMIT 1`.pipe(
+      Effect.orDie,
+      Effect.flatMap((rows) => rows[0] === undefined ? Effect.succeed(undefined) : builder.findById(rows[0].id))
+    )
+
+  /** Stores an operation built here and included around the relay, as `submitted`, ready to settle. */
+  const adopt = (build: StoredBuild, inclusion: Inclusion) =>
+    Effect.gen(function*() {
+      const signature = yield* Effect.promise(() => signatureOnChain(chain.client, network.entryPoint, inclusion))
+      const wire = { ...build.userOp, sender: build.userOp.sender.toLowerCase(), signature: signature ?? "0x" }
+      const rows = yield* sql`
+        INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
+                                     user_op_hash, signature_digest, user_op, status, outcome, send_attempts, sent_at, submitted_at)
+        VALUES (${`uop_${crypto.randomUUID()}`}, ${build.id}, ${build.accountId}, ${build.signerAddress}, ${build.intentType},
+                ${chainId}, ${wire.sender}, ${wire.nonce}, ${build.userOpHash}, ${signatureDigest(wire)},
+                ${JSON.stringify(wire)}::jsonb, 'submitted', 'pending', 0, now(), now())
+        ON CONFLICT DO NOTHING
+        RETURNING *`.pipe(Effect.orDie, Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))), Effect.orDie)
+      return rows[0]
+    })
+
+  const observe = Effect.fn("Relay.observe")(function*(inclusion: Inclusion) {
+    const hash = inclusion.userOpHash.toLowerCase()
+    const tx = inclusion.transactionHash.toLowerCase()
+    const rows = yield* byHash(hash).pipe(Effect.orDie)
+    const verdict: Verdict = { _tag: "Receipt", receipt: inclusion.receipt }
+    if (rows.some((r) => r.status !== "submitted" && r.transaction_hash === tx)) return "recorded" as const
+    const open = rows.find((r) => r.status === "submitted")
+    if (open !== undefined) return (yield* settle(open, verdict)) ? "settled" as const : "recorded" as const
+    // Recorded as refused (or reverted in a block that left the chain), yet the chain holds it:
+    // corrected with a second entry, never by rewriting the first.
+    const stale = rows.find((r) => r.status === "failed")
+    if (stale !== undefined) {
+      const moved = yield* settle(stale, verdict, { from: "failed", entryKey: `chain:${stale.id}:${tx}:${inclusion.logIndex}` })
+      return moved ? "corrected" as const : "recorded" as const
+    }
+    if (rows.length > 0) return "recorded" as const
+    // Built here, sent around the relay: adopted, and settled with the build's effects.
+    const build = yield* buildByHash(hash)
+    if (build === undefined) return "unknown" as const
+    const adopted = yield* adopt(build, inclusion)
+    if (adopted === undefined) return "recorded" as const
+    yield* settle(adopted, verdict, { provenance: "onchain_unrelayed" })
+    return "adopted" as const
+  })
+
+  const reopen = Effect.fn("Relay.reopen")(function*(userOpHash: string, transactionHash: string) {
+    const rows = yield* sql<{ id: string }>`
+      UPDATE user_operations
+      SET status = 'submitted', outcome = 'pending', transaction_hash = NULL, block_number = NULL, reason = NULL,
+          revert_data = NULL, settled_at = NULL, sent_at = now(), send_lease_until = NULL, last_error = 'its block left the chain'
+      WHERE chain_id = ${chainId} AND user_op_hash = ${userOpHash.toLowerCase()}
+        AND transaction_hash = ${transactionHash.toLowerCase()}
+      RETURNING id`.pipe(Effect.orDie)
+    return rows.map((r) => r.id)
+  })
+
+  return Relay.of({ submit, get, reconcilePending, observe, reopen })
 })
 
 /** Settles what nobody polls, and whatever a previous process left behind: a scoped fiber. */

@@ -6,6 +6,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
+import type { Provenance } from "../audit/AuditChain.ts"
 import { AuditLive, AuditRecorder } from "../audit/Recorder.ts"
 import type { IntentType } from "../domain/Operations.ts"
 
@@ -29,6 +30,14 @@ export interface OperationAuditFacts {
   readonly delegationId?: string
   readonly amount?: number
   readonly token?: string
+  readonly recipient?: string
+  /** Where the evidence lives; by default `onchain` with a transaction, `offchain_only` without. */
+  readonly provenance?: Provenance
+  /**
+   * A second entry for an operation that already has one (a correction from the chain, a
+   * re-inclusion after a reorg): written under this unique key instead of the operation id.
+   */
+  readonly entryKey?: string
 }
 
 export class RelayAudit extends Context.Service<RelayAudit, {
@@ -51,7 +60,7 @@ export const RelayAuditLive = Layer.effect(
       recordOperation: (facts) => {
         const common = {
           accountId: facts.accountId,
-          operationId: facts.operationId,
+          ...(facts.entryKey === undefined ? { operationId: facts.operationId } : { declineId: facts.entryKey }),
           actor: facts.actor ?? "owner",
           action: facts.intentType,
           amount: facts.amount,
@@ -59,11 +68,13 @@ export const RelayAuditLive = Layer.effect(
           chain: chainNameOf(facts.chainId),
           chainId: facts.chainId,
           txHash: facts.txHash,
-          delegationId: facts.delegationId
+          delegationId: facts.delegationId,
+          recipient: facts.recipient,
+          provenance: facts.provenance
         }
         const recorded = facts.status === "declined"
           ? recorder.recordDecline({ ...common, declineReason: facts.declineReason ?? "declined" })
-          : recorder.recordOutcome({
+          : recorder.record({
             ...common,
             status: facts.status === "executed" ? "executed" : "failed",
             declineReason: facts.status === "executed" ? undefined : facts.reason

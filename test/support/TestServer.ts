@@ -29,6 +29,8 @@ export const testConfig = (overrides: Record<string, string> = {}) =>
       // Likewise the sponsorship quota (tested in test/builds/sponsorship.test.ts, which sets its own).
       SPONSOR_QUOTA_OPS: "0",
       SPONSOR_QUOTA_GAS: "0",
+      // The chain follower reads new blocks often, so tests see the chain's record quickly.
+      FOLLOWER_INTERVAL: "300 millis",
       ...overrides
     })
   )

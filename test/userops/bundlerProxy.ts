@@ -4,12 +4,16 @@
  * `hang-send` forwards everything but never answers `eth_sendUserOperation` (the
  * service dies while forwarding), `receipt-null-then-down` answers the first
  * `eth_getUserOperationReceipt` "unknown" (null) and drops every later one (a flaky bundler),
- * `receipt-null` answers every receipt "unknown" (operations mined, the service not told yet).
+ * `receipt-null` answers every receipt "unknown" (operations mined, the service not told yet),
+ * `drop-answers` is a faulty bundler: it loses one answer in four of `eth_sendUserOperation` and
+ * `eth_getUserOperationReceipt` (the bundler acted; the service never hears it), refuses every
+ * re-send of an operation it already took with "AA25 invalid account nonce" (without looking),
+ * and answers every other receipt request "unknown" (null).
  */
 import { Effect } from "effect"
 import * as http from "node:http"
 
-export type ProxyMode = "up" | "down" | "hang-send" | "receipt-null-then-down" | "receipt-null"
+export type ProxyMode = "up" | "down" | "hang-send" | "receipt-null-then-down" | "receipt-null" | "drop-answers"
 
 export interface BundlerProxy {
   readonly url: string
@@ -27,6 +31,9 @@ export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
         let mode: ProxyMode = initial
         let sends = 0
         let receiptNulled = false
+        let answered = 0
+        let receipts = 0
+        const taken = new Set<string>()
         const hanging = new Set<http.ServerResponse>()
         const server = http.createServer((req, res) => {
           if (mode === "down") {
@@ -52,6 +59,19 @@ export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
               res.end(JSON.stringify({ jsonrpc: "2.0", id: (JSON.parse(body) as { id: unknown }).id, result: null }))
               return
             }
+            if (mode === "drop-answers") {
+              const rpc = JSON.parse(body) as { id: unknown; method: string; params?: ReadonlyArray<{ sender?: string; nonce?: string }> }
+              const reply = (payload: object) => {
+                res.writeHead(200, { "content-type": "application/json" })
+                res.end(JSON.stringify({ jsonrpc: "2.0", id: rpc.id, ...payload }))
+              }
+              if (rpc.method === "eth_sendUserOperation") {
+                const op = `${rpc.params?.[0]?.sender?.toLowerCase()}:${rpc.params?.[0]?.nonce}`
+                if (taken.has(op)) return reply({ error: { code: -32500, message: "AA25 invalid account nonce" } })
+                taken.add(op)
+              }
+              if (rpc.method === "eth_getUserOperationReceipt" && ++receipts % 2 === 0) return reply({ result: null })
+            }
             const isSend = body.includes("eth_sendUserOperation")
             if (isSend && mode === "hang-send") {
               hanging.add(res)
@@ -60,6 +80,10 @@ export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
             if (isSend) sends++
             try {
               const answer = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
+              if (mode === "drop-answers" && /eth_sendUserOperation|eth_getUserOperationReceipt/.test(body) && ++answered % 4 === 0) {
+                req.socket.destroy()
+                return
+              }
               res.writeHead(answer.status, { "content-type": "application/json" })
               res.end(await answer.text())
             } catch {

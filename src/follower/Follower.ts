@@ -1,0 +1,239 @@
+/**
+ * The chain follower (docs/follower.md): the source of truth for what executed.
+ *
+ * A pass, in one database transaction under an advisory lock (one follower at a time
+ * across every service process on the database):
+ * 1. read the cursor (last block read: number and hash); on the first run start at the
+ *    head (or `FOLLOWER_START_BLOCK`);
+ * 2. if the cursor's block is no longer on the chain (a reorg), walk back over the stored
+ *    block hashes to the last block the chain still has; every inclusion recorded above
+ *    it left the chain: its operation is `submitted` again and a compensating `reorged`
+ *    entry follows its entry (never rewritten);
+ * 3. read the next blocks (up to `FOLLOWER_BATCH_BLOCKS`, never past head −
+ *    `FOLLOWER_CONFIRMATIONS`): the EntryPoint's `UserOperationEvent`s of managed
+ *    accounts and the DelegationManager's `RedeemedDelegation`s of known delegations;
+ *    each is recorded once (keyed by block hash and log index):
+ *    - an operation of ours is settled from the chain (or corrected, or adopted when it
+ *      was built here and sent around the relay: Relay.observe);
+ *    - an operation nobody built here gets an entry of its own (`onchain_unrelayed`);
+ *    - a redemption around the relay gets the owner's entry (OwnerLog.ts's rules);
+ * 4. an operation the relay settled from a bundler's receipt in a block just read, which
+ *    that block does not hold, left the chain before the follower saw it: reopened and
+ *    compensated as in 2;
+ * 5. move the cursor.
+ */
+import { Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Chain } from "../chain/Chain.ts"
+import { inclusionsIn } from "../chain/Inclusions.ts"
+import { Network } from "../chain/Network.ts"
+import { Relay } from "../userops/Relay.ts"
+import { FollowerLog } from "./FollowerLog.ts"
+import { redemptionsOf } from "./Redeemed.ts"
+
+export const FollowerConfig = Config.all({
+  interval: Config.Duration("FOLLOWER_INTERVAL").pipe(Config.withDefault(Duration.seconds(2))),
+  batchBlocks: Config.Int("FOLLOWER_BATCH_BLOCKS").pipe(Config.withDefault(500)),
+  confirmations: Config.Int("FOLLOWER_CONFIRMATIONS").pipe(Config.withDefault(0)),
+  startBlock: Config.option(Config.Int("FOLLOWER_START_BLOCK")),
+  /** Stored block hashes kept for finding a fork point. */
+  keepBlocks: Config.Int("FOLLOWER_KEEP_BLOCKS").pipe(Config.withDefault(512))
+})
+
+export interface PassResult {
+  /** Blocks read in this pass (0 when another process holds the follower, or nothing is new). */
+  readonly blocks: number
+  readonly operations: number
+  readonly redemptions: number
+  readonly reorged: number
+  readonly cursor: bigint | undefined
+}
+
+export class ChainFollower extends Context.Service<ChainFollower, {
+  /** One pass (see the module's comment). */
+  readonly followOnce: Effect.Effect<PassResult>
+}>()("das/follower/ChainFollower") {}
+
+const ADVISORY_KEY = 0x666f6c6c // "foll"
+const CursorRow = Schema.Struct({ block_number: Schema.String, block_hash: Schema.String })
+const NONE: PassResult = { blocks: 0, operations: 0, redemptions: 0, reorged: 0, cursor: undefined }
+
+export const ChainFollowerLive = Layer.effect(
+  ChainFollower,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const chain = yield* Chain
+    const network = yield* Network
+    const relay = yield* Relay
+    const log = yield* FollowerLog
+    const config = yield* FollowerConfig
+    const chainId = network.chainId
+    const client = chain.client
+    const rpc = <A>(f: () => Promise<A>) => Effect.tryPromise(f)
+
+    const blockHash = (n: bigint) =>
+      rpc(() => client.getBlock({ blockNumber: n })).pipe(
+        Effect.map((b) => b.hash?.toLowerCase()),
+        // Past the chain's head (it got shorter): no such block.
+        Effect.orElseSucceed(() => undefined)
+      )
+
+    const readCursor = sql`SELECT block_number::text, block_hash FROM chain_cursor WHERE chain_id = ${chainId}`.pipe(
+      Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(CursorRow))),
+      Effect.map((rows) => rows[0] === undefined ? undefined : { number: BigInt(rows[0].block_number), hash: rows[0].block_hash })
+    )
+    const writeCursor = (n: bigint, hash: string) =>
+      sql`INSERT INTO chain_cursor (chain_id, block_number, block_hash) VALUES (${chainId}, ${n.toString()}, ${hash})
+          ON CONFLICT (chain_id) DO UPDATE SET block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash,
+            updated_at = now()`
+    const remember = (n: bigint, hash: string) =>
+      sql`INSERT INTO chain_blocks (chain_id, block_number, block_hash) VALUES (${chainId}, ${n.toString()}, ${hash})
+          ON CONFLICT (chain_id, block_number) DO UPDATE SET block_hash = EXCLUDED.block_hash`
+
+    /** The last stored block the chain still has (the fork point), newest first. */
+    const forkPoint = (cursor: bigint) =>
+      Effect.gen(function*() {
+        const stored = yield* sql<{ block_number: string; block_hash: string }>`
+          SELECT block_number::text, block_hash FROM chain_blocks
+          WHERE chain_id = ${chainId} AND block_number < ${cursor.toString()}
+          ORDER BY block_number DESC LIMIT ${config.keepBlocks}`
+        for (const s of stored) {
+          const n = BigInt(s.block_number)
+          if ((yield* blockHash(n)) === s.block_hash) return { number: n, hash: s.block_hash }
+        }
+        // Nothing stored survived: go back as far as blocks are kept.
+        const n = cursor > BigInt(config.keepBlocks) ? cursor - BigInt(config.keepBlocks) : 0n
+        return { number: n, hash: (yield* blockHash(n)) ?? "" }
+      })
+
+    /** Inclusions above `fork` left the chain: compensated, their operations reopened. */
+    const unwind = (fork: bigint) =>
+      Effect.gen(function*() {
+        const orphans = yield* sql<{ block_hash: string; log_index: number; tx_hash: string; user_op_hash: string | null; account_id: string; audit_event_id: string | null }>`
+          UPDATE chain_inclusions SET status = 'orphaned'
+          WHERE chain_id = ${chainId} AND block_number > ${fork.toString()} AND status = 'live'
+          RETURNING block_hash, log_index, tx_hash, user_op_hash, account_id, audit_event_id`
+        for (const o of orphans) {
+          if (o.user_op_hash !== null) yield* relay.reopen(o.user_op_hash, o.tx_hash)
+          yield* log.compensate({ key: `reorg:${o.block_hash}:${o.log_index}`, accountId: o.account_id, entryId: o.audit_event_id, txHash: o.tx_hash })
+        }
+        yield* sql`DELETE FROM chain_blocks WHERE chain_id = ${chainId} AND block_number > ${fork.toString()}`
+        return orphans.length
+      })
+
+    /** Operations settled from a bundler's receipt in blocks just read, which those blocks do not hold. */
+    const vanished = (from: bigint, to: bigint) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ user_op_hash: string; transaction_hash: string; account_id: string; audit_event_id: string | null; block_number: string }>`
+          SELECT u.user_op_hash, u.transaction_hash, u.account_id, u.audit_event_id, u.block_number FROM user_operations u
+          WHERE u.chain_id = ${chainId} AND u.transaction_hash IS NOT NULL
+            AND u.block_number::bigint BETWEEN ${from.toString()} AND ${to.toString()}
+            AND NOT EXISTS (SELECT 1 FROM chain_inclusions c WHERE c.chain_id = u.chain_id AND c.status = 'live'
+                              AND c.user_op_hash = u.user_op_hash AND c.tx_hash = u.transaction_hash)`
+        for (const r of rows) {
+          yield* relay.reopen(r.user_op_hash, r.transaction_hash)
+          yield* log.compensate({ key: `reorg:${r.transaction_hash}:${r.user_op_hash}`, accountId: r.account_id, entryId: r.audit_event_id, txHash: r.transaction_hash })
+        }
+        return rows.length
+      })
+
+    const pass = Effect.gen(function*() {
+      const [lock] = yield* sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${ADVISORY_KEY}, ${chainId}) AS ok`
+      if (lock?.ok !== true) return NONE
+      const head = (yield* rpc(() => client.getBlockNumber())) - BigInt(config.confirmations)
+      let cursor = yield* readCursor
+      if (cursor === undefined) {
+        const start = Option.match(config.startBlock, { onNone: () => head, onSome: (n) => BigInt(n) - 1n })
+        const hash = (yield* blockHash(start < 0n ? 0n : start)) ?? ""
+        yield* writeCursor(start < 0n ? 0n : start, hash)
+        return { ...NONE, cursor: start }
+      }
+      let reorged = 0
+      if ((yield* blockHash(cursor.number)) !== cursor.hash) {
+        const fork = yield* forkPoint(cursor.number)
+        yield* Effect.logWarning(`follower: block ${cursor.number} (${cursor.hash}) left the chain; forked at ${fork.number}`)
+        reorged = yield* unwind(fork.number)
+        cursor = fork
+      }
+      const from = cursor.number + 1n
+      const to = head < cursor.number + BigInt(config.batchBlocks) ? head : cursor.number + BigInt(config.batchBlocks)
+      if (to < from) {
+        if (reorged > 0) yield* writeCursor(cursor.number, cursor.hash)
+        return { ...NONE, reorged, cursor: cursor.number }
+      }
+
+      const inclusions = yield* rpc(() => inclusionsIn(client, network.entryPoint, from, to))
+      const senders = [...new Set(inclusions.map((i) => i.sender.toLowerCase()))]
+      const managed = senders.length === 0 ? [] : yield* sql<{ id: string; address: string }>`
+        SELECT id, address FROM accounts WHERE chain_id = ${chainId} AND address IN ${sql.in(senders)}`
+      const accountOf = new Map(managed.map((a) => [a.address, a.id]))
+      let operations = 0
+      const blocksWithOurs = new Map<bigint, string>()
+      for (const inc of inclusions) {
+        const accountId = accountOf.get(inc.sender.toLowerCase())
+        if (accountId === undefined) continue
+        const bh = inc.blockHash.toLowerCase()
+        const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${bh} AND log_index = ${inc.logIndex}`
+        blocksWithOurs.set(inc.blockNumber, bh)
+        if (seen.length > 0) continue
+        const outcome = yield* relay.observe(inc)
+        const entryId = outcome === "unknown"
+          ? yield* log.foreignOperation(accountId, inc)
+          : yield* log.entryOfOperation(inc)
+        yield* sql`
+          INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
+          VALUES (${chainId}, ${bh}, ${inc.logIndex}, ${inc.blockNumber.toString()}, ${inc.transactionHash.toLowerCase()},
+                  'user_operation', ${inc.userOpHash.toLowerCase()}, ${accountId}, ${entryId ?? null}, 'live')`
+        operations++
+      }
+
+      const redemptions = yield* redemptionsOf({
+        client,
+        sql,
+        chainId,
+        delegationManager: network.delegation.DelegationManager,
+        entryPoint: network.entryPoint,
+        from,
+        to
+      })
+      for (const r of redemptions) {
+        const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${r.blockHash} AND log_index = ${r.logIndex}`
+        blocksWithOurs.set(r.blockNumber, r.blockHash)
+        if (seen.length > 0) continue
+        const entryId = yield* log.redemption(r)
+        yield* sql`
+          INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
+          VALUES (${chainId}, ${r.blockHash}, ${r.logIndex}, ${r.blockNumber.toString()}, ${r.txHash}, 'redemption', NULL,
+                  ${r.accountId}, ${entryId ?? null}, 'live')`
+      }
+
+      reorged += yield* vanished(from, to)
+      for (const [n, h] of blocksWithOurs) yield* remember(n, h)
+      const toHash = (yield* blockHash(to)) ?? ""
+      yield* remember(to, toHash)
+      yield* writeCursor(to, toHash)
+      yield* sql`DELETE FROM chain_blocks WHERE chain_id = ${chainId} AND block_number < ${(to - BigInt(config.keepBlocks * 8)).toString()}`
+      return { blocks: Number(to - from + 1n), operations, redemptions: redemptions.length, reorged, cursor: to }
+    })
+
+    const followOnce = sql.withTransaction(pass).pipe(
+      Effect.tapCause((cause) => Effect.logWarning("follower: pass failed; the next pass retries", cause)),
+      Effect.orElseSucceed(() => NONE),
+      Effect.withSpan("ChainFollower.followOnce")
+    )
+    return ChainFollower.of({ followOnce })
+  })
+)
+
+/** Runs passes every `FOLLOWER_INTERVAL` (`0 seconds` turns it off), at once again while it is catching up. */
+export const ChainFollowerScheduleLive = Layer.effectDiscard(Effect.gen(function*() {
+  const follower = yield* ChainFollower
+  const { batchBlocks, interval } = yield* FollowerConfig
+  if (Duration.toMillis(interval) === 0) return
+  yield* Effect.gen(function*() {
+    while (true) {
+      const result = yield* follower.followOnce
+      if (result.blocks < batchBlocks) yield* Effect.sleep(interval)
+    }
+  }).pipe(Effect.forkScoped)
+}))
