@@ -462,6 +462,9 @@ const make = Effect.gen(function*() {
         ON CONFLICT DO NOTHING
         RETURNING id`
       if (inserted.length === 0) return yield* new Conflict({ message: "This enable operation is already being relayed; repeat the request" })
+      // The enable's audit entry (written when it settles, through the relay or around it) names the delegation.
+      yield* sql`UPDATE op_builds SET metadata = metadata || ${JSON.stringify({ delegationId: id })}::jsonb
+                 WHERE chain_id = ${dbuild.chain_id} AND user_op_hash = ${userOpHash} AND intent_type = 'delegation_enable'`
       for (const leg of signedLegs) {
         yield* sql`INSERT INTO delegation_legs (permission_id, delegation_id, delegator_address, token_address)
                    VALUES (${leg.permissionId}, ${id}, ${lower(account.address)}, ${lower(leg.token.address)})`
