@@ -194,6 +194,25 @@ const anvilBinary = () =>
   path.join(path.dirname(requireHere.resolve("@foundry-rs/anvil-linux-amd64/package.json")), "bin", "anvil")
 const altoCli = () => path.join(path.dirname(requireHere.resolve("@pimlico/alto")), "cli", "alto.js")
 
+/**
+ * A second anvil forking a running chain at its head (contracts, accounts and state
+ * included), released with the enclosing scope: a chain of its own to rewind (reorg tests,
+ * benchmarks) without touching the one it forks.
+ */
+export const startFork = (forkUrl: string) =>
+  Effect.gen(function*() {
+    const port = yield* freePort
+    const rpcUrl = `http://127.0.0.1:${port}`
+    const anvil = yield* spawnGuarded(
+      "anvil-fork",
+      anvilBinary(),
+      ["--host", "127.0.0.1", "--port", String(port), "--fork-url", forkUrl, "--chain-id", String(LOCAL_CHAIN_ID), "--silent"],
+      false
+    )
+    yield* waitReady("anvil-fork", rpcUrl, "eth_chainId", anvil.output, () => anvil.child.exitCode !== null)
+    return { rpcUrl }
+  })
+
 /** Starts the whole network; every part is released with the enclosing scope. */
 export const make = (options: LocalNetworkOptions = {}) =>
   Effect.gen(function*() {

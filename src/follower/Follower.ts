@@ -144,8 +144,10 @@ export const ChainFollowerLive = Layer.effect(
       let cursor = yield* readCursor
       if (cursor === undefined) {
         const start = Option.match(config.startBlock, { onNone: () => head, onSome: (n) => BigInt(n) - 1n })
-        const hash = (yield* blockHash(start < 0n ? 0n : start)) ?? ""
-        yield* writeCursor(start < 0n ? 0n : start, hash)
+        const first = start < 0n ? 0n : start
+        const hash = (yield* blockHash(first)) ?? ""
+        yield* remember(first, hash)
+        yield* writeCursor(first, hash)
         return { ...NONE, cursor: start }
       }
       let reorged = 0
@@ -173,7 +175,7 @@ export const ChainFollowerLive = Layer.effect(
         const accountId = accountOf.get(inc.sender.toLowerCase())
         if (accountId === undefined) continue
         const bh = inc.blockHash.toLowerCase()
-        const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${bh} AND log_index = ${inc.logIndex}`
+        const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${bh} AND log_index = ${inc.logIndex} AND status = 'live'`
         blocksWithOurs.set(inc.blockNumber, bh)
         if (seen.length > 0) continue
         const outcome = yield* relay.observe(inc)
@@ -183,7 +185,8 @@ export const ChainFollowerLive = Layer.effect(
         yield* sql`
           INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
           VALUES (${chainId}, ${bh}, ${inc.logIndex}, ${inc.blockNumber.toString()}, ${inc.transactionHash.toLowerCase()},
-                  'user_operation', ${inc.userOpHash.toLowerCase()}, ${accountId}, ${entryId ?? null}, 'live')`
+                  'user_operation', ${inc.userOpHash.toLowerCase()}, ${accountId}, ${entryId ?? null}, 'live')
+          ON CONFLICT (chain_id, block_hash, log_index) DO UPDATE SET status = 'live', audit_event_id = EXCLUDED.audit_event_id`
         operations++
       }
 
@@ -197,14 +200,15 @@ export const ChainFollowerLive = Layer.effect(
         to
       })
       for (const r of redemptions) {
-        const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${r.blockHash} AND log_index = ${r.logIndex}`
+        const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${r.blockHash} AND log_index = ${r.logIndex} AND status = 'live'`
         blocksWithOurs.set(r.blockNumber, r.blockHash)
         if (seen.length > 0) continue
         const entryId = yield* log.redemption(r)
         yield* sql`
           INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
           VALUES (${chainId}, ${r.blockHash}, ${r.logIndex}, ${r.blockNumber.toString()}, ${r.txHash}, 'redemption', NULL,
-                  ${r.accountId}, ${entryId ?? null}, 'live')`
+                  ${r.accountId}, ${entryId ?? null}, 'live')
+          ON CONFLICT (chain_id, block_hash, log_index) DO UPDATE SET status = 'live', audit_event_id = EXCLUDED.audit_event_id`
       }
 
       reorged += yield* vanished(from, to)

@@ -123,9 +123,9 @@ export const redeemBatchCall = (grant: Delegation, executions: ReadonlyArray<Exe
 }
 
 /** The attacker: its smart account (through the kit), its EOA, ETH for gas on both (anvil_setBalance). */
-export const makeAttacker = (key: Hex, expectedAccount: string) =>
+export const makeAttacker = (key: Hex, expectedAccount: string, rpcUrl?: string) =>
   Effect.promise(async () => {
-    const net = testNetwork()
+    const net = { ...testNetwork(), ...(rpcUrl === undefined ? {} : { rpcUrl }) }
     const chain = viemChainOf(net)
     const publicClient = createPublicClient({ chain, transport: http(net.rpcUrl), pollingInterval: 50 })
     const eoa = privateKeyToAccount(key)

@@ -25,12 +25,18 @@ export const testNetwork = (): LocalNetworkDescription => {
 export interface TestChainOptions {
   /** Talk to the bundler at this URL instead of the run's Alto (a proxy, a closed port, a stand-in). */
   readonly bundlerUrl?: string
+  /** Read and write the chain at this URL instead of the run's anvil (a fork of it). */
+  readonly rpcUrl?: string
 }
 
 /** The service's own chain stack (src/App.ts `ChainStackLive`) over the run's shared local network. */
 export const TestChainLive = (options?: TestChainOptions) => {
   const shared = testNetwork()
-  const description = options?.bundlerUrl === undefined ? shared : { ...shared, bundlerUrl: options.bundlerUrl }
+  const description = {
+    ...shared,
+    ...(options?.bundlerUrl === undefined ? {} : { bundlerUrl: options.bundlerUrl }),
+    ...(options?.rpcUrl === undefined ? {} : { rpcUrl: options.rpcUrl })
+  }
   return ChainStackLive.pipe(
     Layer.provideMerge(Layer.mergeAll(Layer.succeed(Network, description), Layer.succeed(LocalNetwork, description)))
   )
