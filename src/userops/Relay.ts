@@ -9,11 +9,9 @@
  * at once (`failed` / `rejected`, one audit entry); a bundler that cannot be reached
  * leaves it `submitted` and unsent, answers 502/504, and the reconciler sends it later.
  *
- * settle: exactly one audit entry per operation, appended in the transaction that moves
- * it to a terminal status; the move is conditional (`WHERE status = 'submitted'`), so
- * concurrent polls on any number of processes append once. On-executed effects run in
- * that same transaction, and only when the receipt shows execution; on-failed effects
- * likewise when it reverted, was rejected, or was declined at submit.
+ * A refusal that may be stale (AA10, AA25, a refused re-send) is checked on chain first
+ * (Refusals.ts). Settlement: Settlement.ts; what the chain follower reports: ChainRecord.ts;
+ * the stored row: OperationRow.ts.
  */
 import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
@@ -22,23 +20,21 @@ import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable 
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
-import { Bundler, BundlerRejected, type UserOpReceipt as BundlerReceipt } from "../chain/Bundler.ts"
+import { Bundler, BundlerRejected } from "../chain/Bundler.ts"
 import { Chain } from "../chain/Chain.ts"
 import type { Inclusion } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
-import {
-  type IntentType,
-  UserOperation,
-  type UserOpOutcome,
-  type UserOpReceipt,
-  type UserOpStatus
-} from "../domain/Operations.ts"
+import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
+import { makeChainRecord } from "./ChainRecord.ts"
 import { buildOfSubmission, priorVerdict, signatureDigest } from "./Matching.ts"
-import { signatureOnChain } from "../chain/Inclusions.ts"
-import { RelayAudit, type OperationAuditStatus } from "./RelayAudit.ts"
-import type { Provenance } from "../audit/AuditChain.ts"
+import { ALREADY_KNOWN, OperationRow, rejectionReason, toReceipt } from "./OperationRow.ts"
 import { chainVerdict, STALE_PRONE } from "./Refusals.ts"
-import { type RelayedOperation, RelayHooks } from "./RelayHooks.ts"
+import type { RelayedOperation } from "./RelayHooks.ts"
+import { RelayHooks } from "./RelayHooks.ts"
+import { RelayAudit } from "./RelayAudit.ts"
+import { makeSettlement } from "./Settlement.ts"
+
+export { type OperationRow, toReceipt } from "./OperationRow.ts"
 
 export const RelayConfig = Config.all({
   /** How long a process may take to forward an operation before another may (re-)send it. */
@@ -49,60 +45,6 @@ export const RelayConfig = Config.all({
   chainLookback: Config.Int("RELAY_CHAIN_LOOKBACK").pipe(Config.withDefault(10_000))
 })
 
-const OperationRow = Schema.Struct({
-  id: Schema.String,
-  build_id: Schema.String,
-  account_id: Schema.String,
-  signer_address: Schema.String,
-  intent_type: Schema.String,
-  chain_id: Schema.Number,
-  sender: Schema.String,
-  nonce: Schema.String,
-  user_op_hash: Schema.String,
-  user_op: UserOperation,
-  status: Schema.Literals(["submitted", "included", "failed"]),
-  outcome: Schema.Literals(["pending", "mined", "reverted", "rejected"]),
-  sent_at: Schema.NullOr(Schema.Date),
-  send_attempts: Schema.Number,
-  last_error: Schema.NullOr(Schema.String),
-  transaction_hash: Schema.NullOr(Schema.String),
-  block_number: Schema.NullOr(Schema.String),
-  reason: Schema.NullOr(Schema.String),
-  revert_data: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  decline_reason: Schema.NullOr(Schema.String),
-  audit_event_id: Schema.NullOr(Schema.String),
-  submitted_at: Schema.Date,
-  settled_at: Schema.NullOr(Schema.Date)
-})
-export type OperationRow = typeof OperationRow.Type
-
-export const toReceipt = (r: OperationRow): UserOpReceipt => ({
-  userOpId: r.id,
-  userOpHash: r.user_op_hash,
-  intentType: r.intent_type as IntentType,
-  chainId: r.chain_id,
-  sender: r.sender,
-  status: r.status,
-  outcome: r.outcome,
-  ...(r.transaction_hash !== null ? { transactionHash: r.transaction_hash } : {}),
-  ...(r.block_number !== null ? { blockNumber: r.block_number } : {}),
-  ...(r.reason !== null ? { reason: r.reason } : {}),
-  ...(r.revert_data !== null && r.revert_data !== undefined ? { revertData: r.revert_data } : {}),
-  ...(r.audit_event_id !== null ? { auditEventId: r.audit_event_id } : {}),
-  submittedAt: r.submitted_at.toISOString(),
-  ...(r.settled_at !== null ? { settledAt: r.settled_at.toISOString() } : {})
-})
-
-/** What settles an operation: the bundler's receipt (included) or its refusal (rejected), or a policy decline. */
-type Verdict =
-  | { readonly _tag: "Receipt"; readonly receipt: BundlerReceipt }
-  | { readonly _tag: "Rejected"; readonly error: BundlerRejected }
-
-/** Alto's answers for an operation it already holds: a re-send of ours, not a refusal. */
-const ALREADY_KNOWN = /already known|already present in mempool|already being processed/i
-
-const rejectionReason = (e: BundlerRejected) =>
-  `${e.reason} (${e.code}): ${e.message}`.slice(0, 1000)
 
 export class Relay extends Context.Service<Relay, {
   submit(signer: string, op: UserOperation): Effect.Effect<
@@ -152,133 +94,9 @@ const make = Effect.gen(function*() {
         )
       ))
 
-  const byId = SqlSchema.findAll({
-    Request: Schema.String,
-    Result: OperationRow,
-    execute: (id) => sql`SELECT * FROM user_operations WHERE id = ${id}`
-  })
-  const byHash = SqlSchema.findAll({
-    Request: Schema.String,
-    Result: OperationRow,
-    execute: (hash) =>
-      sql`SELECT * FROM user_operations WHERE chain_id = ${chainId} AND user_op_hash = ${hash}
-          ORDER BY (status <> 'failed') DESC, submitted_at DESC`
-  })
-  const load = (id: string) =>
-    byId(id).pipe(
-      Effect.orDie,
-      Effect.flatMap((rows) => rows[0] === undefined ? Effect.die(new Error(`operation ${id} vanished`)) : Effect.succeed(rows[0]))
-    )
-
-  const relayedOf = (row: OperationRow, build: StoredBuild): RelayedOperation => ({
-    id: row.id,
-    accountId: row.account_id,
-    signerAddress: row.signer_address,
-    intentType: row.intent_type as IntentType,
-    chainId: row.chain_id,
-    userOpHash: row.user_op_hash,
-    userOp: fromWire(row.user_op),
-    build
-  })
-
-  const buildOf = (row: OperationRow) =>
-    builder.findById(row.build_id).pipe(
-      Effect.flatMap((b) => b === undefined ? Effect.die(new Error(`build ${row.build_id} vanished`)) : Effect.succeed(b))
-    )
-
-  const auditFacts = (row: OperationRow, build: StoredBuild, status: OperationAuditStatus, extra: {
-    readonly reason?: string | undefined
-    readonly declineReason?: string | undefined
-    readonly txHash?: string | undefined
-    readonly provenance?: Provenance | undefined
-    readonly entryKey?: string | undefined
-  }) => {
-    const meta = build.metadata
-    return {
-      operationId: row.id,
-      accountId: row.account_id,
-      signerAddress: row.signer_address,
-      intentType: row.intent_type as IntentType,
-      chainId: row.chain_id,
-      status,
-      summary: build.humanSummary,
-      ...(extra.reason !== undefined ? { reason: extra.reason } : {}),
-      ...(extra.declineReason !== undefined ? { declineReason: extra.declineReason } : {}),
-      ...(extra.txHash !== undefined ? { txHash: extra.txHash } : {}),
-      ...(typeof meta["actor"] === "string" ? { actor: meta["actor"] } : {}),
-      ...(typeof meta["delegationId"] === "string" ? { delegationId: meta["delegationId"] } : {}),
-      ...(typeof meta["amount"] === "number" ? { amount: meta["amount"] } : {}),
-      ...(typeof meta["token"] === "string" ? { token: meta["token"] } : {}),
-      ...(typeof meta["recipient"] === "string" ? { recipient: meta["recipient"] } : {}),
-      ...(extra.provenance !== undefined ? { provenance: extra.provenance } : {}),
-      ...(extra.entryKey !== undefined ? { entryKey: extra.entryKey } : {})
-    }
-  }
-
-  /**
-   * Moves a submitted operation to its terminal status with its one audit entry (and, on
-   * execution, the intent's effects), in one transaction. Answers false when another
-   * poller got there first.
-   */
-  const settle = Effect.fn("Relay.settle")(function*(row: OperationRow, verdict: Verdict, recordAs: {
-    readonly provenance?: Provenance
-    /** Set when the operation already has an entry (re-settled after a reorg): the new entry's key. */
-    readonly entryKey?: string
-    /** `failed`: the chain shows an operation recorded as refused (a stale refusal): it is corrected. */
-    readonly from?: "submitted" | "failed"
-  } = {}) {
-    const build = yield* buildOf(row)
-    const relayed = relayedOf(row, build)
-    // `included` only when it executed; a reverted operation is on chain (tx evidence) but `failed`.
-    const status: UserOpStatus = verdict._tag === "Receipt" && verdict.receipt.success ? "included" : "failed"
-    const outcome: UserOpOutcome = verdict._tag === "Rejected" ? "rejected" : verdict.receipt.success ? "mined" : "reverted"
-    const reason = verdict._tag === "Rejected"
-      ? rejectionReason(verdict.error)
-      : verdict.receipt.success
-      ? undefined
-      : (verdict.receipt.reason ?? "the operation's call reverted")
-    const revertData = verdict._tag === "Receipt" && !verdict.receipt.success ? verdict.receipt.revertData : undefined
-    const txHash = verdict._tag === "Receipt" ? verdict.receipt.transactionHash.toLowerCase() : undefined
-    const blockNumber = verdict._tag === "Receipt" ? verdict.receipt.blockNumber.toString() : undefined
-
-    return yield* sql.withTransaction(Effect.gen(function*() {
-      const moved = yield* sql`
-        UPDATE user_operations
-        SET status = ${status}, outcome = ${outcome}, transaction_hash = ${txHash ?? null},
-            block_number = ${blockNumber ?? null}, reason = ${reason ?? null}, revert_data = ${revertData ?? null}, settled_at = now(),
-            send_lease_until = NULL
-        WHERE id = ${row.id} AND status = ${recordAs.from ?? "submitted"}
-        RETURNING id`
-      if (moved.length === 0) return false
-      if (verdict._tag === "Receipt") {
-        // Deployment happens in validation: an included operation deployed the account even if its call reverted.
-        if (row.user_op.factory !== undefined) {
-          yield* sql`UPDATE accounts SET deployment_status = 'deployed' WHERE id = ${row.account_id}`
-        }
-        if (verdict.receipt.success) yield* hooks.runOnExecuted(relayed, verdict.receipt)
-        else yield* hooks.runOnFailed(relayed, verdict.receipt)
-      } else {
-        yield* hooks.runOnFailed(relayed, rejectionReason(verdict.error))
-      }
-      // The audit entry carries a short code (`invalid_signature`, `reverted`); the receipt keeps the full reason.
-      // A reverted one carries its reason in words (the enforcer's refusal, a contract's error by name).
-      const auditReason = verdict._tag === "Rejected"
-        ? verdict.error.reason
-        : verdict.receipt.success
-        ? undefined
-        : verdict.receipt.reason === undefined ? "reverted" : `reverted: ${verdict.receipt.reason}`.slice(0, 500)
-      const auditId = yield* audit.recordOperation(
-        auditFacts(row, build, outcome === "mined" ? "executed" : outcome === "reverted" ? "reverted" : "rejected", {
-          reason: auditReason,
-          txHash,
-          provenance: recordAs.provenance,
-          entryKey: recordAs.entryKey ?? (row.audit_event_id === null ? undefined : `resettled:${row.id}:${txHash ?? "none"}`)
-        })
-      )
-      yield* sql`UPDATE user_operations SET audit_event_id = ${auditId} WHERE id = ${row.id}`
-      return true
-    })).pipe(Effect.orDie)
-  })
+  const settlement = yield* makeSettlement
+  const { byId, byHash, load, relayedOf, auditFacts, settle } = settlement
+  const { observe, reopen } = yield* makeChainRecord(settlement)
 
   /** Takes the right to forward an unsettled operation (first send, or a re-send), or answers false. */
   const claimSend = (id: string, resend: boolean) =>
@@ -545,64 +363,6 @@ const make = Effect.gen(function*() {
     return settled.filter(Boolean).length
   }).pipe(Effect.withSpan("Relay.reconcilePending"))
 
-  const buildByHash = (hash: string) =>
-    sql<{ id: string }>`SELECT id FROM op_builds WHERE chain_id = ${chainId} AND user_op_hash = ${hash}
-                        ORDER BY created_at DESC LIMIT 1`.pipe(
-      Effect.orDie,
-      Effect.flatMap((rows) => rows[0] === undefined ? Effect.succeed(undefined) : builder.findById(rows[0].id))
-    )
-
-  /** Stores an operation built here and included around the relay, as `submitted`, ready to settle. */
-  const adopt = (build: StoredBuild, inclusion: Inclusion) =>
-    Effect.gen(function*() {
-      const signature = yield* Effect.promise(() => signatureOnChain(chain.client, network.entryPoint, inclusion))
-      const wire = { ...build.userOp, sender: build.userOp.sender.toLowerCase(), signature: signature ?? "0x" }
-      const rows = yield* sql`
-        INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
-                                     user_op_hash, signature_digest, user_op, status, outcome, send_attempts, sent_at, submitted_at)
-        VALUES (${`uop_${crypto.randomUUID()}`}, ${build.id}, ${build.accountId}, ${build.signerAddress}, ${build.intentType},
-                ${chainId}, ${wire.sender}, ${wire.nonce}, ${build.userOpHash}, ${signatureDigest(wire)},
-                ${JSON.stringify(wire)}::jsonb, 'submitted', 'pending', 0, now(), now())
-        ON CONFLICT DO NOTHING
-        RETURNING *`.pipe(Effect.orDie, Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))), Effect.orDie)
-      return rows[0]
-    })
-
-  const observe = Effect.fn("Relay.observe")(function*(inclusion: Inclusion) {
-    const hash = inclusion.userOpHash.toLowerCase()
-    const tx = inclusion.transactionHash.toLowerCase()
-    const rows = yield* byHash(hash).pipe(Effect.orDie)
-    const verdict: Verdict = { _tag: "Receipt", receipt: inclusion.receipt }
-    if (rows.some((r) => r.status !== "submitted" && r.transaction_hash === tx)) return "recorded" as const
-    const open = rows.find((r) => r.status === "submitted")
-    if (open !== undefined) return (yield* settle(open, verdict)) ? "settled" as const : "recorded" as const
-    // Recorded as refused (or reverted in a block that left the chain), yet the chain holds it:
-    // corrected with a second entry, never by rewriting the first.
-    const stale = rows.find((r) => r.status === "failed")
-    if (stale !== undefined) {
-      const moved = yield* settle(stale, verdict, { from: "failed", entryKey: `chain:${stale.id}:${tx}:${inclusion.logIndex}` })
-      return moved ? "corrected" as const : "recorded" as const
-    }
-    if (rows.length > 0) return "recorded" as const
-    // Built here, sent around the relay: adopted, and settled with the build's effects.
-    const build = yield* buildByHash(hash)
-    if (build === undefined) return "unknown" as const
-    const adopted = yield* adopt(build, inclusion)
-    if (adopted === undefined) return "recorded" as const
-    yield* settle(adopted, verdict, { provenance: "onchain_unrelayed" })
-    return "adopted" as const
-  })
-
-  const reopen = Effect.fn("Relay.reopen")(function*(userOpHash: string, transactionHash: string) {
-    const rows = yield* sql<{ id: string }>`
-      UPDATE user_operations
-      SET status = 'submitted', outcome = 'pending', transaction_hash = NULL, block_number = NULL, reason = NULL,
-          revert_data = NULL, settled_at = NULL, sent_at = now(), send_lease_until = NULL, last_error = 'its block left the chain'
-      WHERE chain_id = ${chainId} AND user_op_hash = ${userOpHash.toLowerCase()}
-        AND transaction_hash = ${transactionHash.toLowerCase()}
-      RETURNING id`.pipe(Effect.orDie)
-    return rows.map((r) => r.id)
-  })
 
   return Relay.of({ submit, get, reconcilePending, observe, reopen })
 })
