@@ -12,7 +12,7 @@ import { BadRequest, NotFound } from "../api/Errors.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import type { Address } from "../domain/Primitives.ts"
 import { entryColumns, EntryRow, fromRow } from "./AuditChain.ts"
-import { type StoredEntry, wireTimestamp } from "./Chain.ts"
+import { toAuditEvent } from "./Wire.ts"
 import { Anchor } from "../anchor/Anchor.ts"
 import type { ActivityPage, AnchorStatus, AuditEvent } from "./Domain.ts"
 
@@ -28,37 +28,8 @@ export interface ActivityQuery {
   readonly accountId?: string | undefined
 }
 
-const labels = (iso: string) => {
-  const d = new Date(iso)
-  return {
-    dateLabel: d.toLocaleDateString("en-US", { month: "short", day: "numeric", year: "numeric", timeZone: "UTC" }),
-    timeLabel: `${iso.slice(11, 16)} UTC`
-  }
-}
-
-export const toAuditEvent = (e: StoredEntry): AuditEvent => {
-  const timestamp = wireTimestamp(e.timestamp)
-  return {
-    id: e.id,
-    timestamp,
-    ...labels(timestamp),
-    actor: e.actor,
-    action: e.action,
-    ...(e.amount === null ? {} : { amount: e.amount }),
-    ...(e.token === null ? {} : { token: e.token }),
-    chain: e.chain,
-    chainId: e.chainId,
-    status: e.status,
-    ...(e.declineReason === null ? {} : { declineReason: e.declineReason }),
-    provenance: e.provenance,
-    ...(e.txHash === null ? {} : { txHash: e.txHash }),
-    ...(e.auditNonce === null ? {} : { auditNonce: e.auditNonce }),
-    prevHash: e.prevHash,
-    hash: e.hash,
-    ...(e.delegationId === null ? {} : { delegationId: e.delegationId }),
-    ...(e.recipient === null ? {} : { recipient: e.recipient })
-  }
-}
+/** Kept here for existing importers; the mapping lives in Wire.ts. */
+export { toAuditEvent }
 
 /** Opaque to clients: base64url of `<accountId>:<position>`. */
 export const encodeCursor = (accountId: string, index: number) =>
