@@ -118,7 +118,14 @@ export class Activity extends Context.Service<Activity, {
         return {
           available: summary.available,
           unanchoredCount: summary.unanchoredCount,
-          ...(summary.anchoredHead === undefined ? {} : { anchoredHead: summary.anchoredHead })
+          ...(summary.anchoredHead === undefined ? {} : { anchoredHead: summary.anchoredHead }),
+          ...(summary.latest === undefined ? {} : {
+            anchoredLength: summary.latest.length,
+            merkleRoot: summary.latest.merkleRoot,
+            txHash: summary.latest.txHash,
+            blockNumber: summary.latest.blockNumber,
+            anchoredAt: summary.latest.anchoredAt
+          })
         } satisfies AnchorStatus
       })
 

@@ -22,6 +22,7 @@ import mandateRevocation from "./0180_mandate_revocation.ts"
 import sponsorUsage from "./0181_sponsor_usage.ts"
 import revertData from "./0183_revert_data.ts"
 import auditRecipient from "./0184_audit_recipient.ts"
+import anchorEntriesRoot from "./0190_anchor_entries_root.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -41,5 +42,6 @@ export const migrations = Migrator.fromRecord({
   "0180_mandate_revocation": mandateRevocation,
   "0181_sponsor_usage": sponsorUsage,
   "0183_revert_data": revertData,
-  "0184_audit_recipient": auditRecipient
+  "0184_audit_recipient": auditRecipient,
+  "0190_anchor_entries_root": anchorEntriesRoot
 })
