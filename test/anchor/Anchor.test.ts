@@ -2,6 +2,8 @@
  * Anchoring on the local network: one transaction commits the Merkle root of the
  * heads that moved; `/activity/anchor` reports it; concurrent rounds anchor once.
  */
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -15,6 +17,7 @@ import { hashRecord, verifyChain } from "../../src/audit/Chain.ts"
 import { Chain } from "../../src/chain/Chain.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { executed } from "../audit/support.ts"
+import { databaseUrl, testDatabaseName } from "../support/TestDatabase.ts"
 import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
 
 const head = (n: number) => ({ accountId: `acc_${n}`, length: n, headHash: `0x${n.toString(16).padStart(64, "0")}` as Hex })
@@ -31,7 +34,20 @@ describe("Merkle tree", () => {
   })
 })
 
-layer(TestServerLive(), { excludeTestServices: true })("anchoring", (it) => {
+const database = testDatabaseName()
+
+/** `npm run audit:verify` against this file's database: exit status and output. */
+const auditVerify = (accountId: string) =>
+  Effect.promise(() =>
+    promisify(execFile)("node_modules/.bin/tsx", ["scripts/audit-verify.ts", "--account", accountId], {
+      env: { ...process.env, DATABASE_URL: databaseUrl(database) }
+    }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (e: { code?: number; stdout?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? "" })
+    )
+  )
+
+layer(TestServerLive({ database: { name: database } }), { excludeTestServices: true })("anchoring", (it) => {
   it.effect("commits the moved heads on chain and /activity/anchor reports them", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
@@ -141,6 +157,9 @@ layer(TestServerLive(), { excludeTestServices: true })("anchoring", (it) => {
           `anchored at length 3 with head ${anchoredHead}, the chain now has ${h3} at #3`
       )
       assert.strictEqual(verified.length, 1)
+      const command = yield* auditVerify(account)
+      assert.strictEqual(command.code, 1, command.stdout)
+      assert.include(command.stdout, `${account}: BROKEN at entry #2 (rewrite): an entry in #2..#3 was rewritten`)
 
       // The anchorer picks the changed head up, and refuses it.
       const [stateBefore] = yield* sql<{ head_hash: string; anchor_id: string }>`
@@ -162,5 +181,5 @@ layer(TestServerLive(), { excludeTestServices: true })("anchoring", (it) => {
       assert.isTrue((yield* anchor.anchorRound).refused.some((r) => r.accountId === account))
       const again = yield* audit.verify(account)
       assert.isTrue(!again.ok && again.broken.kind === "rewrite")
-    }))
+    }), { timeout: 120_000 })
 })

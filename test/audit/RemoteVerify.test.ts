@@ -3,6 +3,8 @@
  * `/activity` of a real server, rebuilds every hashed record from the response fields
  * and recomputes the hashes and links; an entry changed in SQL is named.
  */
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -14,6 +16,16 @@ import { recordOfEvent } from "../../src/audit/Wire.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { declined, executed } from "./support.ts"
 import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
+
+const remoteCommand = (url: string, token: string, accountId: string) =>
+  Effect.promise(() =>
+    promisify(execFile)("node_modules/.bin/tsx", [
+      "scripts/audit-verify-remote.ts", "--url", url, "--token", token, "--account", accountId
+    ]).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (e: { code?: number; stdout?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? "" })
+    )
+  )
 
 layer(TestServerLive(), { excludeTestServices: true })("verifying over HTTP", (it) => {
   it.effect("rebuilds every entry from the API, pages to the start, and names a tampered row", () =>
@@ -48,6 +60,11 @@ layer(TestServerLive(), { excludeTestServices: true })("verifying over HTTP", (i
         assert.strictEqual(run.accountId, account)
       }
 
+      // The command prints the same.
+      const ok = yield* remoteCommand(baseUrl, alice.token, account)
+      assert.strictEqual(ok.code, 0, ok.stdout)
+      assert.include(ok.stdout, `${account}: ok, 5 entries, head `)
+
       // A changed amount is named at its position.
       yield* sql`UPDATE audit_entries SET amount = 1000 WHERE account_id = ${account} AND chain_index = 3`
       const tampered = yield* Effect.promise(() => verifyRemote({ url: baseUrl, token: alice.token, accountId: account }))
@@ -56,6 +73,9 @@ layer(TestServerLive(), { excludeTestServices: true })("verifying over HTTP", (i
       assert.strictEqual(tampered.result.broken.index, 3)
       assert.strictEqual(tampered.result.broken.kind, "hash")
       assert.match(tampered.result.broken.message, /entry #3 \(evt_.*\) stores hash 0x[0-9a-f]{64}, but its fields hash to/)
+      const broken = yield* remoteCommand(baseUrl, alice.token, account)
+      assert.strictEqual(broken.code, 1, broken.stdout)
+      assert.include(broken.stdout, `${account}: BROKEN at entry #3 (hash)`)
       yield* sql`UPDATE audit_entries SET amount = 12.5 WHERE account_id = ${account} AND chain_index = 3`
       assert.isTrue((yield* Effect.promise(() => verifyRemote({ url: baseUrl, token: alice.token }))).result.ok)
 
@@ -78,5 +98,5 @@ layer(TestServerLive(), { excludeTestServices: true })("verifying over HTTP", (i
         assert.strictEqual(relinked.result.broken.index, 4)
         assert.strictEqual(relinked.result.broken.kind, "link")
       }
-    }))
+    }), { timeout: 120_000 })
 })
