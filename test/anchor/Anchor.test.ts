@@ -14,6 +14,7 @@ import { ANCHOR_TAG, merkleProof, merkleRoot, verifyProof } from "../../src/anch
 import { root as entriesRoot } from "../../src/anchor/Rfc6962.ts"
 import { AuditChain } from "../../src/audit/AuditChain.ts"
 import { hashRecord, verifyChain } from "../../src/audit/Chain.ts"
+import { verifyRemote } from "../../src/audit/RemoteVerify.ts"
 import { Chain } from "../../src/chain/Chain.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { executed } from "../audit/support.ts"
@@ -157,6 +158,12 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
           `anchored at length 3 with head ${anchoredHead}, the chain now has ${h3} at #3`
       )
       assert.strictEqual(verified.length, 1)
+      // Over HTTP alone, the default account's chain is compared with its anchored head too.
+      const remote = yield* Effect.promise(() => verifyRemote({ url: baseUrl, token: carol.token }))
+      assert.isFalse(remote.result.ok)
+      if (!remote.result.ok) {
+        assert.strictEqual(remote.result.broken.message, `anchored at length 3 with head ${anchoredHead}, the chain now has ${h3} at #3`)
+      }
       const command = yield* auditVerify(account)
       assert.strictEqual(command.code, 1, command.stdout)
       assert.include(command.stdout, `${account}: BROKEN at entry #2 (rewrite): an entry in #2..#3 was rewritten`)
