@@ -1,7 +1,9 @@
 /**
  * Anchoring: on a schedule, one transaction commits the Merkle root of every
- * account's audit chain head that moved since its last anchor (Merkle.ts), and
+ * account's audit chain head that changed since its last anchor (Merkle.ts), and
  * records which heads it covered. `/activity/anchor` reports from these records.
+ * A head is anchored only if its chain extends the account's last anchored head
+ * (Anchored.ts): a rewritten history is refused, logged as an error and reported.
  *
  * Who sends the transaction: `ANCHOR_PRIVATE_KEY` on a configured network; on the
  * local network an unlocked dev account (anvil assigns its nonces, so several
@@ -15,7 +17,9 @@ import { privateKeyToAccount } from "viem/accounts"
 import { Chain, viemChainOf } from "../chain/Chain.ts"
 import { LocalNetwork } from "../chain/LocalNetwork.ts"
 import { Network } from "../chain/Network.ts"
+import { checkAnchored, type Rewrite } from "../audit/Anchored.ts"
 import { type AnchoredHead, anchorCalldata, merkleRoot } from "./Merkle.ts"
+import { root as entriesRootOf } from "./Rfc6962.ts"
 
 /** anvil's dev account #5 (public key of the well-known test mnemonic): local anchoring only. */
 export const LOCAL_ANCHOR_ACCOUNT: Hex = "0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc"
@@ -29,21 +33,48 @@ export interface AnchorRecord {
   readonly heads: ReadonlyArray<AnchoredHead>
 }
 
+/** An account whose head was not anchored: its chain no longer extends its last anchored head. */
+export interface AnchorRefusal extends Rewrite {
+  readonly accountId: string
+}
+
+/** One round: what was anchored (none when nothing changed or another process holds the round), what was refused. */
+export interface AnchorRound {
+  readonly anchored: Option.Option<AnchorRecord>
+  readonly refused: ReadonlyArray<AnchorRefusal>
+}
+
 export interface AnchorSummary {
   readonly available: boolean
   readonly unanchoredCount: number
   readonly anchoredHead: string | undefined
+  /** The latest anchor covering the primary account. */
+  readonly latest?: {
+    readonly length: number
+    readonly merkleRoot: string
+    readonly txHash: string
+    readonly blockNumber: string
+    readonly anchoredAt: string
+  } | undefined
 }
 
 export class Anchor extends Context.Service<Anchor, {
   readonly available: boolean
-  /** Anchors every head that moved; none when nothing moved or another process holds the round. */
+  /** Anchors every head that changed and still extends its anchored history. */
   readonly anchorNow: Effect.Effect<Option.Option<AnchorRecord>>
+  /** `anchorNow`, with the accounts it refused. */
+  readonly anchorRound: Effect.Effect<AnchorRound>
   /** What is anchored of these accounts (`primary` names whose head is reported). */
   readonly summary: (accountIds: ReadonlyArray<string>, primary: string | undefined) => Effect.Effect<AnchorSummary>
 }>()("das/anchor/Anchor") {}
 
-const HeadRow = Schema.Struct({ account_id: Schema.String, length: Schema.Number, head_hash: Schema.String })
+const MovedRow = Schema.Struct({
+  account_id: Schema.String,
+  length: Schema.Number,
+  head_hash: Schema.String,
+  anchored_length: Schema.NullOr(Schema.Number),
+  anchored_head: Schema.NullOr(Schema.String)
+})
 
 type Sender = (data: Hex) => Promise<Hex>
 
@@ -74,19 +105,61 @@ export const AnchorLive = Layer.effect(
     const network = yield* Network
     const sender = yield* makeSender
 
-    const moved = () =>
-      sql`SELECT h.account_id, h.length, h.head_hash FROM audit_heads h
-          LEFT JOIN audit_anchor_state s ON s.account_id = h.account_id
-          WHERE h.length > COALESCE(s.length, 0)
-          ORDER BY h.account_id`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(HeadRow))))
+    // Any head that differs from its last anchored state (longer, or the same length with
+    // another hash), and heads anchored before entries roots existed (re-anchored once).
+    const changed = () =>
+      sql`SELECT h.account_id, h.length, h.head_hash, s.length AS anchored_length, s.head_hash AS anchored_head
+          FROM audit_heads h LEFT JOIN audit_anchor_state s ON s.account_id = h.account_id
+          WHERE s.account_id IS NULL OR h.length <> s.length OR h.head_hash <> s.head_hash OR s.entries_root IS NULL
+          ORDER BY h.account_id`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(MovedRow))))
+
+    const hashesOf = (accountId: string, length: number) =>
+      sql<{ hash: string }>`SELECT hash FROM audit_entries
+        WHERE account_id = ${accountId} AND chain_index <= ${length} ORDER BY chain_index`.pipe(
+        Effect.map((rows) => rows.map((r) => r.hash))
+      )
+
+    /** The head to anchor for a changed account, or why it is refused. */
+    const prepare = Effect.fnUntraced(function*(r: typeof MovedRow.Type) {
+      const hashes = yield* hashesOf(r.account_id, r.length)
+      const refuse = (rewrite: Rewrite) => ({ _tag: "refused" as const, refusal: { accountId: r.account_id, ...rewrite } })
+      if (hashes.length !== r.length || hashes.at(-1) !== r.head_hash) {
+        return refuse({
+          from: hashes.length + 1,
+          anchoredLength: r.length,
+          anchoredHead: r.head_hash,
+          current: hashes.at(-1),
+          message: `the head row says ${r.length} entries ending in ${r.head_hash}; ` +
+            `the entries are ${hashes.length} ending in ${hashes.at(-1) ?? "nothing"}`
+        })
+      }
+      if (r.anchored_length !== null && r.anchored_head !== null) {
+        const rewrite = checkAnchored(hashes, [{ length: r.anchored_length, headHash: r.anchored_head }])
+        if (rewrite !== undefined) return refuse(rewrite)
+      }
+      const head: AnchoredHead = {
+        accountId: r.account_id,
+        length: r.length,
+        headHash: r.head_hash as Hex,
+        entriesRoot: entriesRootOf(hashes)
+      }
+      return { _tag: "head" as const, head }
+    })
+
+    const none = (refused: ReadonlyArray<AnchorRefusal> = []): AnchorRound => ({ anchored: Option.none(), refused })
 
     const anchorWith = (send: Sender) =>
       sql.withTransaction(Effect.gen(function*() {
         const [lock] = yield* sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${ADVISORY_KEY}) AS ok`
-        if (lock?.ok !== true) return Option.none<AnchorRecord>()
-        const rows = yield* moved()
-        if (rows.length === 0) return Option.none<AnchorRecord>()
-        const heads = rows.map((r): AnchoredHead => ({ accountId: r.account_id, length: r.length, headHash: r.head_hash as Hex }))
+        if (lock?.ok !== true) return none()
+        const rows = yield* changed()
+        const prepared = yield* Effect.forEach(rows, prepare)
+        const refused = prepared.flatMap((p) => (p._tag === "refused" ? [p.refusal] : []))
+        for (const r of refused) {
+          yield* Effect.logError(`audit chain of ${r.accountId} NOT anchored, its anchored history was rewritten: ${r.message}`)
+        }
+        const heads = prepared.flatMap((p) => (p._tag === "head" ? [p.head] : []))
+        if (heads.length === 0) return none(refused)
         const root = merkleRoot(heads)
         const txHash = yield* Effect.tryPromise(() => send(anchorCalldata(root)))
         const receipt = yield* Effect.tryPromise(() =>
@@ -98,38 +171,62 @@ export const AnchorLive = Layer.effect(
           INSERT INTO audit_anchors (id, chain_id, merkle_root, tx_hash, block_number, head_count, anchored_at)
           VALUES (${id}, ${network.chainId}, ${root}, ${txHash}, ${receipt.blockNumber.toString()}, ${heads.length}, now())`
         for (const h of heads) {
-          yield* sql`INSERT INTO audit_anchor_heads (anchor_id, account_id, length, head_hash)
-                     VALUES (${id}, ${h.accountId}, ${h.length}, ${h.headHash})`
+          yield* sql`INSERT INTO audit_anchor_heads (anchor_id, account_id, length, head_hash, entries_root)
+                     VALUES (${id}, ${h.accountId}, ${h.length}, ${h.headHash}, ${h.entriesRoot ?? null})`
           yield* sql`
-            INSERT INTO audit_anchor_state (account_id, anchor_id, length, head_hash)
-            VALUES (${h.accountId}, ${id}, ${h.length}, ${h.headHash})
+            INSERT INTO audit_anchor_state (account_id, anchor_id, length, head_hash, entries_root)
+            VALUES (${h.accountId}, ${id}, ${h.length}, ${h.headHash}, ${h.entriesRoot ?? null})
             ON CONFLICT (account_id) DO UPDATE
-              SET anchor_id = EXCLUDED.anchor_id, length = EXCLUDED.length, head_hash = EXCLUDED.head_hash`
+              SET anchor_id = EXCLUDED.anchor_id, length = EXCLUDED.length, head_hash = EXCLUDED.head_hash,
+                  entries_root = EXCLUDED.entries_root`
         }
         yield* Effect.logInfo(`anchored ${heads.length} audit chain head(s): root ${root} in ${txHash}`)
-        return Option.some<AnchorRecord>({ id, merkleRoot: root, txHash, blockNumber: receipt.blockNumber, heads })
+        const record: AnchorRecord = { id, merkleRoot: root, txHash, blockNumber: receipt.blockNumber, heads }
+        return { anchored: Option.some(record), refused }
       }))
 
-    const anchorNow = Option.isNone(sender)
-      ? Effect.succeed(Option.none<AnchorRecord>())
+    const anchorRound = Option.isNone(sender)
+      ? Effect.succeed(none())
       : anchorWith(sender.value).pipe(
         Effect.tapCause((cause) => Effect.logWarning("anchoring failed; the next round retries", cause)),
-        Effect.orElseSucceed(() => Option.none<AnchorRecord>()),
+        Effect.orElseSucceed(() => none()),
         Effect.withSpan("Anchor.anchorNow")
       )
 
     const summary = Effect.fn("Anchor.summary")(function*(accountIds: ReadonlyArray<string>, primary: string | undefined) {
       if (accountIds.length === 0) return { available: Option.isSome(sender), unanchoredCount: 0, anchoredHead: undefined }
-      const rows = yield* sql<{ account_id: string; length: number; anchored: number; anchored_head: string | null }>`
-        SELECT h.account_id, h.length, COALESCE(s.length, 0) AS anchored, s.head_hash AS anchored_head
+      const rows = yield* sql<{
+        account_id: string
+        length: number
+        anchored: number
+        anchored_head: string | null
+        merkle_root: string | null
+        tx_hash: string | null
+        block_number: string | null
+        anchored_at: string | null
+      }>`
+        SELECT h.account_id, h.length, COALESCE(s.length, 0) AS anchored, s.head_hash AS anchored_head,
+          a.merkle_root, a.tx_hash, a.block_number::text AS block_number,
+          to_char(a.anchored_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS anchored_at
         FROM audit_heads h LEFT JOIN audit_anchor_state s ON s.account_id = h.account_id
+          LEFT JOIN audit_anchors a ON a.id = s.anchor_id
         WHERE h.account_id IN ${sql.in(accountIds)}`.pipe(Effect.orDie)
-      const unanchoredCount = rows.reduce((n, r) => n + (r.length - r.anchored), 0)
-      const head = rows.find((r) => r.account_id === primary)?.anchored_head ?? undefined
-      return { available: Option.isSome(sender), unanchoredCount, anchoredHead: head }
+      // A rewritten chain can be shorter than its anchor: it has nothing unanchored, not a negative count.
+      const unanchoredCount = rows.reduce((n, r) => n + Math.max(0, r.length - r.anchored), 0)
+      const p = rows.find((r) => r.account_id === primary)
+      const latest = p === undefined || p.anchored_head === null || p.merkle_root === null || p.tx_hash === null ||
+          p.block_number === null || p.anchored_at === null
+        ? undefined
+        : { length: p.anchored, merkleRoot: p.merkle_root, txHash: p.tx_hash, blockNumber: p.block_number, anchoredAt: p.anchored_at }
+      return { available: Option.isSome(sender), unanchoredCount, anchoredHead: p?.anchored_head ?? undefined, latest }
     })
 
-    return Anchor.of({ available: Option.isSome(sender), anchorNow, summary })
+    return Anchor.of({
+      available: Option.isSome(sender),
+      anchorNow: Effect.map(anchorRound, (r) => r.anchored),
+      anchorRound,
+      summary
+    })
   })
 )
 

@@ -1,8 +1,12 @@
 /**
  * The anchor's Merkle tree over audit chain heads, computable with standard tools:
- * leaf = keccak256(abi.encode(string accountId, uint256 length, bytes32 headHash));
- * leaves sorted ascending; a parent is keccak256 of its two children sorted
- * ascending (so proofs need no left/right flags); an odd node is carried up as is.
+ * leaf = keccak256(abi.encode(string accountId, uint256 length, bytes32 headHash, bytes32 entriesRoot))
+ * (`entriesRoot`: the RFC 6962 root of the account's first `length` entry hashes, Rfc6962.ts);
+ * leaves sorted ascending; a parent is keccak256 of its two children sorted ascending
+ * (so proofs need no left/right flags); an odd node is carried up as is.
+ *
+ * Anchors sent before entries roots existed (tag `das-anchor-v1`) used the leaf without
+ * `entriesRoot`: a head without one hashes that way, so their roots still recompute.
  */
 import { concat, encodeAbiParameters, type Hex, keccak256 } from "viem"
 
@@ -10,15 +14,24 @@ export interface AnchoredHead {
   readonly accountId: string
   readonly length: number
   readonly headHash: Hex
+  /** Absent only on heads of `das-anchor-v1` anchors. */
+  readonly entriesRoot?: Hex | undefined
 }
 
 export const leafOf = (h: AnchoredHead): Hex =>
   keccak256(
-    encodeAbiParameters([{ type: "string" }, { type: "uint256" }, { type: "bytes32" }], [
-      h.accountId,
-      BigInt(h.length),
-      h.headHash
-    ])
+    h.entriesRoot === undefined
+      ? encodeAbiParameters([{ type: "string" }, { type: "uint256" }, { type: "bytes32" }], [
+        h.accountId,
+        BigInt(h.length),
+        h.headHash
+      ])
+      : encodeAbiParameters([{ type: "string" }, { type: "uint256" }, { type: "bytes32" }, { type: "bytes32" }], [
+        h.accountId,
+        BigInt(h.length),
+        h.headHash,
+        h.entriesRoot
+      ])
   )
 
 const hashPair = (a: Hex, b: Hex): Hex => (a.toLowerCase() < b.toLowerCase() ? keccak256(concat([a, b])) : keccak256(concat([b, a])))
@@ -54,6 +67,8 @@ export const merkleProof = (heads: ReadonlyArray<AnchoredHead>, head: AnchoredHe
 export const verifyProof = (head: AnchoredHead, proof: ReadonlyArray<Hex>, root: Hex): boolean =>
   proof.reduce((acc, sibling) => hashPair(acc, sibling), leafOf(head)) === root
 
-/** Transaction data of an anchor: a fixed tag, then the root. */
-export const ANCHOR_TAG: Hex = "0x6461732d616e63686f722d7631" // "das-anchor-v1"
+/** Transaction data of an anchor: a fixed tag, then the root. `v2`: leaves carry the entries root. */
+export const ANCHOR_TAG: Hex = "0x6461732d616e63686f722d7632" // "das-anchor-v2"
+/** The tag of anchors whose leaves had no entries root. */
+export const ANCHOR_TAG_V1: Hex = "0x6461732d616e63686f722d7631" // "das-anchor-v1"
 export const anchorCalldata = (root: Hex): Hex => concat([ANCHOR_TAG, root])

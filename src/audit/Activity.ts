@@ -8,13 +8,14 @@
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { BadRequest, NotFound } from "../api/Errors.ts"
+import { BadRequest, type Conflict, NotFound } from "../api/Errors.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import type { Address } from "../domain/Primitives.ts"
 import { entryColumns, EntryRow, fromRow } from "./AuditChain.ts"
-import { type StoredEntry, wireTimestamp } from "./Chain.ts"
+import { toAuditEvent } from "./Wire.ts"
 import { Anchor } from "../anchor/Anchor.ts"
-import type { ActivityPage, AnchorStatus, AuditEvent } from "./Domain.ts"
+import type { ActivityPage, AnchorStatus, AuditEvent, AuditProof } from "./Domain.ts"
+import { makeEntryProof } from "./EntryProof.ts"
 
 export interface ActivityQuery {
   readonly cursor?: string | undefined
@@ -28,37 +29,8 @@ export interface ActivityQuery {
   readonly accountId?: string | undefined
 }
 
-const labels = (iso: string) => {
-  const d = new Date(iso)
-  return {
-    dateLabel: d.toLocaleDateString("en-US", { month: "short", day: "numeric", year: "numeric", timeZone: "UTC" }),
-    timeLabel: `${iso.slice(11, 16)} UTC`
-  }
-}
-
-export const toAuditEvent = (e: StoredEntry): AuditEvent => {
-  const timestamp = wireTimestamp(e.timestamp)
-  return {
-    id: e.id,
-    timestamp,
-    ...labels(timestamp),
-    actor: e.actor,
-    action: e.action,
-    ...(e.amount === null ? {} : { amount: e.amount }),
-    ...(e.token === null ? {} : { token: e.token }),
-    chain: e.chain,
-    chainId: e.chainId,
-    status: e.status,
-    ...(e.declineReason === null ? {} : { declineReason: e.declineReason }),
-    provenance: e.provenance,
-    ...(e.txHash === null ? {} : { txHash: e.txHash }),
-    ...(e.auditNonce === null ? {} : { auditNonce: e.auditNonce }),
-    prevHash: e.prevHash,
-    hash: e.hash,
-    ...(e.delegationId === null ? {} : { delegationId: e.delegationId }),
-    ...(e.recipient === null ? {} : { recipient: e.recipient })
-  }
-}
+/** Kept here for existing importers; the mapping lives in Wire.ts. */
+export { toAuditEvent }
 
 /** Opaque to clients: base64url of `<accountId>:<position>`. */
 export const encodeCursor = (accountId: string, index: number) =>
@@ -75,6 +47,8 @@ export const decodeCursor = (cursor: string, accountId: string): number | undefi
 export class Activity extends Context.Service<Activity, {
   readonly list: (signer: Address, query: ActivityQuery) => Effect.Effect<ActivityPage, BadRequest | NotFound>
   readonly get: (signer: Address, eventId: string) => Effect.Effect<AuditEvent, NotFound>
+  /** The entry's inclusion proof up to an on-chain anchor (EntryProof.ts); 409 before its first anchor. */
+  readonly proof: (signer: Address, eventId: string) => Effect.Effect<AuditProof, NotFound | Conflict>
   readonly anchor: (signer: Address) => Effect.Effect<AnchorStatus>
 }>()("das/audit/Activity") {
   static readonly layer = Layer.effect(
@@ -138,6 +112,14 @@ export class Activity extends Context.Service<Activity, {
         return toAuditEvent(fromRow(row.value))
       })
 
+      const entryProof = makeEntryProof(sql)
+      const proof = Effect.fn("Activity.proof")(function*(signer: Address, eventId: string) {
+        // The same scoping as `get`: another signer's event does not exist.
+        const row = yield* findOwned({ signer: signer.toLowerCase(), id: eventId }).pipe(Effect.orDie)
+        if (Option.isNone(row)) return yield* new NotFound({ message: `No activity event ${eventId}` })
+        return yield* entryProof(fromRow(row.value))
+      })
+
       const anchor = Effect.fn("Activity.anchor")(function*(signer: Address) {
         // Every account of the signer counts; the reported head is that of the account
         // reads default to (the lowest visible index).
@@ -147,11 +129,18 @@ export class Activity extends Context.Service<Activity, {
         return {
           available: summary.available,
           unanchoredCount: summary.unanchoredCount,
-          ...(summary.anchoredHead === undefined ? {} : { anchoredHead: summary.anchoredHead })
+          ...(summary.anchoredHead === undefined ? {} : { anchoredHead: summary.anchoredHead }),
+          ...(summary.latest === undefined ? {} : {
+            anchoredLength: summary.latest.length,
+            merkleRoot: summary.latest.merkleRoot,
+            txHash: summary.latest.txHash,
+            blockNumber: summary.latest.blockNumber,
+            anchoredAt: summary.latest.anchoredAt
+          })
         } satisfies AnchorStatus
       })
 
-      return Activity.of({ list, get, anchor })
+      return Activity.of({ list, get, proof, anchor })
     })
   )
 }

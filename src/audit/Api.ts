@@ -1,9 +1,9 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { BadRequestError, NotFoundError, NotImplementedError } from "../api/Errors.ts"
+import { BadRequestError, ConflictError, NotFoundError, NotImplementedError } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { PageLimit, Timestamp, Id, TextOfLength } from "../domain/Primitives.ts"
-import { ActivityPage, AnchorStatus, AuditEvent } from "./Domain.ts"
+import { ActivityPage, AnchorStatus, AuditEvent, AuditProof } from "./Domain.ts"
 
 export class ActivityApi extends HttpApiGroup.make("activity")
   .add(
@@ -24,6 +24,13 @@ export class ActivityApi extends HttpApiGroup.make("activity")
     HttpApiEndpoint.get("anchor", "/activity/anchor", {
       success: AnchorStatus,
       error: NotImplementedError
+    }),
+    // Declared before `/activity/:eventId` too: the more specific path first.
+    HttpApiEndpoint.get("proof", "/activity/:eventId/proof", {
+      params: { eventId: Id },
+      success: AuditProof,
+      // 409 `conflict`: the entry exists but no anchor covers it yet (docs/decisions.md).
+      error: [NotFoundError, ConflictError, NotImplementedError]
     }),
     HttpApiEndpoint.get("get", "/activity/:eventId", {
       params: { eventId: Id },

@@ -24,6 +24,7 @@ import {
   verifyChain,
   type VerifyResult
 } from "./Chain.ts"
+import { type AnchoredPoint, checkAnchored } from "./Anchored.ts"
 
 /** Outcomes an entry records. `executed` entries are the ones that get an audit nonce. */
 export type AuditStatus = "executed" | "declined" | "failed" | "reorged"
@@ -169,7 +170,7 @@ export class AuditChain extends Context.Service<AuditChain, {
   /** Every entry of an account's chain, in chain order. */
   readonly entries: (accountId: string) => Effect.Effect<ReadonlyArray<StoredEntry>>
   readonly head: (accountId: string) => Effect.Effect<Option.Option<ChainHead>>
-  /** Walks the chain and names the first broken link. */
+  /** Walks the chain and names the first broken link, then checks it against every anchored head. */
   readonly verify: (accountId: string) => Effect.Effect<VerifyResult>
 }>()("das/audit/AuditChain") {
   static readonly layer = Layer.effect(
@@ -299,15 +300,31 @@ export class AuditChain extends Context.Service<AuditChain, {
         }))
       }, Effect.orDie)
 
+      const anchoredPoints = (accountId: string) =>
+        sql<{ length: number; head_hash: string }>`
+          SELECT length, head_hash FROM audit_anchor_heads WHERE account_id = ${accountId} ORDER BY length`.pipe(
+          Effect.map((rows) => rows.map((r): AnchoredPoint => ({ length: r.length, headHash: r.head_hash }))),
+          Effect.orDie
+        )
+
       const verify = Effect.fn("AuditChain.verify")(function*(accountId: string) {
-        const read = Effect.all([head(accountId), entries(accountId)])
+        const read = Effect.all([head(accountId), entries(accountId), anchoredPoints(accountId)])
         // One snapshot for head and entries, so a concurrent append cannot look like a break.
         // Inside a caller's transaction, that transaction's view is the one to verify.
         const inTransaction = Option.isSome(yield* Effect.serviceOption(sql.transactionService))
-        const [h, list] = inTransaction ? yield* read : yield* sql.withTransaction(
+        const [h, list, anchored] = inTransaction ? yield* read : yield* sql.withTransaction(
           Effect.andThen(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY`, read)
         )
-        return verifyChain(accountId, list, Option.getOrUndefined(h))
+        const walked = verifyChain(accountId, list, Option.getOrUndefined(h))
+        if (!walked.ok) return walked
+        // A chain that walks can still be a rewrite: every head anchored of it must still be in it.
+        const rewrite = checkAnchored(list.map((e) => e.hash), anchored)
+        if (rewrite === undefined) return walked
+        return {
+          ok: false,
+          length: rewrite.from - 1,
+          broken: { kind: "rewrite", index: rewrite.from, message: rewrite.message }
+        } satisfies VerifyResult
       }, Effect.orDie)
 
       return AuditChain.of({ append, entries, head, verify })

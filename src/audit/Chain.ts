@@ -119,6 +119,8 @@ export type BrokenLink =
     readonly message: string
   }
   | { readonly kind: "head"; readonly index: number; readonly message: string }
+  /** The chain walks, but no longer extends a head that was anchored on chain (Anchored.ts). */
+  | { readonly kind: "rewrite"; readonly index: number; readonly message: string }
 
 export type VerifyResult =
   | { readonly ok: true; readonly length: number; readonly headHash: string }

@@ -16,6 +16,7 @@ export const ActivityHandlers = HttpApiBuilder.group(
     return handlers
       .handle("list", ({ query }) => Effect.flatMap(CurrentSigner, (s) => activity.list(s.address, query)))
       .handle("anchor", () => Effect.flatMap(CurrentSigner, (s) => activity.anchor(s.address)))
+      .handle("proof", ({ params }) => Effect.flatMap(CurrentSigner, (s) => activity.proof(s.address, params.eventId)))
       .handle("get", ({ params }) => Effect.flatMap(CurrentSigner, (s) => activity.get(s.address, params.eventId)))
   })
 ).pipe(Layer.provide(Activity.layer))

@@ -2,6 +2,8 @@
  * Anchoring on the local network: one transaction commits the Merkle root of the
  * heads that moved; `/activity/anchor` reports it; concurrent rounds anchor once.
  */
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -9,10 +11,14 @@ import type { Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Anchor } from "../../src/anchor/Anchor.ts"
 import { ANCHOR_TAG, merkleProof, merkleRoot, verifyProof } from "../../src/anchor/Merkle.ts"
+import { root as entriesRoot } from "../../src/anchor/Rfc6962.ts"
 import { AuditChain } from "../../src/audit/AuditChain.ts"
+import { hashRecord, verifyChain } from "../../src/audit/Chain.ts"
+import { verifyRemote } from "../../src/audit/RemoteVerify.ts"
 import { Chain } from "../../src/chain/Chain.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { executed } from "../audit/support.ts"
+import { databaseUrl, testDatabaseName } from "../support/TestDatabase.ts"
 import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
 
 const head = (n: number) => ({ accountId: `acc_${n}`, length: n, headHash: `0x${n.toString(16).padStart(64, "0")}` as Hex })
@@ -29,7 +35,20 @@ describe("Merkle tree", () => {
   })
 })
 
-layer(TestServerLive(), { excludeTestServices: true })("anchoring", (it) => {
+const database = testDatabaseName()
+
+/** `npm run audit:verify` against this file's database: exit status and output. */
+const auditVerify = (accountId: string) =>
+  Effect.promise(() =>
+    promisify(execFile)("node_modules/.bin/tsx", ["scripts/audit-verify.ts", "--account", accountId], {
+      env: { ...process.env, DATABASE_URL: databaseUrl(database) }
+    }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (e: { code?: number; stdout?: string }) => ({ code: e.code ?? -1, stdout: e.stdout ?? "" })
+    )
+  )
+
+layer(TestServerLive({ database: { name: database } }), { excludeTestServices: true })("anchoring", (it) => {
   it.effect("commits the moved heads on chain and /activity/anchor reports them", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
@@ -64,11 +83,30 @@ layer(TestServerLive(), { excludeTestServices: true })("anchoring", (it) => {
       assert.strictEqual(merkleRoot(record.heads), record.merkleRoot)
       const [aliceHead] = yield* sql<{ head_hash: string; length: number }>`
         SELECT head_hash, length FROM audit_heads WHERE account_id = ${aliceAccount}`
-      const proof = merkleProof(record.heads, { accountId: aliceAccount, length: aliceHead!.length, headHash: aliceHead!.head_hash as Hex })
-      assert.isTrue(verifyProof({ accountId: aliceAccount, length: 3, headHash: aliceHead!.head_hash as Hex }, proof, record.merkleRoot))
+      // Alice's leaf: her head and the RFC 6962 root of her three entry hashes.
+      const aliceLeaf = {
+        accountId: aliceAccount,
+        length: 3,
+        headHash: aliceHead!.head_hash as Hex,
+        entriesRoot: entriesRoot((yield* audit.entries(aliceAccount)).map((e) => e.hash))
+      }
+      assert.deepStrictEqual(record.heads.find((h) => h.accountId === aliceAccount), aliceLeaf)
+      const proof = merkleProof(record.heads, aliceLeaf)
+      assert.isTrue(verifyProof(aliceLeaf, proof, record.merkleRoot))
+      assert.isFalse(verifyProof({ ...aliceLeaf, entriesRoot: undefined }, proof, record.merkleRoot))
 
       const after = yield* api.activity.anchor()
-      assert.deepStrictEqual(after, { available: true, unanchoredCount: 0, anchoredHead: aliceHead!.head_hash })
+      const { anchoredAt, ...rest } = after
+      assert.deepStrictEqual(rest, {
+        available: true,
+        unanchoredCount: 0,
+        anchoredHead: aliceHead!.head_hash,
+        anchoredLength: 3,
+        merkleRoot: record.merkleRoot,
+        txHash: record.txHash,
+        blockNumber: record.blockNumber.toString()
+      })
+      assert.match(anchoredAt ?? "", /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
 
       // Nothing moved: no new anchor. One more entry: one unanchored.
       assert.isTrue(Option.isNone(yield* anchor.anchorNow))
@@ -77,4 +115,78 @@ layer(TestServerLive(), { excludeTestServices: true })("anchoring", (it) => {
       assert.strictEqual(moved.unanchoredCount, 1)
       assert.strictEqual(moved.anchoredHead, aliceHead!.head_hash)
     }))
+
+  it.effect("a history rewritten after its anchor is named by verify and refused by the anchorer", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const anchor = yield* Anchor
+      const sql = yield* SqlClient.SqlClient
+      const audit = yield* Effect.provide(AuditChain.useSync((a) => a), AuditChain.layer)
+      const carol = yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))
+      const account = carol.accounts[0]!.id
+      yield* audit.append(executed(account, `op_c_1_${account}`))
+      assert.isTrue(Option.isSome(yield* anchor.anchorNow))
+      yield* audit.append(executed(account, `op_c_2_${account}`, { amount: 10 }))
+      yield* audit.append(executed(account, `op_c_3_${account}`))
+      const anchored = yield* anchor.anchorNow
+      assert.isTrue(Option.isSome(anchored))
+      const before = yield* audit.entries(account)
+      const anchoredHead = before[2]!.hash
+
+      // The attack: #2's amount 10 → 1000, #2 and #3 re-hashed, the head moved, all at length 3.
+      const e2 = { ...before[1]!, amount: 1000 }
+      const h2 = hashRecord(e2)
+      const h3 = hashRecord({ ...before[2]!, prevHash: h2 })
+      yield* sql`UPDATE audit_entries SET amount = 1000, hash = ${h2} WHERE id = ${e2.id}`
+      yield* sql`UPDATE audit_entries SET prev_hash = ${h2}, hash = ${h3} WHERE id = ${before[2]!.id}`
+      yield* sql`UPDATE audit_heads SET head_hash = ${h3} WHERE account_id = ${account}`
+      const rewritten = yield* audit.entries(account)
+      const [head] = yield* sql<{ length: number; head_hash: string; executed_count: number }>`
+        SELECT length, head_hash, executed_count FROM audit_heads WHERE account_id = ${account}`
+      const walk = verifyChain(account, rewritten, { length: head!.length, headHash: head!.head_hash, executedCount: head!.executed_count })
+      assert.isTrue(walk.ok, "the walk alone cannot see it")
+
+      // Verification compares with every anchored head and names the rewrite.
+      const verified = yield* audit.verify(account)
+      assert.isFalse(verified.ok)
+      if (verified.ok) return
+      assert.strictEqual(verified.broken.kind, "rewrite")
+      assert.strictEqual(verified.broken.index, 2)
+      assert.strictEqual(
+        verified.broken.message,
+          `an entry in #2..#3 was rewritten after it was anchored (the anchor at length 1 still matches): ` +
+          `anchored at length 3 with head ${anchoredHead}, the chain now has ${h3} at #3`
+      )
+      assert.strictEqual(verified.length, 1)
+      // Over HTTP alone, the default account's chain is compared with its anchored head too.
+      const remote = yield* Effect.promise(() => verifyRemote({ url: baseUrl, token: carol.token }))
+      assert.isFalse(remote.result.ok)
+      if (!remote.result.ok) {
+        assert.strictEqual(remote.result.broken.message, `anchored at length 3 with head ${anchoredHead}, the chain now has ${h3} at #3`)
+      }
+      const command = yield* auditVerify(account)
+      assert.strictEqual(command.code, 1, command.stdout)
+      assert.include(command.stdout, `${account}: BROKEN at entry #2 (rewrite): an entry in #2..#3 was rewritten`)
+
+      // The anchorer picks the changed head up, and refuses it.
+      const [stateBefore] = yield* sql<{ head_hash: string; anchor_id: string }>`
+        SELECT head_hash, anchor_id FROM audit_anchor_state WHERE account_id = ${account}`
+      const round = yield* anchor.anchorRound
+      const refusal = round.refused.find((r) => r.accountId === account)
+      assert.isDefined(refusal)
+      assert.strictEqual(refusal!.anchoredHead, anchoredHead)
+      assert.strictEqual(refusal!.current, h3)
+      assert.match(refusal!.message, /anchored at length 3 with head 0x[0-9a-f]{64}, the chain now has 0x[0-9a-f]{64} at #3/)
+      if (Option.isSome(round.anchored)) assert.isFalse(round.anchored.value.heads.some((h) => h.accountId === account))
+      const [stateAfter] = yield* sql<{ head_hash: string; anchor_id: string }>`
+        SELECT head_hash, anchor_id FROM audit_anchor_state WHERE account_id = ${account}`
+      assert.deepStrictEqual(stateAfter, stateBefore)
+      assert.strictEqual(stateAfter!.head_hash, anchoredHead)
+
+      // Appending on top of the rewrite does not launder it: still refused, still named.
+      yield* audit.append(executed(account, `op_c_4_${account}`))
+      assert.isTrue((yield* anchor.anchorRound).refused.some((r) => r.accountId === account))
+      const again = yield* audit.verify(account)
+      assert.isTrue(!again.ok && again.broken.kind === "rewrite")
+    }), { timeout: 120_000 })
 })

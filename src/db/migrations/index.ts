@@ -23,6 +23,7 @@ import sponsorUsage from "./0181_sponsor_usage.ts"
 import revertData from "./0183_revert_data.ts"
 import auditRecipient from "./0184_audit_recipient.ts"
 import chainFollower from "./0185_chain_follower.ts"
+import anchorEntriesRoot from "./0190_anchor_entries_root.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -43,5 +44,6 @@ export const migrations = Migrator.fromRecord({
   "0181_sponsor_usage": sponsorUsage,
   "0183_revert_data": revertData,
   "0184_audit_recipient": auditRecipient,
-  "0185_chain_follower": chainFollower
+  "0185_chain_follower": chainFollower,
+  "0190_anchor_entries_root": anchorEntriesRoot
 })

@@ -1,0 +1,109 @@
+/**
+ * Per-entry inclusion proofs end to end: entries appended, anchored on the local chain,
+ * `GET /activity/{eventId}/proof` fetched over HTTP and verified against the chain by the
+ * verifier's core (and its command); a tampered proof fails; an unanchored entry is a 409.
+ */
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
+import { assert, layer } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { Anchor } from "../../src/anchor/Anchor.ts"
+import { verifyProofOnChain } from "../../src/anchor/ProofVerify.ts"
+import { AuditChain } from "../../src/audit/AuditChain.ts"
+import type { AuditProof } from "../../src/audit/Domain.ts"
+import { Network } from "../../src/chain/Network.ts"
+import { signIn } from "../../src/client/signIn.ts"
+import { declined, executed } from "../audit/support.ts"
+import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
+
+const getRaw = (url: string, token: string) =>
+  Effect.promise(async () => {
+    const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } })
+    return { status: res.status, body: await res.json() as { error?: { code: string; message: string } } }
+  })
+
+const flipHex = (hex: string) => `${hex.slice(0, -1)}${hex.endsWith("0") ? "1" : "0"}`
+
+layer(TestServerLive(), { excludeTestServices: true })("inclusion proofs", (it) => {
+  it.effect("an anchored entry is proven against the chain; a tampered proof is not", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const anchor = yield* Anchor
+      const network = yield* Network
+      const audit = yield* Effect.provide(AuditChain.useSync((a) => a), AuditChain.layer)
+      const dave = yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))
+      const account = dave.accounts[0]!.id
+      for (let i = 1; i <= 5; i++) {
+        yield* audit.append(i % 2 === 0 ? declined(account, `dcl_${i}_${account}`) : executed(account, `op_${i}_${account}`))
+      }
+      const entries = yield* audit.entries(account)
+
+      // Not anchored yet: 409 conflict.
+      const early = yield* getRaw(`${baseUrl}/activity/${entries[1]!.id}/proof`, dave.token)
+      assert.strictEqual(early.status, 409)
+      assert.strictEqual(early.body.error?.code, "conflict")
+      assert.match(early.body.error?.message ?? "", /entry #2 of .* is not anchored yet/)
+
+      assert.isTrue(Option.isSome(yield* anchor.anchorNow))
+      yield* audit.append(executed(account, `op_6_${account}`))
+      const sixth = (yield* audit.entries(account))[5]!
+      assert.strictEqual((yield* getRaw(`${baseUrl}/activity/${sixth.id}/proof`, dave.token)).status, 409)
+
+      const api = yield* client(dave.token)
+      const proofs: Array<AuditProof> = []
+      for (const e of entries) {
+        const proof = yield* api.activity.proof({ params: { eventId: e.id } })
+        assert.strictEqual(proof.treeSize, 5)
+        assert.strictEqual(proof.leafIndex, e.index - 1)
+        assert.isAtMost(proof.auditPath.length, 3)
+        const result = yield* Effect.promise(() => verifyProofOnChain(proof, network.rpcUrl))
+        assert.isTrue(result.ok, JSON.stringify(result))
+        proofs.push(proof)
+      }
+
+      // Every tampering fails, each at its step.
+      const p = proofs[1]!
+      const tampered: Array<[string, AuditProof, RegExp]> = [
+        ["amount", { ...p, event: { ...p.event, amount: 1 } }, /fields hash to/],
+        ["audit path", { ...p, auditPath: [flipHex(p.auditPath[0]!), ...p.auditPath.slice(1)] }, /audit path does not lead/],
+        ["leaf index", { ...p, leafIndex: 2, event: p.event }, /leaf index 2/],
+        // A path of a tree of 5 can fit a tree of 6 (RFC 6962 binds the size through the root): the
+        // anchored leaf binds the length, so the claimed size fails there.
+        ["tree size", { ...p, treeSize: 6, anchoredHead: { ...p.anchoredHead, length: 6 } }, /anchored head's proof/],
+        ["tree size alone", { ...p, treeSize: 4 }, /tree size 4 is not the anchored length 5/],
+        ["entries root", { ...p, entriesRoot: flipHex(p.entriesRoot), anchoredHead: { ...p.anchoredHead, entriesRoot: flipHex(p.entriesRoot) } }, /audit path does not lead/],
+        ["anchor proof", { ...p, anchor: { ...p.anchor, proof: [...p.anchor.proof, p.anchor.merkleRoot] } }, /anchor root/],
+        ["anchor root", { ...p, anchor: { ...p.anchor, merkleRoot: flipHex(p.anchor.merkleRoot) } }, /anchor root/],
+        ["transaction", { ...p, anchor: { ...p.anchor, txHash: flipHex(p.anchor.txHash) } }, /is not on chain/],
+        ["block", { ...p, anchor: { ...p.anchor, blockNumber: "1" } }, /is in block/],
+        ["chain", { ...p, anchor: { ...p.anchor, chainId: 1 } }, /the RPC serves chain/]
+      ]
+      for (const [name, proof, failure] of tampered) {
+        const result = yield* Effect.promise(() => verifyProofOnChain(proof, network.rpcUrl))
+        assert.isFalse(result.ok, name)
+        if (!result.ok) assert.match(result.failure, failure, name)
+      }
+      // A proof of one anchor with another (valid) anchor's transaction fails on the input.
+      assert.isTrue(Option.isSome(yield* anchor.anchorNow))
+      const later = yield* api.activity.proof({ params: { eventId: entries[1]!.id } })
+      assert.strictEqual(later.treeSize, 6)
+      assert.isTrue((yield* Effect.promise(() => verifyProofOnChain(later, network.rpcUrl))).ok)
+      const mixed = yield* Effect.promise(() => verifyProofOnChain({ ...p, anchor: { ...p.anchor, txHash: later.anchor.txHash } }, network.rpcUrl))
+      assert.isFalse(mixed.ok)
+      if (!mixed.ok) assert.match(mixed.failure, /carries 0x/)
+
+      // Scoped like `get`: another signer's event does not exist.
+      const erin = yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))
+      const foreign = yield* getRaw(`${baseUrl}/activity/${entries[0]!.id}/proof`, erin.token)
+      assert.strictEqual(foreign.status, 404)
+
+      // The command, over HTTP and the RPC.
+      const run = yield* Effect.promise(() =>
+        promisify(execFile)("node_modules/.bin/tsx", [
+          "scripts/audit-verify-proof.ts", "--rpc", network.rpcUrl, "--url", baseUrl, "--token", dave.token, "--event", entries[2]!.id
+        ])
+      )
+      assert.match(run.stdout, /PROVEN: entry evt_/)
+    }), { timeout: 120_000 })
+})
