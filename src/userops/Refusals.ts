@@ -33,9 +33,11 @@ export const chainVerdict = (
   lookback: bigint
 ): Effect.Effect<ChainVerdict> =>
   Effect.tryPromise(async (): Promise<ChainVerdict> => {
+    // The nonce first, then the logs: an operation mined between the two reads is then found
+    // by the second (the other order would see its nonce used and miss its event).
+    const next = await nextNonce(client, entryPoint, op.sender, op.nonce)
     const inclusion = await findInclusion(client, entryPoint, userOpHash, lookback)
     if (inclusion !== undefined) return { _tag: "Included", inclusion }
-    const next = await nextNonce(client, entryPoint, op.sender, op.nonce)
     if (next > op.nonce) return { _tag: "Final", why: "its nonce was used by another operation" }
     if (op.factory !== undefined && op.factory !== null) {
       const code = await client.getCode({ address: op.sender })

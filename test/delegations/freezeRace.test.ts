@@ -73,7 +73,9 @@ describe("freeze race", () => {
     Effect.gen(function*() {
       const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
       const context = yield* Layer.build(TestServerLive({
-        config: { RELAY_RECONCILE_INTERVAL: "1 hour", DELEGATION_ENABLE_WAIT: "1 second" },
+        // The window between an enable's block and the first settlement (the follower's next
+        // pass, a poll) is held open: no reconciler, no follower.
+        config: { RELAY_RECONCILE_INTERVAL: "1 hour", DELEGATION_ENABLE_WAIT: "1 second", FOLLOWER_INTERVAL: "0 seconds" },
         chain: { bundlerUrl: proxy.url }
       }))
       yield* Effect.gen(function*() {
