@@ -84,6 +84,10 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
       // Exactly these, once each.
       assert.lengthOf(history, 4)
 
+      // Spent comes from the chain: the self-bundled 3 count with the relayed 2.
+      const grantNow = yield* owner.api.delegations.get({ params: { delegationId: g.id } })
+      assert.deepStrictEqual(grantNow.spentToDate.map((x) => [x.spent, x.remaining]), [[5, 15]])
+
       // The delegate's own log has its own view of the relayed action.
       const mine = (yield* delegate.api.activity.list({ query: { limit: 50 } })).items.filter((e) => e.action === "delegated_action")
       assert.lengthOf(mine, 1)
