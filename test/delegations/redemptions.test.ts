@@ -1,0 +1,45 @@
+/**
+ * Reading a delegated action from logs alone (src/delegations/Redemptions.ts): the
+ * delegation hash equals the kit's (the permission id), and only the delegator's own
+ * transfers inside the redemption's window count.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { hashDelegation } from "@metamask/smart-accounts-kit/utils"
+import { type Address, encodeAbiParameters, encodeEventTopics, erc20Abi, type Hex, pad } from "viem"
+import { delegationHashOf, transfersOut } from "../../src/delegations/Redemptions.ts"
+
+const a = (n: number) => pad(`0x${n.toString(16)}`, { size: 20 }) as Address
+
+const transferLog = (token: Address, from: Address, to: Address, value: bigint, logIndex: number) => ({
+  address: token,
+  topics: encodeEventTopics({ abi: erc20Abi, eventName: "Transfer", args: { from, to } }) as ReadonlyArray<Hex>,
+  data: encodeAbiParameters([{ type: "uint256" }], [value]),
+  logIndex
+})
+
+describe("redemptions from logs", () => {
+  it("the delegation hash is the kit's (the permission id)", () => {
+    const delegation = {
+      delegate: a(1),
+      delegator: a(2),
+      authority: `0x${"ff".repeat(32)}` as Hex,
+      caveats: [{ enforcer: a(3), terms: "0x1234" as Hex, args: "0xabcd" as Hex }, { enforcer: a(4), terms: "0x" as Hex, args: "0x" as Hex }],
+      salt: 77n,
+      signature: "0x" as Hex
+    }
+    assert.strictEqual(delegationHashOf(delegation), hashDelegation(delegation as never))
+  })
+
+  it("only the delegator's transfers inside the window count", () => {
+    const owner = a(10)
+    const logs = [
+      transferLog(a(20), owner, a(30), 5n, 1), // before the window
+      transferLog(a(20), owner, a(31), 7n, 3), // inside
+      transferLog(a(20), a(11), a(32), 9n, 4), // someone else's
+      transferLog(a(21), owner, a(33), 2n, 6) // after the window
+    ]
+    const inside = transfersOut(logs, owner, { after: 2, before: 5 })
+    assert.deepStrictEqual(inside.map((t) => [t.to, t.units]), [[a(31).toLowerCase(), 7n]])
+    assert.lengthOf(transfersOut(logs, owner), 3)
+  })
+})
