@@ -10,7 +10,8 @@ import type { Address } from "../domain/Primitives.ts"
 import { AccountFactory } from "./AccountFactory.ts"
 import type { Account } from "./Domain.ts"
 
-const AccountRow = Schema.Struct({
+/** An `accounts` row (also read by DelegationRepo). */
+export const AccountRow = Schema.Struct({
   id: Schema.String,
   signer_address: Schema.String,
   idx: Schema.Number,

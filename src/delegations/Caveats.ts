@@ -127,18 +127,6 @@ export const reenableCalls = (delegationManager: Address, legs: ReadonlyArray<De
     data: encodeFunctionData({ abi: DelegationManager, functionName: "enableDelegation", args: [dmArg(leg)] })
   }))
 
-/**
- * Revoke call data while the account is frozen: the freeze already disabled the legs on
- * chain (a second `disableDelegation` would revert), so each leg is re-enabled and
- * disabled again in the same operation; the relay reads the disabled ids as for any revoke.
- */
-export const revokeWhileFrozenCallData = (
-  stack: AccountStack["Service"],
-  delegationManager: Address,
-  legs: ReadonlyArray<Delegation>
-): Hex =>
-  stack.encodeExecute(legs.flatMap((leg) => [...reenableCalls(delegationManager, [leg]), ...disableCalls(delegationManager, [leg])]))
-
 /** Revoke call data: the account's own `disableDelegation` for one leg, a batch of DM calls for several. */
 export const revokeCallData = (stack: AccountStack["Service"], delegationManager: Address, legs: ReadonlyArray<Delegation>): Hex => {
   if (legs.length === 1) return stack.encodeDisableDelegation(legs[0]!)

@@ -14,11 +14,11 @@
  */
 import { LimitedCallsEnforcer, MultiTokenPeriodEnforcer } from "@metamask/delegation-abis"
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { decodeFunctionResult, encodeFunctionData, type Hash, type Hex, hexToBigInt, slice } from "viem"
 import { Chain } from "../chain/Chain.ts"
 import { Network } from "../chain/Network.ts"
 import type { Delegation as DfDelegation } from "./Caveats.ts"
+import { DelegationRepo } from "./DelegationRepo.ts"
 import type { PolicySet } from "./Domain.ts"
 import { periodArgs, type GrantScope } from "./Grant.ts"
 import { currentPeriod } from "./Periods.ts"
@@ -57,7 +57,7 @@ const decoded = <A>(f: () => A) => Effect.try({ try: f, catch: (cause) => new Er
 
 /** `decimalsOf`: a token's decimals by lowercase address. */
 export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+  const repo = yield* DelegationRepo
   const chain = yield* Chain
   const network = yield* Network
   const dm = network.delegation.DelegationManager
@@ -115,16 +115,7 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
     for (const b of row.policy_set.budgets) {
       if (b.period !== undefined && b.token.address !== undefined) since[lower(b.token.address)] = currentPeriod(b.period, now).start.toISOString()
     }
-    return sql<{ token_address: string; final_units: string; open_units: string; final_n: number; open_n: number }>`
-      SELECT token_address,
-        coalesce(sum(units) FILTER (WHERE status = 'final'
-          AND settled_at >= coalesce((${JSON.stringify(since)}::jsonb ->> token_address)::timestamptz, '-infinity')), 0)::text AS final_units,
-        coalesce(sum(units) FILTER (WHERE status = 'submitted' OR (status = 'reserved' AND expires_at > now())), 0)::text AS open_units,
-        count(*) FILTER (WHERE status = 'final')::int AS final_n,
-        count(*) FILTER (WHERE status = 'submitted' OR (status = 'reserved' AND expires_at > now()))::int AS open_n
-      FROM delegation_reservations
-      WHERE delegation_id = ${row.id} AND id <> ${exceptId ?? ""}
-      GROUP BY token_address`
+    return repo.ledger(row.id, since, exceptId)
   }
 
   /** Reconciled use of `row` (excluding reservation `exceptId`). */

@@ -1,0 +1,287 @@
+/**
+ * Delegated actions and their settlement: evaluate and reserve under the delegation's row
+ * lock, build the delegate's redeem operation, re-check the reservation when the relay
+ * submits it (`beforeSubmit`), and the relay hooks that settle reservations, enables and
+ * revokes. Rules: docs/delegations.md ("Spend accounting"). SQL: DelegationRepo.ts.
+ */
+import { Config, Duration, Effect } from "effect"
+import type { Address } from "viem"
+import { BadRequest, OutOfScope } from "../api/Errors.ts"
+import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
+import { Network } from "../chain/Network.ts"
+import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import { redeemCall } from "./Caveats.ts"
+import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
+import { type Enable, failureText } from "./Enable.ts"
+import { redeemArgs } from "./Grant.ts"
+import { type ActionInput, evaluate, fromUnits } from "./Policy.ts"
+import { DeclineRecorder, type RelayedOperation, RelayHooks } from "./Ports.ts"
+import { lower, type Reads, type Signer } from "./Reads.ts"
+import type { RevokeFreeze } from "./RevokeFreeze.ts"
+
+export interface Reservation {
+  readonly id: string
+  readonly delegationId: string
+  readonly units: bigint
+  readonly token: Address
+  readonly recipient: Address
+}
+
+/** How long an action build holds its reservation if it is never relayed. */
+export const ReservationTtl = Config.Duration("DELEGATION_RESERVATION_TTL").pipe(Config.withDefault(Duration.minutes(10)))
+
+const metaString = (build: StoredBuild, key: string) => {
+  const v = build.metadata[key]
+  return typeof v === "string" ? v : undefined
+}
+
+export const makeActions = (reads: Reads) => Effect.gen(function*() {
+  const repo = yield* DelegationRepo
+  const tokens = yield* TokenRegistry
+  const builder = yield* OperationBuilder
+  const network = yield* Network
+  const declines = yield* DeclineRecorder
+  const reservationTtl = yield* ReservationTtl
+  const dm = network.delegation.DelegationManager
+  const { decimalsOf, usageOf, findUsable } = reads
+
+  // ---------------------------------------------------------------------------------
+  // Actions: evaluate + reserve under the row lock
+
+  /**
+   * Executed, submitted and unexpired reserved actions (excluding `exceptId`), reconciled
+   * with the enforcers' state on chain (Usage.ts). A submitted reservation counts until the
+   * relay settles its operation: `final` (on-executed hook) or `released` (on-failed hook),
+   * both in the settlement's own transaction.
+   */
+  const usage = (row: DelegationRow, exceptId?: string) => usageOf.stateOf(row, exceptId)
+
+  const decline = (row: DelegationRow, reason: string, message: string, action: ActionInput, resetsAt?: string) =>
+    Effect.gen(function*() {
+      const eventId = yield* declines.record({
+        accountId: row.account_id,
+        delegationId: row.id,
+        chainId: row.chain_id,
+        actor: row.delegatee_address,
+        reason,
+        amount: action.amount,
+        token: action.token ?? row.policy_set.perActionMax.token.symbol
+      })
+      return yield* new OutOfScope({
+        message,
+        declineReason: reason,
+        details: { auditEventId: eventId, delegationId: row.id, ...(resetsAt === undefined ? {} : { resetsAt }) }
+      })
+    })
+
+  /**
+   * `open`: the reservation of an identical open action build, answered again when the
+   * action is still allowed (evaluated as if that reservation were this request's).
+   */
+  const reserveFor = Effect.fn("Delegations.reserve")(function*(signer: Signer, id: string, action: ActionInput, open?: string) {
+    yield* findUsable(signer, id)
+    const ttlMs = Duration.toMillis(reservationTtl)
+    const verdict = yield* Effect.gen(function*() {
+      const row = (yield* repo.lockById(id))!
+      const use = yield* usage(row, open)
+      const result = evaluate(row.policy_set, decimalsOf, { status: row.status, accountFrozen: row.frozen, ...use }, action, new Date())
+      if (result._tag !== "Allowed") return { row, result, reservation: undefined }
+      if (open !== undefined) return { row, result, reservation: undefined }
+      const reservation: Reservation = {
+        id: `rsv_${crypto.randomUUID()}`,
+        delegationId: id,
+        units: result.units,
+        token: result.token.address as Address,
+        recipient: result.recipient as Address
+      }
+      yield* repo.insertReservation({
+        id: reservation.id,
+        delegationId: id,
+        token: reservation.token,
+        units: reservation.units,
+        recipient: reservation.recipient,
+        expiresAt: new Date(Date.now() + ttlMs)
+      })
+      return { row, result, reservation }
+    }).pipe(repo.withTransaction, Effect.orDie)
+    if (verdict.result._tag === "Invalid") return yield* new BadRequest({ message: verdict.result.message })
+    if (verdict.result._tag === "Declined") {
+      return yield* decline(verdict.row, verdict.result.reason, verdict.result.message, action, verdict.result.resetsAt)
+    }
+    return verdict.reservation
+  })
+  const reserve = (signer: Signer, id: string, action: ActionInput) =>
+    reserveFor(signer, id, action).pipe(Effect.map((r) => r!))
+
+  const release = (reservationId: string) => repo.releaseReservation(reservationId)
+
+  const accountByAddress = (address: string) => repo.accountByAddress(lower(address), network.chainId)
+
+  const act = Effect.fn("Delegations.act")(function*(signer: Signer, id: string, action: ActionInput) {
+    // The owner's lane or the delegatee's own: the action is an operation of the delegate's account either way.
+    const row = yield* findUsable(signer, id)
+    const delegate = yield* accountByAddress(row.delegatee_address)
+    if (delegate === undefined) {
+      return yield* new BadRequest({
+        message: "The delegate is not a smart account known to this service: its key must sign in once so that its account exists"
+      })
+    }
+    // Identical action requests are one action while its build is open (not relayed, not
+    // expiring within a minute, its reservation still held): answered the same build again.
+    const shareKey = [
+      "delegated_action",
+      id,
+      lower(action.recipient),
+      String(action.amount),
+      action.token ?? "",
+      action.gasToken ?? ""
+    ].join(":")
+    const open = yield* repo.findOpenAction(shareKey, delegate.id)
+    // Still re-evaluated (expiry, revocation, freeze), counting its one reservation once.
+    const reserved = yield* reserveFor(signer, id, action, open?.reservation_id)
+    if (open !== undefined) return open.answer
+    const reservation = reserved!
+    const leg = row.legs[0]!
+    const info = tokens.byAddress(network.chainId, reservation.token)!
+    const token = { symbol: info.symbol, address: reservation.token, decimals: info.decimals }
+    const transfer = { token: token.address, to: reservation.recipient, units: reservation.units }
+    const signed = leg.scope === undefined ? leg.delegation : redeemArgs(network.delegation, leg.delegation, leg.scope, transfer)
+    if (signed === undefined) {
+      yield* release(reservation.id)
+      return yield* Effect.die(new Error("an allowed action is outside its grant's on-chain scope"))
+    }
+    const amount = fromUnits(reservation.units, token.decimals)
+    const built = yield* builder.build({
+      account: delegate,
+      intentType: "delegated_action",
+      calls: [redeemCall(dm, signed, transfer)],
+      humanSummary: `Send ${amount} ${token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).`,
+      simulation: { amountOut: { token: { symbol: token.symbol, chainId: row.chain_id, address: token.address }, amount } },
+      // What the delegate's own entry shows (the owner's entry reads the chain: OwnerLog.ts).
+      metadata: { delegationId: id, reservationId: reservation.id, amount, token: token.symbol, recipient: lower(reservation.recipient) },
+      // An identical open action build is answered again, with its one reservation: this request's is freed.
+      shareKey,
+      ...(action.gasToken === undefined ? {} : { gasToken: action.gasToken })
+    }).pipe(Effect.tapError(() => release(reservation.id)))
+    if (built.shared) {
+      yield* release(reservation.id)
+      return built.build
+    }
+    yield* repo.bindReservation(reservation.id, built.build.userOpHash, built.buildId)
+    return built.build
+  })
+
+  const beforeSubmit = Effect.fn("Delegations.beforeSubmit")(function*(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }) {
+    const userOpHash = operation.userOpHash
+    if (build.intentType !== "delegated_action") return
+    const reservationId = metaString(build, "reservationId")
+    const delegationId = metaString(build, "delegationId")
+    if (reservationId === undefined || delegationId === undefined) return
+    const verdict = yield* Effect.gen(function*() {
+      const row = (yield* repo.lockById(delegationId))!
+      const r = (yield* repo.lockReservation(reservationId))!
+      // Already counted (a re-submission of the same operation): nothing to re-check.
+      if (r.status === "submitted" || r.status === "final") return undefined
+      const use = yield* usage(row, reservationId)
+      const symbol = row.policy_set.budgets.find((b) => lower(b.token.address ?? "") === r.token_address)?.token.symbol
+      const result = evaluate(
+        row.policy_set,
+        decimalsOf,
+        { status: row.status, accountFrozen: row.frozen, ...use },
+        {
+          recipient: r.recipient,
+          amount: fromUnits(BigInt(r.units), decimalsOf(r.token_address)),
+          ...(symbol === undefined ? {} : { token: symbol })
+        },
+        new Date()
+      )
+      // Released (its operation failed or was declined, or the delegation was revoked): never
+      // usable again. The delegation's own state (revoked, expired, ...) is the better reason when it has one.
+      // Freed by the bundler's refusal of an earlier submission of this build (a bad signature,
+      // never on chain): another signature of the same operation may take it again, re-checked here.
+      if (r.status === "released" && r.retakable && result._tag === "Allowed") {
+        yield* repo.submitReservation(reservationId, lower(userOpHash), operation.id, true)
+        return undefined
+      }
+      if (r.status === "released") {
+        if (result._tag !== "Allowed") return result
+        return {
+          _tag: "Declined" as const,
+          reason: "reservation_released",
+          message: "This action's reservation was released (its operation failed or was declined): build the action again."
+        }
+      }
+      if (result._tag === "Allowed") {
+        yield* repo.submitReservation(reservationId, lower(userOpHash), operation.id, false)
+        return undefined
+      }
+      yield* repo.releaseReservationNow(reservationId)
+      return result
+    }).pipe(repo.withTransaction, Effect.orDie)
+    // The relay records the declined operation in the audit log (with its notification).
+    if (verdict !== undefined) {
+      return yield* new OutOfScope({
+        message: verdict.message,
+        declineReason: verdict._tag === "Declined" ? verdict.reason : "invalid_amount"
+      })
+    }
+  })
+
+  return { reserve, act, beforeSubmit }
+})
+
+export type Actions = Effect.Success<ReturnType<typeof makeActions>>
+
+/**
+ * The relay hooks of the feature, registered in this order: the submit-time re-check of a
+ * delegated action, and the settlement of enables, actions and revokes (on execution or
+ * failure, inside the relay's settlement transaction).
+ */
+export const registerSettlement = (
+  actions: Pick<Actions, "beforeSubmit">,
+  enable: Pick<Enable, "settleEnable">,
+  revokeFreeze: Pick<RevokeFreeze, "retire">
+) => Effect.gen(function*() {
+  const repo = yield* DelegationRepo
+  const hooks = yield* RelayHooks
+  const { beforeSubmit } = actions
+  const { settleEnable } = enable
+  const { retire } = revokeFreeze
+
+  // On execution only, inside the relay's settlement transaction.
+  yield* hooks.registerPolicyCheck("delegated_action", "delegations.reservation", (op: RelayedOperation) =>
+    beforeSubmit(op.build, op))
+  yield* hooks.registerOnExecuted("delegation_enable", "delegations.enable", (op, receipt) =>
+    settleEnable(op.userOpHash, { status: "executed", transactionHash: receipt.transactionHash, logs: receipt.logs }))
+  yield* hooks.registerOnExecuted("delegated_action", "delegations.spend", (op, receipt) => {
+    const reservationId = metaString(op.build, "reservationId")
+    return reservationId === undefined ? Effect.void : repo.finalizeReservation(reservationId, receipt.transactionHash)
+  })
+  yield* hooks.registerOnExecuted("delegation_revoke", "delegations.revoke", (op, receipt) =>
+    retire(op.userOp.callData, op.userOp.sender, receipt.transactionHash))
+  // On failure (reverted, rejected, declined), inside the relay's settlement transaction.
+  // A failed operation's hash is taken (a re-submission answers its receipt), so its
+  // reservation can never be used: free it. Freeing only lowers usage, so it needs no row lock.
+  // Only the failure of the very operation bound to the reservation frees it (or, before
+  // any was bound, of a submission of its build declined at submit).
+  yield* hooks.registerOnFailed("delegated_action", "delegations.release", (op) => {
+    const reservationId = metaString(op.build, "reservationId")
+    return reservationId === undefined ? Effect.void : repo.releaseForFailedOperation(reservationId, op.id)
+  })
+  // An operation on chain (executed or reverted) used its sender's nonce: every other open
+  // action build at that (sender, nonce) can never execute, so its reservation is freed now,
+  // not at the end of its TTL.
+  const nonceUsed = (op: RelayedOperation) =>
+    repo.releaseSameNonce({
+      chainId: op.chainId,
+      sender: lower(op.userOp.sender),
+      nonce: op.userOp.nonce.toString(),
+      exceptBuildId: op.build.id
+    })
+  yield* hooks.registerOnExecuted("*", "delegations.nonce_used", (op) => nonceUsed(op))
+  yield* hooks.registerOnFailed("*", "delegations.nonce_used", (op, failure) =>
+    typeof failure === "string" ? Effect.void : nonceUsed(op))
+  // A failed enable never becomes a delegation, whether or not anyone is waiting for it.
+  yield* hooks.registerOnFailed("delegation_enable", "delegations.enable", (op, failure) =>
+    repo.failPendingByEnableHash(lower(op.userOpHash), failureText(failure)))
+})

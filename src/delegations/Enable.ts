@@ -1,0 +1,326 @@
+/**
+ * Build and enable: the build (policy, the grant's one leg, the enable operation, the
+ * typed data the owner signs), and the create (check the owner's signatures, record the
+ * pending delegation, relay the signed enable, activate only when it executed, answer
+ * within a bounded wait). `settleEnable` is the relay's on-executed hook (Actions.ts
+ * registers it). Rules: docs/delegations.md. SQL: DelegationRepo.ts.
+ */
+import { Config, Duration, Effect } from "effect"
+import type { Address, Hex } from "viem"
+import { Accounts } from "../accounts/Accounts.ts"
+import { BadRequest, Conflict, UpstreamTimeout } from "../api/Errors.ts"
+import { OperationBuilder } from "../builds/OperationBuilder.ts"
+import { fromWire, userOpHashOf } from "../builds/Wire.ts"
+import { AccountStack } from "../chain/Accounts4337.ts"
+import type { UserOpReceipt as BundlerReceipt, UserOpLog } from "../chain/Bundler.ts"
+import { Network } from "../chain/Network.ts"
+import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
+import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import { enableCalls, enabledPermissionIds, legTypedData, randomSalt, recoverLegSigner } from "./Caveats.ts"
+import { DelegationRepo, type Leg } from "./DelegationRepo.ts"
+import type { DelegationBuild } from "./Domain.ts"
+import { grantTermsOf, makeGrant } from "./Grant.ts"
+import { humanSummary, makePolicySet } from "./Policy.ts"
+import { Relay } from "./Ports.ts"
+import { lower, type Reads, type Signer } from "./Reads.ts"
+
+interface EnableOutcome {
+  readonly status: "executed"
+  readonly transactionHash: string
+  readonly logs: ReadonlyArray<UserOpLog>
+}
+
+export interface BuildInput {
+  readonly name: string
+  readonly kind: string
+  readonly delegateeAddress: string
+  readonly chainId: number
+  readonly budgets: ReadonlyArray<{ readonly token: { readonly symbol: string }; readonly amount: number }>
+  readonly perActionMax?: { readonly token: { readonly symbol: string }; readonly amount: number }
+  readonly maxActions?: number
+  readonly recipientAllowlist?: ReadonlyArray<{ readonly name: string; readonly address: string; readonly chainId: number }>
+  readonly allowedActions?: ReadonlyArray<{ readonly name: string; readonly target: string; readonly selectors: ReadonlyArray<string> }>
+  readonly expiresAt?: string
+  readonly accountId?: string
+}
+
+export interface CreateInput {
+  readonly userOp: UserOperation
+  readonly userOpHash: string
+  readonly intentType: string
+  readonly delegationSignatures?: ReadonlyArray<{ readonly permissionId: string; readonly signature: string }>
+}
+
+/** How long `POST /delegations` waits for the enable to settle before answering 504. */
+export const EnableWait = Config.Duration("DELEGATION_ENABLE_WAIT").pipe(Config.withDefault(Duration.seconds(30)))
+/** The shortest delegation lifetime a build accepts (an already-expiring grant is usually a mistake). */
+export const MinLifetime = Config.Duration("DELEGATION_MIN_LIFETIME").pipe(Config.withDefault(Duration.minutes(1)))
+
+export const makeEnable = (reads: Reads) => Effect.gen(function*() {
+  const repo = yield* DelegationRepo
+  const accounts = yield* Accounts
+  const tokens = yield* TokenRegistry
+  const builder = yield* OperationBuilder
+  const stack = yield* AccountStack
+  const network = yield* Network
+  const relay = yield* Relay
+  const enableWait = yield* EnableWait
+  const minLifetimeMs = Duration.toMillis(yield* MinLifetime)
+  const dm = network.delegation.DelegationManager
+  const { decimalsOf, render } = reads
+
+  // ---------------------------------------------------------------------------------
+  // Build
+
+  const build = Effect.fn("Delegations.build")(function*(signer: Signer, input: BuildInput) {
+    const account = yield* accounts.resolve(signer.address, input.accountId)
+    if (input.chainId !== network.chainId) {
+      return yield* new BadRequest({ message: `chainId ${input.chainId} is not served here (this service runs chain ${network.chainId})` })
+    }
+    const budgetTokens = yield* Effect.forEach(input.budgets, (b) => tokens.resolve(input.chainId, b.token.symbol))
+    const now = new Date()
+    const made = makePolicySet(input, budgetTokens, now, minLifetimeMs)
+    if (made._tag === "Invalid") return yield* new BadRequest({ message: made.message })
+    const policy = made.policy
+    const delegatee = lower(input.delegateeAddress) as Address
+    // One delegation for the whole grant, every limit a caveat (Grant.ts); a limit the chain
+    // cannot hold is a 400, never a grant that silently enforces less.
+    const terms = grantTermsOf(policy, decimalsOf, { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }, now)
+    const grant = terms === undefined
+      ? { _tag: "Invalid" as const, message: "a budget or the per-action maximum cannot be expressed in its token's units" }
+      : makeGrant(network.delegation, terms)
+    if (grant._tag === "Invalid") return yield* new BadRequest({ message: `This grant cannot be enforced on chain: ${grant.message}` })
+    const first = budgetTokens[0]!
+    const legs: ReadonlyArray<Leg> = [{
+      permissionId: stack.permissionIdOf(grant.delegation),
+      token: { symbol: first.symbol, address: first.address as Address, decimals: first.decimals },
+      delegation: grant.delegation,
+      scope: grant.scope
+    }]
+    const summary = humanSummary(policy, delegatee, input.name)
+    const buildId = `dbl_${crypto.randomUUID()}`
+    const built = yield* builder.build({
+      account,
+      intentType: "delegation_enable",
+      calls: enableCalls(dm, legs.map((l) => l.delegation)),
+      humanSummary: `Enable delegation "${input.name}". ${summary}`,
+      metadata: { delegationBuildId: buildId, permissionIds: legs.map((l) => l.permissionId) }
+    })
+    const expiresAt = new Date(built.build.expiresAt ?? new Date(now.getTime() + 10 * 60_000).toISOString())
+    yield* repo.insertBuild({
+      id: buildId,
+      opBuildId: built.buildId,
+      signerAddress: lower(signer.address),
+      accountId: account.id,
+      name: input.name,
+      kind: input.kind,
+      delegateeAddress: delegatee,
+      chainId: network.chainId,
+      policySet: policy,
+      humanSummary: summary,
+      legs,
+      userOpHash: built.build.userOpHash,
+      createdAt: now,
+      expiresAt
+    })
+    const simulation = built.build.simulation
+    if (simulation === null) return yield* Effect.die(new Error("builder answered no simulation"))
+    return {
+      policySet: policy,
+      humanSummary: summary,
+      enableUserOp: built.build.userOp,
+      userOpHash: built.build.userOpHash,
+      simulation,
+      ...(built.build.buildId === undefined ? {} : { buildId: built.build.buildId }),
+      ...(built.build.typedData === undefined ? {} : { typedData: built.build.typedData }),
+      ...(built.build.expiresAt === undefined ? {} : { expiresAt: built.build.expiresAt }),
+      delegations: legs.map((l) => {
+        const td = legTypedData(l.delegation, network.chainId, dm)
+        return {
+          permissionId: l.permissionId,
+          token: { symbol: l.token.symbol, chainId: network.chainId, address: l.token.address },
+          tokens: budgetTokens.map((t) => ({ symbol: t.symbol, chainId: network.chainId, address: t.address })),
+          delegation: l.delegation,
+          typedData: {
+            domain: { ...td.domain, verifyingContract: lower(td.domain.verifyingContract) },
+            types: Object.fromEntries(Object.entries(td.types).map(([k, v]) => [k, v.map((f) => ({ ...f }))])),
+            primaryType: td.primaryType,
+            message: { ...td.message, caveats: td.message.caveats.map((c) => ({ ...c })), salt: td.message.salt.toString() }
+          }
+        }
+      })
+    } satisfies typeof DelegationBuild.Type
+  })
+
+  // ---------------------------------------------------------------------------------
+  // Enable
+
+  /** Moves a pending delegation to active (with its snapshot) or failed, once, by its enable hash. */
+  const settleEnable = (userOpHash: string, outcome: EnableOutcome) =>
+    Effect.gen(function*() {
+      const row = yield* repo.lockByEnableHash(userOpHash)
+      if (row === undefined || row.status !== "pending") return
+      const enabled = new Set(enabledPermissionIds(dm, outcome.logs).map(lower))
+      const allEnabled = row.legs.every((l) => enabled.has(lower(l.permissionId)))
+      if (allEnabled) {
+        yield* repo.activate(row.id, outcome.transactionHash)
+        yield* repo.insertSnapshot({
+          id: `psn_${crypto.randomUUID()}`,
+          delegationId: row.id,
+          permissionId: row.permission_id,
+          policySet: row.policy_set,
+          humanSummary: row.human_summary,
+          enableTxHash: outcome.transactionHash
+        })
+      } else {
+        yield* repo.failPending(row.id, "the operation executed without enabling every delegation")
+      }
+    }).pipe(repo.withTransaction, Effect.orDie)
+
+  const answerEnable = (id: string) =>
+    Effect.gen(function*() {
+      const row = (yield* repo.findById(id))!
+      switch (row.status) {
+        case "active":
+        case "revoked":
+          return (yield* render([row]))[0]!
+        case "failed":
+          return yield* new Conflict({
+            message: `The enable operation did not execute (${row.failure_reason ?? "unknown"}); no delegation was created. Build again.`,
+            details: { userOpHash: row.enable_user_op_hash }
+          })
+        case "pending":
+          return yield* new UpstreamTimeout({
+            message: "The enable operation was relayed but has not executed yet; repeat this request to get its result",
+            details: { userOpHash: row.enable_user_op_hash, delegationId: row.id }
+          })
+      }
+    })
+
+  /**
+   * Waits (bounded) for the relayed enable to settle. Execution activates the delegation
+   * inside the relay's settlement (the on-executed hook); a failed operation fails it here.
+   */
+  const awaitEnable = (signer: Signer, userOpHash: string, first?: UserOpReceipt) =>
+    Effect.gen(function*() {
+      const stored = yield* repo.operationIdByHash(userOpHash, network.chainId)
+      const opId = first?.userOpId ?? stored
+      if (opId === undefined) return
+      const deadline = Date.now() + Duration.toMillis(enableWait)
+      let receipt = first ?? (yield* relay.get(signer.address, opId).pipe(Effect.orDie))
+      while (receipt.status === "submitted" && Date.now() < deadline) {
+        yield* Effect.sleep(Duration.millis(250))
+        receipt = yield* relay.get(signer.address, opId).pipe(Effect.orDie)
+      }
+      if (receipt.status === "failed" || (receipt.status === "included" && receipt.outcome !== "mined")) {
+        const reason = `${receipt.outcome}${receipt.reason === undefined ? "" : `: ${receipt.reason}`}`
+        yield* repo.failPendingByEnableHash(userOpHash, reason)
+      }
+    })
+
+  const create = Effect.fn("Delegations.create")(function*(signer: Signer, input: CreateInput) {
+    if (input.intentType !== "delegation_enable") {
+      return yield* new BadRequest({ message: "POST /delegations takes the signed enable operation (intentType delegation_enable)" })
+    }
+    const op = input.userOp
+    if (op.chainId !== network.chainId || lower(op.entryPoint) !== lower(network.entryPoint)) {
+      return yield* new BadRequest({ message: "The operation is for another chain or EntryPoint" })
+    }
+    const userOpHash = yield* Effect.try({
+      try: () => userOpHashOf(fromWire(op), network.chainId, network.entryPoint),
+      // viem refuses values its packing cannot hold (a nonce ≥ 2^256, a gas limit ≥ 2^128).
+      catch: () => new BadRequest({ message: "The operation cannot be encoded (a nonce, gas or fee value out of range)" })
+    })
+    if (lower(input.userOpHash) !== userOpHash) {
+      return yield* new BadRequest({ message: "userOpHash is not the hash of this operation", details: { expected: userOpHash } })
+    }
+    const dbuild = yield* repo.findBuildByHash(userOpHash, lower(signer.address))
+    if (dbuild === undefined) {
+      return yield* new BadRequest({ message: "This operation is not a delegation enable built for this signer (POST /delegations/build first)" })
+    }
+    // A repeated request: answer from what happened (waiting again while pending).
+    const existing = yield* repo.findByBuild(dbuild.id)
+    if (existing !== undefined) {
+      if (existing.status === "pending") yield* awaitEnable(signer, userOpHash)
+      return yield* answerEnable(existing.id)
+    }
+    if (dbuild.expires_at.getTime() <= Date.now()) {
+      return yield* new BadRequest({ message: "This delegation build has expired; build it again" })
+    }
+    // The owner's signature of every leg: checked here (the chain checks it again at each redemption).
+    const signatures = input.delegationSignatures ?? []
+    const signedLegs: Array<Leg> = []
+    for (const leg of dbuild.legs) {
+      const sig = signatures.find((s) => lower(s.permissionId) === lower(leg.permissionId))
+      if (sig === undefined) {
+        return yield* new BadRequest({
+          message: `delegationSignatures must carry the owner's EIP-712 signature of each delegation of the build (missing ${leg.permissionId})`
+        })
+      }
+      const recovered = yield* Effect.tryPromise(() => recoverLegSigner(leg.delegation, sig.signature as Hex, network.chainId, dm)).pipe(
+        Effect.orElseSucceed(() => undefined)
+      )
+      if (recovered === undefined || lower(recovered) !== lower(signer.address)) {
+        return yield* new BadRequest({ message: `The signature of delegation ${leg.permissionId} is not the account owner's` })
+      }
+      signedLegs.push({ ...leg, delegation: { ...leg.delegation, signature: sig.signature as Hex } })
+    }
+    const id = `dlg_${crypto.randomUUID()}`
+    const account = yield* accounts.findById(signer.address, dbuild.account_id).pipe(
+      Effect.mapError(() => new BadRequest({ message: "The build's account is gone" }))
+    )
+    const insertPending = Effect.gen(function*() {
+      const inserted = yield* repo.insertPending({
+        id,
+        buildId: dbuild.id,
+        signerAddress: lower(signer.address),
+        accountId: dbuild.account_id,
+        delegatorAddress: lower(account.address),
+        permissionId: signedLegs[0]!.permissionId,
+        name: dbuild.name,
+        kind: dbuild.kind,
+        icon: iconOf(dbuild.kind),
+        delegateeAddress: dbuild.delegatee_address,
+        chainId: dbuild.chain_id,
+        policySet: dbuild.policy_set,
+        humanSummary: dbuild.human_summary,
+        legs: signedLegs,
+        enableUserOpHash: userOpHash
+      })
+      if (!inserted) return yield* new Conflict({ message: "This enable operation is already being relayed; repeat the request" })
+      // The enable's audit entry (written when it settles, through the relay or around it) names the delegation.
+      yield* repo.nameEnableBuild(dbuild.chain_id, userOpHash, id)
+      for (const leg of signedLegs) {
+        yield* repo.insertLeg({
+          permissionId: leg.permissionId,
+          delegationId: id,
+          delegatorAddress: lower(account.address),
+          tokenAddress: lower(leg.token.address)
+        })
+      }
+    }).pipe(repo.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    yield* insertPending
+    const submitted = yield* relay.submit(signer.address, op).pipe(
+      Effect.tapError((e) =>
+        // 502/504: the relay stored the operation and will send it; its settlement decides the delegation.
+        e._tag === "UpstreamUnavailable" || e._tag === "UpstreamTimeout"
+          ? Effect.void
+          : repo.failPending(id, `refused by the relay: ${e.message}`))
+    )
+    yield* awaitEnable(signer, userOpHash, submitted)
+    return yield* answerEnable(id)
+  })
+
+
+  return { build, create, settleEnable }
+})
+
+export type Enable = Effect.Success<ReturnType<typeof makeEnable>>
+
+export const failureText = (failure: BundlerReceipt | string) =>
+  typeof failure === "string" ? failure : `reverted: ${failure.reason ?? "the operation's call reverted"}`
+
+const iconOf = (kind: string) => {
+  const k = kind.toLowerCase()
+  return k === "dapp" ? "dapp" : k === "agent" ? "agent" : k === "bot" ? "bot" : "key"
+}

@@ -1,0 +1,124 @@
+/**
+ * Reading delegations: the lanes a signer may see a delegation through (the owner's, the
+ * delegatee's), the response shape (`spentToDate` reconciled with the chain: Usage.ts), and
+ * the list, detail and policy-snapshot reads. The other parts of the service (Enable.ts,
+ * Actions.ts, RevokeFreeze.ts) find rows through these. SQL: DelegationRepo.ts.
+ */
+import { Effect } from "effect"
+import { Accounts } from "../accounts/Accounts.ts"
+import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
+import { NotFound } from "../api/Errors.ts"
+import type { CurrentSigner } from "../auth/Middleware.ts"
+import { Network } from "../chain/Network.ts"
+import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
+import type { Delegation, DelegationStatus, PolicySet } from "./Domain.ts"
+import { visibleStatus } from "./Policy.ts"
+import { makeUsage } from "./Usage.ts"
+
+export type Signer = CurrentSigner["Service"]
+
+export const lower = <S extends string>(s: S) => s.toLowerCase() as S
+
+const noAddress = <T extends { readonly token: { readonly symbol: string; readonly chainId: number } }>(x: T) => ({
+  ...x,
+  token: { symbol: x.token.symbol, chainId: x.token.chainId }
+})
+/** Delegation list and detail responses carry token refs without addresses (the contract's TokenRef note). */
+const policyForDetail = (p: PolicySet): PolicySet => ({
+  ...p,
+  budgets: p.budgets.map(noAddress),
+  perActionMax: noAddress(p.perActionMax)
+})
+
+/** Pending and failed delegations never existed for readers. */
+const visible = (id: string) => (row: DelegationRow | undefined) =>
+  row === undefined || row.status === "pending" || row.status === "failed"
+    ? Effect.fail(new NotFound({ message: `No delegation ${id}` }))
+    : Effect.succeed(row)
+
+export const makeReads = Effect.gen(function*() {
+  const repo = yield* DelegationRepo
+  const accounts = yield* Accounts
+  const tokens = yield* TokenRegistry
+  const network = yield* Network
+
+  const decimalsOf = (address: string) => tokens.byAddress(network.chainId, address)?.decimals ?? 18
+  const usageOf = yield* makeUsage(decimalsOf)
+
+  const findOwn = (signer: Signer, id: string) => repo.findOwned(id, lower(signer.address)).pipe(Effect.flatMap(visible(id)))
+
+  /**
+   * The delegatee's lane (docs/delegations.md): a grant held by one of the signer's accounts. The holder reads
+   * it (limits, what remains) and builds its own actions; it cannot revoke it and sees no other grant of the owner.
+   */
+  const findHeld = (signer: Signer, id: string) => repo.findHeld(id, lower(signer.address)).pipe(Effect.flatMap(visible(id)))
+
+  /** The owner's grant, or one the signer holds; anyone else's is answered as if it did not exist. */
+  const findUsable = (signer: Signer, id: string) => findOwn(signer, id).pipe(Effect.catchTag("NotFound", () => findHeld(signer, id)))
+
+  const toDelegation = (row: DelegationRow, spentToDate: Delegation["spentToDate"], now: Date): Delegation => {
+    const status = visibleStatus(row.status, row.policy_set.expiresAt, row.frozen, now)
+    return {
+      id: row.id,
+      permissionId: row.permission_id,
+      name: row.name,
+      kind: row.kind,
+      icon: row.icon,
+      delegateeAddress: row.delegatee_address,
+      chain: chainNameOf(row.chain_id),
+      chainId: row.chain_id,
+      status: status === "pending" || status === "failed" ? "revoked" : status,
+      humanSummary: row.human_summary,
+      policySet: policyForDetail(row.policy_set),
+      spentToDate
+    }
+  }
+
+  /** Each row with its `spentToDate`, reconciled with the enforcers' state on chain (Usage.ts). */
+  const render = (rows: ReadonlyArray<DelegationRow>) => {
+    const now = new Date()
+    return Effect.forEach(
+      rows,
+      (r) => Effect.map(usageOf.spentToDate(r, now), (spent) => toDelegation(r, spent, now)),
+      { concurrency: 8 }
+    ).pipe(Effect.orDie)
+  }
+
+  const list = Effect.fn("Delegations.list")(function*(
+    signer: Signer,
+    query: { readonly status?: DelegationStatus; readonly accountId?: string; readonly role?: "owner" | "delegatee" }
+  ) {
+    const account = yield* accounts.resolve(signer.address, query.accountId)
+    const rows = query.role === "delegatee"
+      // Grants the account holds (any owner's), never the holder's own grants to others.
+      ? yield* repo.listHeld(lower(account.address))
+      : yield* repo.listOwned(account.id, lower(signer.address))
+    const sorted = [...rows].sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? -1 : 1))
+    const all = yield* render(sorted)
+    return query.status === undefined ? all : all.filter((d) => d.status === query.status)
+  })
+
+  const get = Effect.fn("Delegations.get")(function*(signer: Signer, id: string) {
+    const row = yield* findUsable(signer, id)
+    return (yield* render([row]))[0]!
+  })
+
+  const snapshots = Effect.fn("Delegations.snapshots")(function*(signer: Signer, id: string) {
+    yield* findOwn(signer, id)
+    const rows = yield* repo.listSnapshots(id)
+    return rows.map((r) => ({
+      id: r.id,
+      delegationId: r.delegation_id,
+      permissionId: r.permission_id,
+      policySet: r.policy_set,
+      humanSummary: r.human_summary,
+      capturedAt: r.captured_at.toISOString(),
+      enableTxHash: r.enable_tx_hash
+    }))
+  })
+
+  return { decimalsOf, usageOf, findOwn, findHeld, findUsable, render, list, get, snapshots }
+})
+
+export type Reads = Effect.Success<typeof makeReads>

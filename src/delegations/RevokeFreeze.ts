@@ -1,0 +1,92 @@
+/**
+ * Revoke and freeze plans: the revoke build (from the chain's state of each leg:
+ * FreezeState.ts), `retire` (an executed revoke disables legs and, once every leg is
+ * disabled, revokes the delegation: the relay's on-executed hook, registered by
+ * Actions.ts), and the account freeze plan (which legs the freeze disables and the
+ * unfreeze re-enables). Rules: docs/delegations.md, docs/relay.md ("Freeze"). SQL: DelegationRepo.ts.
+ */
+import { Effect } from "effect"
+import type { Hex } from "viem"
+import { Accounts } from "../accounts/Accounts.ts"
+import { AccountRules } from "../accounts/Rules.ts"
+import { BadRequest } from "../api/Errors.ts"
+import { OperationBuilder } from "../builds/OperationBuilder.ts"
+import { AccountStack } from "../chain/Accounts4337.ts"
+import { Chain } from "../chain/Chain.ts"
+import { Network } from "../chain/Network.ts"
+import { disabledPermissionIds } from "./Caveats.ts"
+import { DelegationRepo } from "./DelegationRepo.ts"
+import { freezeCalls, legStates, revokeCallDataOf } from "./FreezeState.ts"
+import { lower, type Reads, type Signer } from "./Reads.ts"
+
+export const makeRevokeFreeze = (reads: Reads) => Effect.gen(function*() {
+  const repo = yield* DelegationRepo
+  const accounts = yield* Accounts
+  const builder = yield* OperationBuilder
+  const stack = yield* AccountStack
+  const chain = yield* Chain
+  const network = yield* Network
+  const rules = yield* AccountRules
+  const dm = network.delegation.DelegationManager
+  const { findOwn } = reads
+
+  const revoke = Effect.fn("Delegations.revoke")(function*(signer: Signer, id: string) {
+    const row = yield* findOwn(signer, id)
+    if (row.status === "revoked") return yield* new BadRequest({ message: "This delegation is already revoked" })
+    const account = yield* accounts.findById(signer.address, row.account_id)
+    const built = yield* builder.build({
+      account,
+      intentType: "delegation_revoke",
+      // From the chain's state of each leg (frozen or not, settled or not): never AlreadyEnabled / AlreadyDisabled.
+      callData: revokeCallDataOf(stack, dm, yield* legStates(chain, dm, row.legs)),
+      humanSummary: `Revoke delegation "${row.name}" (${row.permission_id}) for good: the delegate ${row.delegatee_address} can no longer act for this account.`,
+      riskReducing: true,
+      metadata: { delegationId: id }
+    })
+    return built.build
+  })
+
+  /**
+   * An executed revoke: the permission ids come from the operation's own call data; only
+   * legs whose delegator is the operation's sender can have been disabled by it. A
+   * delegation is revoked once every leg is disabled.
+   */
+  const retire = (callData: Hex, sender: string, txHash: string) =>
+    Effect.gen(function*() {
+      const ids = disabledPermissionIds(stack, dm, callData).map(lower)
+      if (ids.length === 0) return
+      const legs = yield* repo.disableLegs(ids, lower(sender), txHash)
+      const touched = [...new Set(legs)]
+      if (touched.length === 0) return
+      const revoked = yield* repo.revokeFullyDisabled(touched, txHash)
+      if (revoked.length > 0) {
+        yield* repo.releaseForDelegations(revoked)
+      }
+    })
+
+  /**
+   * Account freeze on chain: the freeze operation disables every live leg of the account's
+   * active delegations, the unfreeze re-enables the same set (revoked ones are not active,
+   * so they stay disabled). The delegations keep their status; they read `frozen`.
+   */
+  const registerFreezePlan = rules.registerFreezePlan("delegations", (account) =>
+    Effect.gen(function*() {
+      // Every leg that can be live on chain: active delegations, and pending ones (an enable
+      // mined but not yet settled is live); revoked legs are left alone. Which of them to
+      // disable (freeze) or re-enable (unfreeze) is read from the chain now (FreezeState.ts).
+      const rows = yield* repo.legsOfLiveDelegations(account.id)
+      const live = yield* repo.enabledLegIds(account.id)
+      const liveIds = new Set(live.map(lower))
+      const legs = rows.flat().filter((l) => liveIds.has(lower(l.permissionId)))
+      const states = yield* legStates(chain, dm, legs)
+      const calls = freezeCalls(dm, states)
+      return {
+        ...calls,
+        description: legs.length === 0 ? "" : `${rows.length} live delegation(s) (${legs.length} on-chain permission(s))`
+      }
+    }))
+
+  return { revoke, retire, registerFreezePlan }
+})
+
+export type RevokeFreeze = Effect.Success<ReturnType<typeof makeRevokeFreeze>>

@@ -1,0 +1,215 @@
+/**
+ * DelegationRepo against the real PostgreSQL: rows written through it read back decoded
+ * (jsonb columns as stored, timestamps as dates), and its updates move only what their
+ * conditions allow (a pending delegation once, enabled legs once, reserved reservations).
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { Hash, Hex } from "viem"
+import { DelegationRepo, type Leg } from "../../src/delegations/DelegationRepo.ts"
+import type { PolicySet } from "../../src/delegations/Domain.ts"
+import { freshSigner, insertAccount } from "../audit/support.ts"
+import { TestDatabaseLive } from "../support/TestDatabase.ts"
+
+const Live = DelegationRepo.layer.pipe(Layer.provideMerge(TestDatabaseLive()))
+
+const token = "0x" + "11".repeat(20)
+const policy: PolicySet = {
+  budgets: [{ token: { symbol: "USDC", chainId: 31337, address: token }, amount: 100 }],
+  perActionMax: { token: { symbol: "USDC", chainId: 31337, address: token }, amount: 25 },
+  maxActions: 5,
+  recipientAllowlist: [],
+  allowedActions: [],
+  expiresAt: "2099-01-01T00:00:00.000Z",
+  freezeGated: true
+}
+const hex32 = () => `0x${crypto.randomUUID().replace(/-/g, "").repeat(2)}` as Hash
+const legOf = (delegator: string, delegatee: string): Leg => ({
+  permissionId: hex32(),
+  token: { symbol: "USDC", address: token as Hex, decimals: 6 },
+  delegation: {
+    delegate: delegatee as Hex,
+    delegator: delegator as Hex,
+    authority: `0x${"ff".repeat(32)}`,
+    caveats: [],
+    salt: "0x01",
+    signature: "0x"
+  }
+})
+
+/** An account, a build and a pending delegation from it, all through the repo but the account. */
+const pendingDelegation = Effect.gen(function*() {
+  const repo = yield* DelegationRepo
+  const sql = yield* SqlClient.SqlClient
+  const signer = freshSigner()
+  const accountId = yield* insertAccount(signer)
+  const [account] = yield* sql<{ address: string }>`SELECT address FROM accounts WHERE id = ${accountId}`.pipe(Effect.orDie)
+  const delegatee = freshSigner()
+  const leg = legOf(account!.address, delegatee)
+  const buildId = `dbl_${crypto.randomUUID()}`
+  const userOpHash = hex32()
+  const expiresAt = new Date(Date.now() + 600_000)
+  yield* repo.insertBuild({
+    id: buildId,
+    opBuildId: `bld_${crypto.randomUUID()}`,
+    signerAddress: signer,
+    accountId,
+    name: "Groceries",
+    kind: "agent",
+    delegateeAddress: delegatee,
+    chainId: 31337,
+    policySet: policy,
+    humanSummary: "Up to 100 USDC",
+    legs: [leg],
+    userOpHash,
+    createdAt: new Date(),
+    expiresAt
+  })
+  const id = `dlg_${crypto.randomUUID()}`
+  const delegation = {
+    id,
+    buildId,
+    signerAddress: signer,
+    accountId,
+    delegatorAddress: account!.address,
+    permissionId: leg.permissionId,
+    name: "Groceries",
+    kind: "agent",
+    icon: "agent",
+    delegateeAddress: delegatee,
+    chainId: 31337,
+    policySet: policy,
+    humanSummary: "Up to 100 USDC",
+    legs: [leg],
+    enableUserOpHash: userOpHash
+  }
+  const inserted = yield* repo.insertPending(delegation)
+  return { signer, accountId, account: account!.address, delegatee, leg, buildId, userOpHash, expiresAt, id, delegation, inserted }
+})
+
+layer(Live, { excludeTestServices: true })("DelegationRepo", (it) => {
+  it.effect("a build and a pending delegation read back decoded; a second insert of the same delegation is refused", () =>
+    Effect.gen(function*() {
+      const repo = yield* DelegationRepo
+      const d = yield* pendingDelegation
+      assert.isTrue(d.inserted)
+      assert.isFalse(yield* repo.insertPending(d.delegation))
+
+      const build = yield* repo.findBuildByHash(d.userOpHash, d.signer)
+      assert.strictEqual(build?.id, d.buildId)
+      assert.deepStrictEqual(build?.policy_set, policy)
+      assert.deepStrictEqual(build?.legs, [d.leg])
+      assert.instanceOf(build?.expires_at, Date)
+      assert.strictEqual(build?.expires_at.getTime(), d.expiresAt.getTime())
+      assert.isUndefined(yield* repo.findBuildByHash(d.userOpHash, freshSigner()))
+
+      const row = yield* repo.findById(d.id)
+      assert.strictEqual(row?.status, "pending")
+      assert.strictEqual(row?.frozen, false)
+      assert.strictEqual(row?.chain_id, 31337)
+      assert.isNull(row?.enable_tx_hash ?? null)
+      assert.deepStrictEqual(row?.policy_set, policy)
+      assert.deepStrictEqual(yield* repo.findByBuild(d.buildId), { id: d.id, status: "pending" })
+      assert.strictEqual((yield* repo.findOwned(d.id, d.signer))?.id, d.id)
+      assert.isUndefined(yield* repo.findOwned(d.id, freshSigner()))
+    }))
+
+  it.effect("activate moves a pending delegation once; failPending leaves an active one alone; the lists see it", () =>
+    Effect.gen(function*() {
+      const repo = yield* DelegationRepo
+      const d = yield* pendingDelegation
+      const locked = yield* repo.lockByEnableHash(d.userOpHash).pipe(repo.withTransaction, Effect.orDie)
+      assert.strictEqual(locked?.id, d.id)
+      assert.deepStrictEqual(yield* repo.listOwned(d.accountId, d.signer), [])
+
+      const txHash = hex32()
+      yield* repo.activate(d.id, txHash)
+      yield* repo.failPending(d.id, "too late")
+      yield* repo.failPendingByEnableHash(d.userOpHash, "too late")
+      const row = yield* repo.findById(d.id)
+      assert.strictEqual(row?.status, "active")
+      assert.strictEqual(row?.enable_tx_hash, txHash)
+      assert.isNull(row?.failure_reason ?? null)
+      assert.deepStrictEqual((yield* repo.listOwned(d.accountId, d.signer)).map((r) => r.id), [d.id])
+      assert.deepStrictEqual((yield* repo.listHeld(d.delegatee)).map((r) => r.id), [d.id])
+
+      yield* repo.insertSnapshot({
+        id: `psn_${crypto.randomUUID()}`,
+        delegationId: d.id,
+        permissionId: d.leg.permissionId,
+        policySet: policy,
+        humanSummary: "Up to 100 USDC",
+        enableTxHash: txHash
+      })
+      const snapshots = yield* repo.listSnapshots(d.id)
+      assert.strictEqual(snapshots.length, 1)
+      assert.deepStrictEqual(snapshots[0]?.policy_set, policy)
+      assert.instanceOf(snapshots[0]?.captured_at, Date)
+    }))
+
+  it.effect("legs are disabled once; a delegation with every leg disabled is revoked and its reservations released", () =>
+    Effect.gen(function*() {
+      const repo = yield* DelegationRepo
+      const d = yield* pendingDelegation
+      yield* repo.insertLeg({ permissionId: d.leg.permissionId, delegationId: d.id, delegatorAddress: d.account, tokenAddress: token })
+      yield* repo.activate(d.id, hex32())
+      assert.deepStrictEqual(yield* repo.enabledLegIds(d.accountId), [d.leg.permissionId])
+      assert.deepStrictEqual(yield* repo.legsOfLiveDelegations(d.accountId), [[d.leg]])
+
+      const rsv = `rsv_${crypto.randomUUID()}`
+      yield* repo.insertReservation({
+        id: rsv,
+        delegationId: d.id,
+        token,
+        units: 5_000_000n,
+        recipient: freshSigner(),
+        expiresAt: new Date(Date.now() + 600_000)
+      })
+      const open = yield* repo.ledger(d.id, {}, undefined)
+      assert.deepStrictEqual(open, [{ token_address: token, final_units: "0", open_units: "5000000", final_n: 0, open_n: 1 }])
+      assert.deepStrictEqual(yield* repo.ledger(d.id, {}, rsv), [])
+
+      const txHash = hex32()
+      assert.deepStrictEqual(yield* repo.disableLegs([d.leg.permissionId], freshSigner(), txHash), [], "another delegator's legs")
+      assert.deepStrictEqual(yield* repo.disableLegs([d.leg.permissionId], d.account, txHash), [d.id])
+      assert.deepStrictEqual(yield* repo.disableLegs([d.leg.permissionId], d.account, txHash), [], "already disabled")
+      assert.deepStrictEqual(yield* repo.enabledLegIds(d.accountId), [])
+      const revoked = yield* repo.revokeFullyDisabled([d.id], txHash)
+      assert.deepStrictEqual(revoked, [d.id])
+      yield* repo.releaseForDelegations(revoked)
+      assert.strictEqual((yield* repo.findById(d.id))?.status, "revoked")
+      assert.strictEqual((yield* repo.lockReservation(rsv).pipe(repo.withTransaction, Effect.orDie))?.status, "released")
+      assert.deepStrictEqual(yield* repo.legsOfLiveDelegations(d.accountId), [])
+    }))
+
+  it.effect("a reservation is submitted, then final once; the ledger counts it as final", () =>
+    Effect.gen(function*() {
+      const repo = yield* DelegationRepo
+      const d = yield* pendingDelegation
+      yield* repo.activate(d.id, hex32())
+      const rsv = `rsv_${crypto.randomUUID()}`
+      yield* repo.insertReservation({
+        id: rsv,
+        delegationId: d.id,
+        token,
+        units: 7n,
+        recipient: freshSigner(),
+        expiresAt: new Date(Date.now() + 600_000)
+      })
+      yield* repo.submitReservation(rsv, hex32(), "op_1", false)
+      const checked = yield* repo.lockReservation(rsv).pipe(repo.withTransaction, Effect.orDie)
+      assert.deepStrictEqual(checked, { status: "submitted", units: "7", token_address: token, recipient: checked!.recipient, retakable: false })
+      // The failure of another operation does not free it.
+      yield* repo.releaseForFailedOperation(rsv, "op_2")
+      assert.strictEqual((yield* repo.lockReservation(rsv))?.status, "submitted")
+      yield* repo.finalizeReservation(rsv, hex32())
+      yield* repo.releaseReservation(rsv)
+      assert.strictEqual((yield* repo.lockReservation(rsv))?.status, "final")
+      const ledger = yield* repo.ledger(d.id, {}, undefined)
+      assert.deepStrictEqual(ledger, [{ token_address: token, final_units: "7", open_units: "0", final_n: 1, open_n: 0 }])
+      // Final before the token's current period started: not counted as spent in it.
+      const later = yield* repo.ledger(d.id, { [token]: new Date(Date.now() + 60_000).toISOString() }, undefined)
+      assert.deepStrictEqual(later, [{ token_address: token, final_units: "0", open_units: "0", final_n: 1, open_n: 0 }])
+    }))
+})
