@@ -29,7 +29,7 @@ import { inclusionsIn } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
 import { Relay } from "../userops/Relay.ts"
 import { FollowerLog } from "./FollowerLog.ts"
-import { redemptionsOf } from "./Redeemed.ts"
+import { disablesOf, redemptionsOf } from "./Redeemed.ts"
 
 export const FollowerConfig = Config.all({
   interval: Config.Duration("FOLLOWER_INTERVAL").pipe(Config.withDefault(Duration.seconds(2))),
@@ -208,6 +208,29 @@ export const ChainFollowerLive = Layer.effect(
           INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
           VALUES (${chainId}, ${r.blockHash}, ${r.logIndex}, ${r.blockNumber.toString()}, ${r.txHash}, 'redemption', NULL,
                   ${r.accountId}, ${entryId ?? null}, 'live')
+          ON CONFLICT (chain_id, block_hash, log_index) DO UPDATE SET status = 'live', audit_event_id = EXCLUDED.audit_event_id`
+      }
+
+      // Known delegations disabled around the relay (an operation of ours did it through its hooks).
+      const disables = yield* disablesOf({
+        client,
+        sql,
+        chainId,
+        delegationManager: network.delegation.DelegationManager,
+        entryPoint: network.entryPoint,
+        from,
+        to
+      })
+      for (const d of disables) {
+        if (d.operationId !== undefined) continue
+        const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${d.blockHash} AND log_index = ${d.logIndex} AND status = 'live'`
+        blocksWithOurs.set(d.blockNumber, d.blockHash)
+        if (seen.length > 0) continue
+        const entryId = yield* log.disabled(d)
+        yield* sql`
+          INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
+          VALUES (${chainId}, ${d.blockHash}, ${d.logIndex}, ${d.blockNumber.toString()}, ${d.txHash}, 'disable', NULL,
+                  ${d.accountId}, ${entryId ?? null}, 'live')
           ON CONFLICT (chain_id, block_hash, log_index) DO UPDATE SET status = 'live', audit_event_id = EXCLUDED.audit_event_id`
       }
 

@@ -14,7 +14,8 @@ import type { Inclusion } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
 import { describeTransfer } from "../delegations/Redemptions.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
-import type { ObservedRedemption } from "./Redeemed.ts"
+import { DelegationRepo } from "../delegations/DelegationRepo.ts"
+import type { ObservedDisable, ObservedRedemption } from "./Redeemed.ts"
 import { Schema } from "effect"
 
 export interface Compensation {
@@ -32,6 +33,12 @@ export class FollowerLog extends Context.Service<FollowerLog, {
   foreignOperation(accountId: string, inclusion: Inclusion): Effect.Effect<string | undefined>
   /** A redemption of a known delegation: the owner's entry (written here when the relay did not carry it). */
   redemption(r: ObservedRedemption): Effect.Effect<string | undefined>
+  /**
+   * A known delegation disabled around the relay (the owner's other wallet): while the
+   * account is not frozen that is a revoke; the record follows the chain, and the owner's
+   * log says so. Answers the entry id.
+   */
+  disabled(d: ObservedDisable): Effect.Effect<string | undefined>
   /** A `reorged` entry after the one whose block left the chain. */
   compensate(c: Compensation): Effect.Effect<void>
 }>()("das/follower/FollowerLog") {
@@ -42,6 +49,7 @@ export class FollowerLog extends Context.Service<FollowerLog, {
       const recorder = yield* AuditRecorder
       const tokens = yield* TokenRegistry
       const network = yield* Network
+      const repo = yield* DelegationRepo
       const chainId = network.chainId
       const chain = chainNameOf(chainId)
 
@@ -127,7 +135,30 @@ export class FollowerLog extends Context.Service<FollowerLog, {
           }).pipe(Effect.asVoid, Effect.catchTag("AuditDuplicate", () => Effect.void))
         })
 
-      return FollowerLog.of({ entryOfOperation, foreignOperation, redemption, compensate })
+      const disabled = (d: ObservedDisable) =>
+        Effect.gen(function*() {
+          const frozen = yield* sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id = ${d.accountId}`.pipe(Effect.orDie)
+          if (frozen[0]?.frozen !== true) {
+            const touched = yield* repo.disableLegs([d.permissionId], d.delegator.toLowerCase(), d.txHash)
+            const revoked = touched.length === 0 ? [] : yield* repo.revokeFullyDisabled([...new Set(touched)], d.txHash)
+            if (revoked.length > 0) yield* repo.releaseForDelegations(revoked)
+          }
+          const key = `disabled:${d.blockHash}:${d.logIndex}`
+          return yield* recorder.record({
+            accountId: d.accountId,
+            declineId: key,
+            actor: "owner",
+            action: "delegation_revoke",
+            chain,
+            chainId,
+            status: "executed",
+            provenance: "onchain_unrelayed",
+            txHash: d.txHash,
+            delegationId: d.delegationId
+          }).pipe(written(key))
+        })
+
+      return FollowerLog.of({ entryOfOperation, foreignOperation, redemption, disabled, compensate })
     })
-  ).pipe(Layer.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer)))
+  ).pipe(Layer.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer, DelegationRepo.layer)))
 }

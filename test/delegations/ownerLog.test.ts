@@ -3,13 +3,15 @@
  * the relay, one the delegate bundled itself (around the relay), and one declined, each
  * appear on the DELEGATOR's chain with the delegate as actor, the amount, token and
  * recipient that left the account, the delegation and the transaction; the owner is
- * notified; `GET /activity?delegationId=` gives the grant's whole history.
+ * notified; `GET /activity?delegationId=` gives the grant's whole history. A revoke the
+ * owner makes with its own wallet (around the relay) revokes the grant in the record too.
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Schedule } from "effect"
 import type { Address, Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Network } from "../../src/chain/Network.ts"
+import { disableCalls } from "../../src/delegations/Caveats.ts"
 import { mint } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
 import { grant, makeAttacker, redeemCall, transfer, withArgs } from "./attacker.ts"
@@ -97,5 +99,23 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
       const notes = yield* owner.api.notifications.list({ query: { unreadOnly: false } })
       const executed = notes.filter((n) => n.title === "Action executed" && n.body.includes("delegated_action"))
       assert.lengthOf(executed, 2)
+
+      // 4. The owner revokes with its own wallet, around the relay: the record follows the chain.
+      const ownerKit = yield* makeAttacker(owner.key, owner.account.address)
+      const disable = disableCalls(net.delegation.DelegationManager, [g.signed])[0]!
+      const revokedOnChain = yield* Effect.promise(() => ownerKit.viaHandleOps({ to: disable.to, data: disable.data! }))
+      assert.isTrue(revokedOnChain.ok, revokedOnChain.ok ? "" : revokedOnChain.reason)
+      const revokeEntry = yield* owner.api.activity.list({ query: { limit: 50, delegationId: g.id } }).pipe(
+        Effect.flatMap((page) => {
+          const e = page.items.find((x) => x.action === "delegation_revoke")
+          return e === undefined ? Effect.fail("not yet") : Effect.succeed(e)
+        }),
+        Effect.retry(Schedule.spaced(Duration.millis(250))),
+        Effect.timeout(Duration.seconds(30)),
+        Effect.orDie
+      )
+      assert.strictEqual(revokeEntry.provenance, "onchain_unrelayed")
+      assert.strictEqual(revokeEntry.status, "executed")
+      assert.strictEqual((yield* owner.api.delegations.get({ params: { delegationId: g.id } })).status, "revoked")
     }))
 })

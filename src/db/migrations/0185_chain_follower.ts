@@ -31,7 +31,7 @@ export default Effect.gen(function*() {
       log_index integer NOT NULL,
       block_number bigint NOT NULL,
       tx_hash text NOT NULL,
-      kind text NOT NULL CHECK (kind IN ('user_operation', 'redemption')),
+      kind text NOT NULL CHECK (kind IN ('user_operation', 'redemption', 'disable')),
       user_op_hash text,
       account_id text NOT NULL REFERENCES accounts (id),
       audit_event_id text,
