@@ -108,6 +108,21 @@ const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
 }
 
 /**
+ * What anvil and Alto see of this process's environment: what a process needs to run
+ * (PATH, HOME, temp folder, locale), never the service's own configuration or secrets
+ * (DATABASE_URL, keys, ...).
+ */
+const CHILD_ENV_KEYS = ["PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LC_ALL", "TZ", "USER", "SHELL"] as const
+const childEnv = (): Record<string, string> => {
+  const env: Record<string, string> = { DO_NOT_TRACK: "1" }
+  for (const key of CHILD_ENV_KEYS) {
+    const value = process.env[key]
+    if (value !== undefined) env[key] = value
+  }
+  return env
+}
+
+/**
  * Spawns `command` in its own process group under a tiny shell guard that kills the group
  * when its stdin (a pipe from this process) reaches EOF, i.e. when this process dies,
  * however it dies. Closing the scope sends SIGTERM to the group, then SIGKILL after 2 s.
@@ -120,7 +135,7 @@ const spawnGuarded = (name: string, command: string, args: ReadonlyArray<string>
       const child = spawn("sh", ["-c", guard, "sh", command, ...args], {
         detached: true,
         stdio: ["pipe", "pipe", "pipe"],
-        env: { ...process.env, DO_NOT_TRACK: "1" }
+        env: childEnv()
       })
       const output: Array<string> = []
       const collect = (chunk: Buffer) => {
