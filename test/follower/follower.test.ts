@@ -75,6 +75,10 @@ describe("chain follower", () => {
       assert.match(entry.txHash ?? "", /^0x[0-9a-f]{64}$/)
       // The freeze took effect in the record as on chain.
       assert.isTrue((yield* api.accounts.getRules({ query: {} })).frozen)
+      // The same signed operation relayed afterwards is the operation the chain holds: included, not refused (AA25).
+      const relayed = yield* api.userops.submit({ payload: signed })
+      assert.strictEqual(relayed.status, "included")
+      assert.strictEqual(relayed.outcome, "mined")
       // Both instances keep following: still exactly one entry.
       yield* Effect.sleep(Duration.seconds(2))
       const page = yield* api.activity.list({ query: { limit: 50 } })
@@ -82,6 +86,29 @@ describe("chain follower", () => {
       const verified = yield* a.sql<{ n: number }>`SELECT count(*)::int AS n FROM chain_inclusions WHERE tx_hash = ${entry.txHash!}`
       assert.strictEqual(verified[0]!.n, 1)
       yield* b.stop
+      yield* a.stop
+    }), { timeout: 90_000 })
+
+  it.live("an operation another bundler already executed, then relayed (refused AA25), settles from the chain", () =>
+    Effect.gen(function*() {
+      // No follower: the relay's own refusal check is what reads the chain here.
+      const a = yield* startInstance({ config: { FOLLOWER_INTERVAL: "0 seconds", RELAY_RECONCILE_INTERVAL: "1 hour" } })
+      const key = generatePrivateKey()
+      const session = yield* signIn(a.baseUrl, privateKeyToAccount(key))
+      const api = yield* makeClient({ baseUrl: a.baseUrl, token: session.token })
+      const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
+      const signed = yield* signBuild(build, key)
+      const hash = yield* a.bundler.sendUserOperation(fromWire(signed)).pipe(Effect.orDie)
+      yield* waitFor("the other bundler's inclusion", a.bundler.getUserOperationReceipt(hash).pipe(
+        Effect.orDie,
+        Effect.map((r) => r ?? undefined)
+      ))
+      const receipt = yield* api.userops.submit({ payload: signed })
+      assert.strictEqual(receipt.status, "included")
+      assert.strictEqual(receipt.outcome, "mined")
+      assert.isTrue((yield* api.accounts.getRules({ query: {} })).frozen)
+      const entries = yield* a.sql<{ status: string }>`SELECT status FROM audit_entries WHERE operation_id = ${receipt.userOpId}`
+      assert.deepStrictEqual(entries.map((e) => e.status), ["executed"])
       yield* a.stop
     }), { timeout: 90_000 })
 
