@@ -40,6 +40,10 @@ const service = await startProcess(
     LOG_FORMAT: "json",
     SIWE_DOMAIN: "bench.local",
     SIWE_URI: "http://bench.local",
+    // Every iteration signs a fresh key in from one address: the per-IP sign-in limits are off here.
+    RATE_LIMIT_NONCE_PER_MINUTE: "0",
+    RATE_LIMIT_SESSION_PER_MINUTE: "0",
+    RATE_LIMIT_BUILDS_PER_MINUTE: "0",
     // One signer relays every iteration: no sponsorship quota here.
     SPONSOR_QUOTA_OPS: "0",
     SPONSOR_QUOTA_GAS: "0",

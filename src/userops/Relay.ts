@@ -13,7 +13,7 @@
  * (Refusals.ts). Settlement: Settlement.ts; what the chain follower reports: ChainRecord.ts;
  * the stored row: OperationRow.ts.
  */
-import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
+import { Config, Context, Duration, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Hash } from "viem"
 import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
@@ -261,8 +261,20 @@ const make = Effect.gen(function*() {
       try: () => userOpHashOf(op, chainId, network.entryPoint),
       catch: (e) => new BadRequest({ message: `The operation cannot be encoded: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` })
     })
+    // Both lookups at once (two round trips in the time of one): earlier submissions of this
+    // hash, and the signer's build it matches. Both only read.
+    const [earlier, matched] = yield* Effect.all([
+      byHash(hash).pipe(Effect.orDie),
+      Effect.result(buildOfSubmission({
+        builder,
+        signer,
+        wire,
+        userOpHash: hash,
+        tokenPaymaster: network.tokenPaymaster?.address.toLowerCase()
+      }))
+    ], { concurrency: 2 })
     // The same signed operation (signature included) submitted again is the same operation: answer its receipt.
-    const prior = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
+    const prior = priorVerdict(earlier, signer, wire.signature)
     if (prior?._tag === "Same") return toReceipt(prior.row)
     if (prior?._tag === "Live") {
       return yield* new BadRequest({
@@ -270,13 +282,8 @@ const make = Effect.gen(function*() {
         ...(prior.row.signer_address === signer ? { details: { userOpId: prior.row.id } } : {})
       })
     }
-    const build = yield* buildOfSubmission({
-      builder,
-      signer,
-      wire,
-      userOpHash: hash,
-      tokenPaymaster: network.tokenPaymaster?.address.toLowerCase()
-    })
+    if (Result.isFailure(matched)) return yield* Effect.fail(matched.failure)
+    const build = matched.success
     if (build.expiresAt.getTime() < Date.now()) {
       return yield* new BadRequest({ message: `The build expired at ${build.expiresAt.toISOString()}: build the operation again` })
     }
