@@ -113,36 +113,58 @@ export const inclusionOf = (
   }
 }
 
-/** Every `UserOperationEvent` of the EntryPoint in a block range, with each operation's receipt. */
-export const inclusionsIn = async (
+/** The EntryPoint's `UserOperationEvent` logs in a block range (optionally of one operation). */
+export const userOperationEvents = (
   client: PublicClient,
   entryPoint: Address,
   fromBlock: bigint,
   toBlock: bigint,
   filter?: { readonly userOpHash?: Hash }
-): Promise<ReadonlyArray<Inclusion>> => {
-  const events = await client.getLogs({
+): Promise<ReadonlyArray<Log>> =>
+  client.getLogs({
     address: entryPoint,
     event: USER_OPERATION_EVENT,
     ...(filter?.userOpHash === undefined ? {} : { args: { userOpHash: filter.userOpHash } }),
     fromBlock,
     toBlock
-  })
+  }).then((logs) => logs.filter((l) => !l.removed) as ReadonlyArray<Log>)
+
+/** The sender a `UserOperationEvent` log names (its second topic), lowercase. */
+export const senderOfEvent = (log: Log): string => `0x${(log.topics[2] ?? "").slice(26)}`.toLowerCase()
+
+/**
+ * Each event's operation with its receipt: one `eth_getTransactionReceipt` per bundle.
+ * Pick the events first (a public chain's bundles are mostly other people's).
+ */
+export const inclusionsOfEvents = async (
+  client: PublicClient,
+  entryPoint: Address,
+  events: ReadonlyArray<Log>
+): Promise<ReadonlyArray<Inclusion>> => {
   const receipts = new Map<Hash, ReadonlyArray<Log>>()
   const out: Array<Inclusion> = []
   for (const event of events) {
-    if (event.removed) continue
     const tx = event.transactionHash!
     let logs = receipts.get(tx)
     if (logs === undefined) {
       logs = (await client.getTransactionReceipt({ hash: tx })).logs
       receipts.set(tx, logs)
     }
-    const inclusion = inclusionOf(entryPoint, event as Log, logs)
+    const inclusion = inclusionOf(entryPoint, event, logs)
     if (inclusion !== undefined) out.push(inclusion)
   }
   return out
 }
+
+/** Every `UserOperationEvent` in a block range, with each operation's receipt. */
+export const inclusionsIn = async (
+  client: PublicClient,
+  entryPoint: Address,
+  fromBlock: bigint,
+  toBlock: bigint,
+  filter?: { readonly userOpHash?: Hash }
+): Promise<ReadonlyArray<Inclusion>> =>
+  inclusionsOfEvents(client, entryPoint, await userOperationEvents(client, entryPoint, fromBlock, toBlock, filter))
 
 /** The operation's inclusion on chain, searched over the last `lookback` blocks; undefined when not found. */
 export const findInclusion = async (

@@ -25,7 +25,7 @@
 import { Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Chain } from "../chain/Chain.ts"
-import { inclusionsIn } from "../chain/Inclusions.ts"
+import { inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
 import { Relay } from "../userops/Relay.ts"
 import { FollowerLog } from "./FollowerLog.ts"
@@ -164,11 +164,14 @@ export const ChainFollowerLive = Layer.effect(
         return { ...NONE, reorged, cursor: cursor.number }
       }
 
-      const inclusions = yield* rpc(() => inclusionsIn(client, network.entryPoint, from, to))
-      const senders = [...new Set(inclusions.map((i) => i.sender.toLowerCase()))]
+      // Only managed accounts' operations are read further (their bundles' receipts).
+      const events = yield* rpc(() => userOperationEvents(client, network.entryPoint, from, to))
+      const senders = [...new Set(events.map(senderOfEvent))]
       const managed = senders.length === 0 ? [] : yield* sql<{ id: string; address: string }>`
         SELECT id, address FROM accounts WHERE chain_id = ${chainId} AND address IN ${sql.in(senders)}`
       const accountOf = new Map(managed.map((a) => [a.address, a.id]))
+      const ours = events.filter((e) => accountOf.has(senderOfEvent(e)))
+      const inclusions = yield* rpc(() => inclusionsOfEvents(client, network.entryPoint, ours))
       let operations = 0
       const blocksWithOurs = new Map<bigint, string>()
       for (const inc of inclusions) {
