@@ -17,6 +17,8 @@ import { signIn } from "../../src/client/signIn.ts"
 import { makeAttacker } from "../delegations/attacker.ts"
 import { testNetwork } from "../support/TestChain.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
+import { signBuild } from "../userops/helpers.ts"
+import { miniBundler } from "./miniBundler.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -75,5 +77,67 @@ describe("chain follower and reorgs", () => {
       )
       assert.isTrue(verified.ok)
       assert.strictEqual(verified.length, 3)
+    }).pipe(Effect.scoped), { timeout: 120_000 })
+
+  it.live("an operation the relay settled from a bundler's receipt, whose block then left the chain, is reopened, compensated and settled again", () =>
+    Effect.gen(function*() {
+      const shared = testNetwork()
+      const fork = yield* startFork(shared.rpcUrl)
+      const bundler = yield* miniBundler(fork.rpcUrl, shared.entryPoint, shared.chainId)
+      const context = yield* Layer.build(TestServerLive({
+        chain: { rpcUrl: fork.rpcUrl, bundlerUrl: bundler.url },
+        config: { FOLLOWER_INTERVAL: "4 seconds", RELAY_RECONCILE_INTERVAL: "1 hour", RELAY_RESEND_AFTER: "1 second", RELAY_SEND_LEASE: "1 second" }
+      }))
+      const baseUrl = Context.get(context, TestServer).baseUrl
+      const sql = Context.get(context, SqlClient.SqlClient)
+      const key = generatePrivateKey()
+      const session = yield* signIn(baseUrl, privateKeyToAccount(key))
+      const api = yield* makeClient({ baseUrl, token: session.token })
+      const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
+      const signed = yield* signBuild(build, key)
+      // Once the follower has caught up with the head: the relay then usually settles from the
+      // receipt before the follower's next pass reads the block (the vanished-settlement path);
+      // if the follower reads it first, the reorg path applies. Either way the record follows.
+      const head = BigInt((yield* rpc(fork.rpcUrl, "eth_blockNumber")) as string)
+      yield* sql<{ n: string }>`SELECT block_number::text AS n FROM chain_cursor`.pipe(
+        Effect.orDie,
+        Effect.flatMap((r) => r[0] !== undefined && BigInt(r[0].n) >= head ? Effect.void : Effect.fail("behind")),
+        Effect.retry(Schedule.spaced(Duration.millis(50))),
+        Effect.timeout(Duration.seconds(15)),
+        Effect.orDie
+      )
+      const snapshot = yield* rpc(fork.rpcUrl, "evm_snapshot")
+      const submitted = yield* api.userops.submit({ payload: signed })
+      const settled = yield* api.userops.get({ params: { userOpId: submitted.userOpId } })
+      assert.strictEqual(settled.status, "included")
+
+      // The block leaves the chain before (or after) the follower reads it: either way the record follows.
+      yield* rpc(fork.rpcUrl, "evm_revert", [snapshot])
+      yield* rpc(fork.rpcUrl, "anvil_mine", ["0x3"])
+      const statuses = () =>
+        sql<{ status: string; provenance: string }>`SELECT status, provenance FROM audit_entries
+          WHERE account_id = ${session.accounts[0]!.id} ORDER BY chain_index`.pipe(Effect.orDie)
+      const afterReorg = yield* statuses().pipe(
+        Effect.flatMap((rows) => rows.length >= 2 ? Effect.succeed(rows) : Effect.fail("no compensation yet")),
+        Effect.retry(Schedule.spaced(Duration.millis(200))),
+        Effect.timeout(Duration.seconds(30)),
+        Effect.orDie
+      )
+      assert.deepStrictEqual(afterReorg.map((r) => [r.status, r.provenance]), [["executed", "onchain"], ["reorged", "onchain_reorg"]])
+
+      // Reopened: the relay sends it again (its nonce is open again) and it settles anew.
+      const again = yield* api.userops.get({ params: { userOpId: submitted.userOpId } }).pipe(
+        Effect.flatMap((r) => r.status === "included" ? Effect.succeed(r) : Effect.fail(`still ${r.status}`)),
+        Effect.retry(Schedule.spaced(Duration.millis(300))),
+        Effect.timeout(Duration.seconds(30)),
+        Effect.orDie
+      )
+      assert.notStrictEqual(again.transactionHash, undefined)
+      assert.deepStrictEqual((yield* statuses()).map((r) => r.status), ["executed", "reorged", "executed"])
+      const verified = yield* Effect.flatMap(AuditChain, (c) => c.verify(session.accounts[0]!.id)).pipe(
+        Effect.provide(AuditChain.layer),
+        Effect.provideService(SqlClient.SqlClient, sql)
+      )
+      assert.isTrue(verified.ok)
     }).pipe(Effect.scoped), { timeout: 120_000 })
 })
