@@ -6,7 +6,7 @@
  * one of its addresses (its signer or its accounts). docs/marketplace.md, "The local ACP contract".
  */
 import { Config, Context, Effect, Layer, Option } from "effect"
-import { type Address, decodeEventLog, type Hex } from "viem"
+import { type AbiEvent, type Address, decodeEventLog, formatLog, getAbiItem, type Hex, pad, type RpcLog, toEventSelector, toHex } from "viem"
 import { NotFound, UpstreamUnavailable } from "../api/Errors.ts"
 import { Chain } from "../chain/Chain.ts"
 import { agentCommerceAbi } from "../chain/contracts/AgentCommerce.ts"
@@ -62,10 +62,34 @@ const make = Effect.gen(function*() {
     const [client, provider, evaluator, paymentToken, , budget, , phase] = job
     const mine = new Set(callerAddresses.map((a) => a.toLowerCase()))
     if (client === "0x0000000000000000000000000000000000000000" || !mine.has(client.toLowerCase())) return yield* notFound
-    const logs = yield* Effect.tryPromise({
-      try: () => chain.client.getLogs({ address: acp!, fromBlock: 0n, toBlock: "latest" }),
-      catch: unavailable
+    // Only this job's events: every job event has the job id as its first indexed topic
+    // (MemoSigned has the memo id there; its memos' signatures are read by memo id below).
+    const rawLogs = (topics: ReadonlyArray<Hex | ReadonlyArray<Hex> | null>) =>
+      Effect.tryPromise({
+        try: async () =>
+          ((await chain.client.request({
+            method: "eth_getLogs",
+            params: [{ address: acp!, fromBlock: "0x0", toBlock: "latest", topics: topics as never }]
+          })) as ReadonlyArray<RpcLog>).map((l) => formatLog(l)),
+        catch: unavailable
+      })
+    const jobLogs = yield* rawLogs([null, pad(toHex(id), { size: 32 })])
+    const memoTopics = jobLogs.flatMap((log) => {
+      try {
+        const event = decodeEventLog({ abi: agentCommerceAbi, topics: log.topics, data: log.data as Hex })
+        return event.eventName === "MemoCreated" && event.args.jobId === id ? [pad(toHex(event.args.memoId), { size: 32 })] : []
+      } catch {
+        return []
+      }
     })
+    const signedLogs = memoTopics.length === 0
+      ? []
+      : yield* rawLogs([toEventSelector(getAbiItem({ abi: agentCommerceAbi, name: "MemoSigned" }) as AbiEvent), memoTopics])
+    // A memo id can equal the job id: the same MemoSigned log may come back from both reads.
+    const unique = new Map([...jobLogs, ...signedLogs].map((l) => [`${l.transactionHash}:${l.logIndex}`, l]))
+    const logs = [...unique.values()].sort((a, b) =>
+      a.blockNumber === b.blockNumber ? (a.logIndex ?? 0) - (b.logIndex ?? 0) : a.blockNumber! < b.blockNumber! ? -1 : 1
+    )
     const decoded = logs.flatMap((log) => {
       try {
         const event = decodeEventLog({ abi: agentCommerceAbi, topics: log.topics, data: log.data as Hex })
