@@ -112,6 +112,43 @@ describe("chain follower", () => {
       yield* a.stop
     }), { timeout: 90_000 })
 
+  it.live("a restart catches up from the stored cursor: what executed while nothing followed is recorded once", () =>
+    Effect.gen(function*() {
+      const name = testDatabaseName()
+      const first = yield* startInstance({ database: { name } })
+      const users = yield* Effect.forEach([generatePrivateKey(), generatePrivateKey()], (key) =>
+        Effect.gen(function*() {
+          const session = yield* signIn(first.baseUrl, privateKeyToAccount(key))
+          return { key, session }
+        }))
+      const cursor = () =>
+        first.sql<{ n: string }>`SELECT block_number::text AS n FROM chain_cursor`.pipe(Effect.orDie, Effect.map((r) => r[0]?.n))
+      yield* waitFor("a cursor", cursor())
+      yield* first.stop
+      // Nothing follows now; both accounts freeze around the relay.
+      const second = yield* startInstance({ database: { name, create: false }, config: { FOLLOWER_INTERVAL: "0 seconds" } })
+      for (const u of users) {
+        const api = yield* makeClient({ baseUrl: second.baseUrl, token: u.session.token })
+        const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
+        const hash = yield* second.bundler.sendUserOperation(fromWire(yield* signBuild(build, u.key))).pipe(Effect.orDie)
+        yield* waitFor("inclusion", second.bundler.getUserOperationReceipt(hash).pipe(Effect.orDie, Effect.map((r) => r ?? undefined)))
+      }
+      yield* second.stop
+      // A process that follows again reads from where the first one stopped.
+      const third = yield* startInstance({ database: { name, create: false } })
+      const count = () =>
+        third.sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_entries WHERE action = 'account_freeze' AND provenance = 'onchain_unrelayed'`.pipe(
+          Effect.orDie,
+          Effect.map((r) => r[0]!.n)
+        )
+      yield* waitFor("both freezes recorded", count().pipe(Effect.map((n) => (n >= 2 ? n : undefined))))
+      yield* Effect.sleep(Duration.seconds(1))
+      assert.strictEqual(yield* count(), 2)
+      const frozen = yield* third.sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id IN ${third.sql.in(users.map((u) => u.session.accounts[0]!.id))}`
+      assert.deepStrictEqual(frozen.map((r) => r.frozen), [true, true])
+      yield* third.stop
+    }), { timeout: 90_000 })
+
   it.live("an operation nobody built here (the account's own handleOps) is recorded as unrelayed", () =>
     Effect.gen(function*() {
       const a = yield* startInstance({})
