@@ -5,7 +5,7 @@
  * whose block left the chain. Each under a unique key, so a block read twice writes nothing
  * twice; each raises its notification (AuditRecorder).
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
 import { fromRow, entryColumns, EntryRow } from "../audit/AuditChain.ts"
@@ -16,7 +16,6 @@ import { describeTransfer } from "../delegations/Redemptions.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { DelegationRepo } from "../delegations/DelegationRepo.ts"
 import type { ObservedDisable, ObservedRedemption } from "./Redeemed.ts"
-import { Schema } from "effect"
 
 export interface Compensation {
   readonly key: string
