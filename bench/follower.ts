@@ -22,7 +22,7 @@ import { createPublicClient, createWalletClient, type Hex, http, pad, parseEther
 import { entryPoint07Abi, toPackedUserOperation } from "viem/account-abstraction"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { viemChainOf } from "../src/chain/Chain.ts"
-import { make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
+import { configEnvOf, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
 import { signIn } from "../src/client/signIn.ts"
 import { freePort, startPostgres, startProcess } from "./support/processes.ts"
 import { report } from "./support/results.ts"
@@ -53,17 +53,7 @@ const env = (follow: boolean) => ({
   SIWE_URI: "http://bench.local",
   RATE_LIMIT_NONCE_PER_MINUTE: "0",
   RATE_LIMIT_SESSION_PER_MINUTE: "0",
-  CHAIN_ID: String(network.chainId),
-  CHAIN_RPC_URL: network.rpcUrl,
-  BUNDLER_URL: network.bundlerUrl,
-  ENTRY_POINT: network.entryPoint,
-  DELEGATION_ENVIRONMENT: JSON.stringify(network.delegation),
-  TOKEN_USD_ADDRESS: network.tokens.usd.address,
-  TOKEN_USD_PERMIT_VERSION: "1",
-  TOKEN_USDT_ADDRESS: network.tokens.usdt.address,
-  TOKEN_USDT_PERMIT_VERSION: "1",
-  PAYMASTER_ADDRESS: network.paymaster.address,
-  PAYMASTER_SIGNER_KEY: network.paymaster.signerKey,
+  ...configEnvOf(network),
   ANCHOR_INTERVAL: "0 seconds",
   FOLLOWER_INTERVAL: follow ? "100 millis" : "0 seconds"
 })

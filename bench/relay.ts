@@ -12,7 +12,7 @@ import { Effect, Exit, Scope } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { formatUserOperationRequest } from "viem/account-abstraction"
 import { fromWire } from "../src/builds/Wire.ts"
-import { make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
+import { configEnvOf, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
 import { makeClient } from "../src/client/Client.ts"
 import { signIn } from "../src/client/signIn.ts"
 import type { Eip712TypedData, UserOperation } from "../src/domain/Operations.ts"
@@ -47,17 +47,7 @@ const service = await startProcess(
     // One signer relays every iteration: no sponsorship quota here.
     SPONSOR_QUOTA_OPS: "0",
     SPONSOR_QUOTA_GAS: "0",
-    CHAIN_ID: String(network.chainId),
-    CHAIN_RPC_URL: network.rpcUrl,
-    BUNDLER_URL: network.bundlerUrl,
-    ENTRY_POINT: network.entryPoint,
-    DELEGATION_ENVIRONMENT: JSON.stringify(network.delegation),
-    TOKEN_USD_ADDRESS: network.tokens.usd.address,
-    TOKEN_USD_PERMIT_VERSION: "1",
-    TOKEN_USDT_ADDRESS: network.tokens.usdt.address,
-    TOKEN_USDT_PERMIT_VERSION: "1",
-    PAYMASTER_ADDRESS: network.paymaster.address,
-    PAYMASTER_SIGNER_KEY: network.paymaster.signerKey,
+    ...configEnvOf(network),
     // Settling is not what is measured here.
     RELAY_RECONCILE_INTERVAL: "1 hour",
     ...(receiver !== undefined ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {})

@@ -15,7 +15,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as path from "node:path"
-import { Context, Data, Duration, Effect, Fiber, Layer, Redacted, Schedule } from "effect"
+import { Config, Context, Data, Duration, Effect, Fiber, Layer, Option, Redacted, Schedule } from "effect"
 import {
   type Abi,
   type Address,
@@ -113,14 +113,14 @@ const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
  * (DATABASE_URL, keys, ...).
  */
 const CHILD_ENV_KEYS = ["PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LC_ALL", "TZ", "USER", "SHELL"] as const
-const childEnv = (): Record<string, string> => {
+const childEnv = Effect.gen(function*() {
   const env: Record<string, string> = { DO_NOT_TRACK: "1" }
   for (const key of CHILD_ENV_KEYS) {
-    const value = process.env[key]
-    if (value !== undefined) env[key] = value
+    const value = yield* Config.option(Config.String(key))
+    if (Option.isSome(value)) env[key] = value.value
   }
   return env
-}
+}).pipe(Effect.orDie)
 
 /**
  * Spawns `command` in its own process group under a tiny shell guard that kills the group
@@ -129,13 +129,13 @@ const childEnv = (): Record<string, string> => {
  */
 const spawnGuarded = (name: string, command: string, args: ReadonlyArray<string>, verbose: boolean) =>
   Effect.acquireRelease(
-    Effect.sync(() => {
+    Effect.flatMap(childEnv, (env) => Effect.sync(() => {
       installExitHook()
       const guard = `exec 3<&0; "$@" </dev/null & c=$!; { cat <&3 >/dev/null; kill -TERM 0; } & wait $c`
       const child = spawn("sh", ["-c", guard, "sh", command, ...args], {
         detached: true,
         stdio: ["pipe", "pipe", "pipe"],
-        env: childEnv()
+        env
       })
       const output: Array<string> = []
       const collect = (chunk: Buffer) => {
@@ -153,7 +153,7 @@ const spawnGuarded = (name: string, command: string, args: ReadonlyArray<string>
       ;(child.stdin as unknown as { unref?: () => void } | null)?.unref?.()
       running.add(child)
       return { child, output: () => output.join("").slice(-4000) }
-    }),
+    })),
     ({ child }) =>
       Effect.callback<void>((resume) => {
         if (child.exitCode !== null || child.signalCode !== null) {
@@ -433,4 +433,25 @@ export const toJson = (d: LocalNetworkDescription) => ({
   tokenPaymaster: d.tokenPaymaster,
   marketplace: d.marketplace,
   deployerKey: Redacted.value(d.deployerKey)
+})
+
+/** The configuration a service process needs to use this network as a configured one (`CHAIN_RPC_URL`, ...). */
+export const configEnvOf = (net: ReturnType<typeof toJson>): Record<string, string> => ({
+  CHAIN_RPC_URL: net.rpcUrl,
+  CHAIN_ID: String(net.chainId),
+  BUNDLER_URL: net.bundlerUrl,
+  ENTRY_POINT: net.entryPoint,
+  DELEGATION_ENVIRONMENT: JSON.stringify(net.delegation),
+  TOKEN_USD_ADDRESS: net.tokens.usd.address,
+  TOKEN_USD_SYMBOL: net.tokens.usd.symbol,
+  TOKEN_USD_DECIMALS: String(net.tokens.usd.decimals),
+  ...(net.tokens.usd.permitVersion === undefined ? {} : { TOKEN_USD_PERMIT_VERSION: net.tokens.usd.permitVersion }),
+  TOKEN_USDT_ADDRESS: net.tokens.usdt.address,
+  TOKEN_USDT_SYMBOL: net.tokens.usdt.symbol,
+  TOKEN_USDT_DECIMALS: String(net.tokens.usdt.decimals),
+  ...(net.tokens.usdt.permitVersion === undefined ? {} : { TOKEN_USDT_PERMIT_VERSION: net.tokens.usdt.permitVersion }),
+  PAYMASTER_ADDRESS: net.paymaster.address,
+  PAYMASTER_SIGNER_KEY: net.paymaster.signerKey,
+  ...(net.tokenPaymaster === undefined ? {} : { TOKEN_PAYMASTER_ADDRESS: net.tokenPaymaster.address }),
+  ...(net.marketplace === undefined ? {} : { MARKETPLACE_ACP_CONTRACT: net.marketplace.acp })
 })

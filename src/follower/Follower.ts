@@ -29,7 +29,7 @@ import { inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain
 import { Network } from "../chain/Network.ts"
 import { Relay } from "../userops/Relay.ts"
 import { FollowerLog } from "./FollowerLog.ts"
-import { disablesOf, redemptionsOf } from "./Redeemed.ts"
+import { disablesOf, type ObservedEvent, redemptionsOf } from "./Redeemed.ts"
 
 export const FollowerConfig = Config.all({
   interval: Config.Duration("FOLLOWER_INTERVAL").pipe(Config.withDefault(Duration.seconds(2))),
@@ -172,69 +172,49 @@ export const ChainFollowerLive = Layer.effect(
       const accountOf = new Map(managed.map((a) => [a.address, a.id]))
       const ours = events.filter((e) => accountOf.has(senderOfEvent(e)))
       const inclusions = yield* rpc(() => inclusionsOfEvents(client, network.entryPoint, ours))
-      let operations = 0
       const blocksWithOurs = new Map<bigint, string>()
+      /** Records one event once (by block hash and log index): `write` runs only for a new one. */
+      const recordOnce = (e: ObservedEvent, write: Effect.Effect<string | undefined, unknown>) =>
+        Effect.gen(function*() {
+          blocksWithOurs.set(e.blockNumber, e.blockHash)
+          const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${e.blockHash}
+                                  AND log_index = ${e.logIndex} AND status = 'live'`
+          if (seen.length > 0) return false
+          const entryId = yield* write
+          yield* sql`
+            INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
+            VALUES (${chainId}, ${e.blockHash}, ${e.logIndex}, ${e.blockNumber.toString()}, ${e.txHash}, ${e.kind},
+                    ${e.userOpHash ?? null}, ${e.accountId}, ${entryId ?? null}, 'live')
+            ON CONFLICT (chain_id, block_hash, log_index) DO UPDATE SET status = 'live', audit_event_id = EXCLUDED.audit_event_id`
+          return true
+        })
+
+      let operations = 0
       for (const inc of inclusions) {
         const accountId = accountOf.get(inc.sender.toLowerCase())
         if (accountId === undefined) continue
-        const bh = inc.blockHash.toLowerCase()
-        const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${bh} AND log_index = ${inc.logIndex} AND status = 'live'`
-        blocksWithOurs.set(inc.blockNumber, bh)
-        if (seen.length > 0) continue
-        const outcome = yield* relay.observe(inc)
-        const entryId = outcome === "unknown"
-          ? yield* log.foreignOperation(accountId, inc)
-          : yield* log.entryOfOperation(inc)
-        yield* sql`
-          INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
-          VALUES (${chainId}, ${bh}, ${inc.logIndex}, ${inc.blockNumber.toString()}, ${inc.transactionHash.toLowerCase()},
-                  'user_operation', ${inc.userOpHash.toLowerCase()}, ${accountId}, ${entryId ?? null}, 'live')
-          ON CONFLICT (chain_id, block_hash, log_index) DO UPDATE SET status = 'live', audit_event_id = EXCLUDED.audit_event_id`
-        operations++
+        const event: ObservedEvent = {
+          kind: "user_operation",
+          blockHash: inc.blockHash.toLowerCase(),
+          blockNumber: inc.blockNumber,
+          logIndex: inc.logIndex,
+          txHash: inc.transactionHash.toLowerCase(),
+          userOpHash: inc.userOpHash.toLowerCase(),
+          accountId
+        }
+        const written = yield* recordOnce(event, Effect.gen(function*() {
+          const outcome = yield* relay.observe(inc)
+          return outcome === "unknown" ? yield* log.foreignOperation(accountId, inc) : yield* log.entryOfOperation(inc)
+        }))
+        if (written) operations++
       }
 
-      const redemptions = yield* redemptionsOf({
-        client,
-        sql,
-        chainId,
-        delegationManager: network.delegation.DelegationManager,
-        entryPoint: network.entryPoint,
-        from,
-        to
-      })
-      for (const r of redemptions) {
-        const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${r.blockHash} AND log_index = ${r.logIndex} AND status = 'live'`
-        blocksWithOurs.set(r.blockNumber, r.blockHash)
-        if (seen.length > 0) continue
-        const entryId = yield* log.redemption(r)
-        yield* sql`
-          INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
-          VALUES (${chainId}, ${r.blockHash}, ${r.logIndex}, ${r.blockNumber.toString()}, ${r.txHash}, 'redemption', NULL,
-                  ${r.accountId}, ${entryId ?? null}, 'live')
-          ON CONFLICT (chain_id, block_hash, log_index) DO UPDATE SET status = 'live', audit_event_id = EXCLUDED.audit_event_id`
-      }
-
+      const range = { client, sql, chainId, delegationManager: network.delegation.DelegationManager, entryPoint: network.entryPoint, from, to }
+      const redemptions = yield* redemptionsOf(range)
+      for (const r of redemptions) yield* recordOnce({ ...r, kind: "redemption" }, log.redemption(r))
       // Known delegations disabled around the relay (an operation of ours did it through its hooks).
-      const disables = yield* disablesOf({
-        client,
-        sql,
-        chainId,
-        delegationManager: network.delegation.DelegationManager,
-        entryPoint: network.entryPoint,
-        from,
-        to
-      })
-      for (const d of disables) {
-        if (d.operationId !== undefined) continue
-        const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${d.blockHash} AND log_index = ${d.logIndex} AND status = 'live'`
-        blocksWithOurs.set(d.blockNumber, d.blockHash)
-        if (seen.length > 0) continue
-        const entryId = yield* log.disabled(d)
-        yield* sql`
-          INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
-          VALUES (${chainId}, ${d.blockHash}, ${d.logIndex}, ${d.blockNumber.toString()}, ${d.txHash}, 'disable', NULL,
-                  ${d.accountId}, ${entryId ?? null}, 'live')
-          ON CONFLICT (chain_id, block_hash, log_index) DO UPDATE SET status = 'live', audit_event_id = EXCLUDED.audit_event_id`
+      for (const d of yield* disablesOf(range)) {
+        if (d.operationId === undefined) yield* recordOnce({ ...d, kind: "disable" }, log.disabled(d))
       }
 
       reorged += yield* vanished(from, to)

@@ -9,39 +9,22 @@
  * - a bundler that loses one answer in four: every operation's record equals the chain.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, Exit, Layer, Schedule, Scope } from "effect"
-import { SqlClient } from "effect/sql"
+import { Duration, Effect, Schedule } from "effect"
 import type { Address, Hash } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { fromWire } from "../../src/builds/Wire.ts"
-import { Bundler } from "../../src/chain/Bundler.ts"
-import { Chain } from "../../src/chain/Chain.ts"
 import { findInclusion } from "../../src/chain/Inclusions.ts"
 import { makeClient } from "../../src/client/Client.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { makeAttacker } from "../delegations/attacker.ts"
 import { testNetwork } from "../support/TestChain.ts"
 import { testDatabaseName } from "../support/TestDatabase.ts"
-import { TestServer, TestServerLive } from "../support/TestServer.ts"
+import { startInstance } from "../support/TestServer.ts"
 import { bundlerProxy } from "../userops/bundlerProxy.ts"
 import { signBuild } from "../userops/helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
-type Options = NonNullable<Parameters<typeof TestServerLive>[0]>
-
-const startInstance = (options: Options) =>
-  Effect.gen(function*() {
-    const scope = yield* Scope.make()
-    const context = yield* Layer.buildWithScope(TestServerLive(options), scope)
-    return {
-      baseUrl: Context.get(context, TestServer).baseUrl,
-      sql: Context.get(context, SqlClient.SqlClient),
-      bundler: Context.get(context, Bundler),
-      chain: Context.get(context, Chain),
-      stop: Scope.close(scope, Exit.void)
-    }
-  })
 
 const waitFor = <A>(what: string, check: Effect.Effect<A | undefined>, seconds = 30) =>
   check.pipe(

@@ -2,9 +2,10 @@
  * The service as its own OS process (`src/main.ts`), for claims about processes:
  * restarts, SIGTERM, and several replicas over one database.
  */
-import { Effect, Redacted } from "effect"
+import { Effect } from "effect"
 import { spawn, type ChildProcess } from "node:child_process"
 import * as path from "node:path"
+import { configEnvOf, toJson } from "../../src/chain/LocalNetwork.ts"
 import { freePort } from "../../src/db/EmbeddedPostgres.ts"
 import { testNetwork } from "./TestChain.ts"
 import { databaseUrl } from "./TestDatabase.ts"
@@ -52,26 +53,9 @@ export const stopService = (child: ChildProcess) =>
 
 /** Environment for a service process on the run's shared chain and a given test database. */
 export const replicaEnv = (database: string, overrides: Record<string, string> = {}): Record<string, string> => {
-  const net = testNetwork()
   return {
     DATABASE_URL: databaseUrl(database),
-    CHAIN_RPC_URL: net.rpcUrl,
-    CHAIN_ID: String(net.chainId),
-    BUNDLER_URL: net.bundlerUrl,
-    ENTRY_POINT: net.entryPoint,
-    DELEGATION_ENVIRONMENT: JSON.stringify(net.delegation),
-    TOKEN_USD_ADDRESS: net.tokens.usd.address,
-    TOKEN_USD_SYMBOL: net.tokens.usd.symbol,
-    TOKEN_USD_DECIMALS: String(net.tokens.usd.decimals),
-    ...(net.tokens.usd.permitVersion === undefined ? {} : { TOKEN_USD_PERMIT_VERSION: net.tokens.usd.permitVersion }),
-    TOKEN_USDT_ADDRESS: net.tokens.usdt.address,
-    TOKEN_USDT_SYMBOL: net.tokens.usdt.symbol,
-    TOKEN_USDT_DECIMALS: String(net.tokens.usdt.decimals),
-    ...(net.tokens.usdt.permitVersion === undefined ? {} : { TOKEN_USDT_PERMIT_VERSION: net.tokens.usdt.permitVersion }),
-    PAYMASTER_ADDRESS: net.paymaster.address,
-    PAYMASTER_SIGNER_KEY: Redacted.value(net.paymaster.signerKey),
-    ...(net.tokenPaymaster === undefined ? {} : { TOKEN_PAYMASTER_ADDRESS: net.tokenPaymaster.address }),
-    ...(net.marketplace === undefined ? {} : { MARKETPLACE_ACP_CONTRACT: net.marketplace.acp }),
+    ...configEnvOf(toJson(testNetwork())),
     SIWE_DOMAIN: "app.test",
     SIWE_URI: "https://app.test",
     ANCHOR_INTERVAL: "0 seconds",

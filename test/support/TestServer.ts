@@ -3,7 +3,10 @@
  * tests through the typed client.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { ConfigProvider, Context, Effect, Layer } from "effect"
+import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { Bundler } from "../../src/chain/Bundler.ts"
+import { Chain } from "../../src/chain/Chain.ts"
 import { FetchHttpClient, HttpServer } from "effect/http"
 import { EdgeConfig } from "../../src/api/EdgeConfig.ts"
 import { makeNodeServer } from "../../src/api/NodeServer.ts"
@@ -75,3 +78,17 @@ export const TestServerLive = (options?: {
 /** A typed client against the test server, with an optional session token. */
 export const client = (token?: string) =>
   Effect.flatMap(TestServer, ({ baseUrl }) => makeClient({ baseUrl, token }))
+
+/** One service instance, in a scope of its own so a test can stop ("kill") it and start another on the same database. */
+export const startInstance = (options: NonNullable<Parameters<typeof TestServerLive>[0]>) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(TestServerLive(options), scope)
+    return {
+      baseUrl: Context.get(context, TestServer).baseUrl,
+      sql: Context.get(context, SqlClient.SqlClient),
+      bundler: Context.get(context, Bundler),
+      chain: Context.get(context, Chain),
+      stop: Scope.close(scope, Exit.void)
+    }
+  })

@@ -5,7 +5,7 @@
  * operation and forwarding it.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, Exit, Fiber, Layer, Schedule, Scope } from "effect"
+import { Duration, Effect, Fiber, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Hash } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -16,26 +16,12 @@ import { signIn } from "../../src/client/signIn.ts"
 import { testNetwork } from "../support/TestChain.ts"
 import { testDatabaseName } from "../support/TestDatabase.ts"
 import { replicaEnv, startService, stopService } from "../support/ServiceProcess.ts"
-import { TestServer, TestServerLive } from "../support/TestServer.ts"
+import { startInstance } from "../support/TestServer.ts"
 import { bundlerProxy } from "./bundlerProxy.ts"
 import { signBuild } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
-type Options = NonNullable<Parameters<typeof TestServerLive>[0]>
-
-/** One service instance, in a scope of its own so the test can stop ("kill") it. */
-const startInstance = (options: Options) =>
-  Effect.gen(function*() {
-    const scope = yield* Scope.make()
-    const context = yield* Layer.buildWithScope(TestServerLive(options), scope)
-    return {
-      baseUrl: Context.get(context, TestServer).baseUrl,
-      sql: Context.get(context, SqlClient.SqlClient),
-      bundler: Context.get(context, Bundler),
-      stop: Scope.close(scope, Exit.void)
-    }
-  })
 
 const instanceConfig = (overrides: Record<string, string> = {}) => ({
   RELAY_RECONCILE_INTERVAL: "300 millis",
