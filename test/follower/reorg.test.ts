@@ -108,7 +108,13 @@ describe("chain follower and reorgs", () => {
       )
       const snapshot = yield* rpc(fork.rpcUrl, "evm_snapshot")
       const submitted = yield* api.userops.submit({ payload: signed })
-      const settled = yield* api.userops.get({ params: { userOpId: submitted.userOpId } })
+      // Polled as a client does: settled from the bundler's receipt.
+      const settled = yield* api.userops.get({ params: { userOpId: submitted.userOpId } }).pipe(
+        Effect.flatMap((r) => r.status === "submitted" ? Effect.fail("not yet") : Effect.succeed(r)),
+        Effect.retry(Schedule.spaced(Duration.millis(100))),
+        Effect.timeout(Duration.seconds(20)),
+        Effect.orDie
+      )
       assert.strictEqual(settled.status, "included")
 
       // The block leaves the chain before (or after) the follower reads it: either way the record follows.
