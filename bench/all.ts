@@ -12,7 +12,7 @@ import * as path from "node:path"
 import { root } from "./support/processes.ts"
 import type { Result } from "./support/results.ts"
 
-const all = ["http-read", "launchpad", "relay", "audit", "marketplace-stream", "follower"] as const
+const all = ["http-read", "launchpad", "floor", "relay", "audit", "marketplace-stream", "follower"] as const
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : [...all]
 const limitMs = 150_000
 
@@ -57,7 +57,7 @@ for (const name of chosen) {
       : r.unit === "ms" && r.baseline > 0
       ? `+${(r.service - r.baseline).toFixed(1)} ms${range}`
       : fmt(r.service, r.unit)
-    rows.push([name, r.path, fmt(r.service, r.unit), r.baseline > 0 && r.unit !== "ratio" ? fmt(r.baseline, r.unit) : "", relative, r.goal, r.met ? "yes" : "no"])
+    rows.push([name, r.path, fmt(r.service, r.unit), r.baseline > 0 && r.unit !== "ratio" ? fmt(r.baseline, r.unit) : "", relative, r.goal, r.goal === "(reference)" ? "—" : r.met ? "yes" : "no"])
   }
 }
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))

@@ -13,9 +13,9 @@
 import { Context, Effect, Layer, Logger } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Worker } from "node:worker_threads"
 import { Fake } from "../test/launchpad/harness.ts"
 import { launchpadServer, LaunchpadServer } from "../test/launchpad/server.ts"
+import { loadFor, type LoadResult } from "./support/load.ts"
 import { report, spread } from "./support/results.ts"
 
 const seconds = Number(process.argv[2] ?? 4)
@@ -23,46 +23,7 @@ const concurrency = Number(process.argv[3] ?? 16)
 const rounds = Number(process.argv[4] ?? 3)
 const path = "/launchpad/tokens?chain=all&sort=volume24h&page=2&pageSize=30"
 
-const loadWorker = `
-const { parentPort, workerData } = require("node:worker_threads")
-const http = require("node:http")
-const { url, seconds, concurrency } = workerData
-const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
-const once = () => new Promise((resolve) => {
-  http.get(url, { agent }, (res) => { res.resume(); res.on("end", () => resolve(res.statusCode)) })
-    .on("error", () => resolve(0))
-})
-;(async () => {
-  let ok = 0, failed = 0
-  const warmEnd = Date.now() + 500
-  while (Date.now() < warmEnd) await once()
-  const started = Date.now(), end = started + seconds * 1000
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (Date.now() < end) { (await once()) === 200 ? ok++ : failed++ }
-  }))
-  const elapsed = (Date.now() - started) / 1000
-  agent.destroy()
-  parentPort.postMessage({ rps: ok / elapsed, ok, failed })
-})()
-`
-
-interface LoadResult {
-  readonly rps: number
-  readonly ok: number
-  readonly failed: number
-}
-
-const load = (url: string) =>
-  Effect.promise(() =>
-    new Promise<LoadResult>((resolve, reject) => {
-      const w = new Worker(loadWorker, { eval: true, workerData: { url, seconds, concurrency } })
-      w.once("message", (m: LoadResult) => {
-        void w.terminate()
-        resolve(m)
-      })
-      w.once("error", reject)
-    })
-  )
+const load = (url: string) => loadFor(url, seconds, concurrency)
 
 const bareServer = (body: string) =>
   Effect.acquireRelease(

@@ -5,7 +5,7 @@
  * request's trace id as `requestId`. It declares both errors, so the OpenAPI
  * document and the typed client know them on every endpoint.
  */
-import { Cause, Effect, Layer, SchemaIssue } from "effect"
+import { Cause, Effect, Layer, Option, SchemaIssue, Tracer } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
 import { isSqlError } from "effect/sql/SqlError"
@@ -50,9 +50,10 @@ const issuesOf = (error: HttpApiError.HttpApiSchemaError) => {
 }
 
 /** The current request's trace id, used as the envelope's `requestId`. */
-export const currentRequestId: Effect.Effect<string | undefined> = Effect.currentParentSpan.pipe(
-  Effect.map((span) => span.traceId),
-  Effect.orElseSucceed(() => undefined)
+export const currentRequestId: Effect.Effect<string | undefined> = Effect.serviceOption(Tracer.ParentSpan).pipe(
+  // Not `Effect.currentParentSpan`: without a span it fails with an error whose stack trace
+  // is captured, and the edge asks on every request (docs/performance.md).
+  Effect.map((span) => (Option.isSome(span) ? span.value.traceId : undefined))
 )
 
 export const isApiError = (u: unknown): u is ApiError =>

@@ -147,92 +147,106 @@ const EdgeMiddleware = Effect.gen(function*() {
       ...rid
     })
 
-  /** What the edge refuses before any endpoint runs; `undefined`: let it through. */
-  const admit = (request: HttpServerRequest.HttpServerRequest, url: string) =>
-    Effect.gen(function*() {
-      const rid = yield* requestIdField
-      if (url.length > edge.maxUrlLength) {
-        return new UriTooLong({ message: `The URL is longer than ${edge.maxUrlLength} characters`, ...rid })
-      }
-      if (!isWellEncoded(url)) return new BadRequest({ message: "The URL has malformed percent-encoding", ...rid })
-      const declared = Number(request.headers["content-length"])
-      if (Number.isFinite(declared) && declared > edge.maxBodyBytes) return tooLarge(rid)
-      const route = routes.find(request.method, url)
-      if (route === undefined) {
-        const allow = routes.allowed(url)
-        if (allow.length > 0 && request.method !== "OPTIONS") {
-          return new MethodNotAllowed({
-            message: `${request.method} is not allowed here; allowed: ${allow.join(", ")}`,
-            details: { allow },
-            ...rid
-          })
-        }
-        return undefined
-      }
-      if (route.method === "POST" && route.path === "/auth/nonce") {
-        const decision = nonceLimiter.take(clientIp(request))
-        if (!decision.allowed) return limited(decision.retryAfterSeconds, "sign-in nonces from this address", rid)
-      }
-      if (route.method === "POST" && route.path === "/auth/session") {
-        const decision = sessionLimiter.take(clientIp(request))
-        if (!decision.allowed) return limited(decision.retryAfterSeconds, "sign-in attempts from this address", rid)
-      }
-      if (isBuildRoute(route) && edge.buildRate.limit > 0) {
-        const token = bearerOf(request)
-        // No or a bad token: the endpoint answers 401 itself.
-        const signer = token === undefined
-          ? undefined
-          : Option.isNone(sessions)
-          ? `token:${token}`
-          : yield* sessions.value.authenticate(token).pipe(
-            Effect.map((s) => s.address.toLowerCase()),
-            Effect.orElseSucceed(() => undefined)
-          )
-        if (signer !== undefined) {
-          const decision = buildLimiter.take(signer)
-          if (!decision.allowed) return limited(decision.retryAfterSeconds, "builds for this signer", rid)
-        }
+  /**
+   * What the edge refuses before any endpoint runs; `undefined`: let it through. Plain code on
+   * the way through (every request passes here); the refusal gets its `requestId` from the caller.
+   */
+  const admit = (
+    request: HttpServerRequest.HttpServerRequest,
+    url: string
+  ): ApiError | undefined | Effect.Effect<ApiError | undefined> => {
+    if (url.length > edge.maxUrlLength) {
+      return new UriTooLong({ message: `The URL is longer than ${edge.maxUrlLength} characters` })
+    }
+    if (!isWellEncoded(url)) return new BadRequest({ message: "The URL has malformed percent-encoding" })
+    const declared = Number(request.headers["content-length"])
+    if (Number.isFinite(declared) && declared > edge.maxBodyBytes) return tooLarge({})
+    const route = routes.find(request.method, url)
+    if (route === undefined) {
+      const allow = routes.allowed(url)
+      if (allow.length > 0 && request.method !== "OPTIONS") {
+        return new MethodNotAllowed({
+          message: `${request.method} is not allowed here; allowed: ${allow.join(", ")}`,
+          details: { allow }
+        })
       }
       return undefined
-    })
+    }
+    if (route.method === "POST" && route.path === "/auth/nonce") {
+      const decision = nonceLimiter.take(clientIp(request))
+      if (!decision.allowed) return limited(decision.retryAfterSeconds, "sign-in nonces from this address", {})
+    }
+    if (route.method === "POST" && route.path === "/auth/session") {
+      const decision = sessionLimiter.take(clientIp(request))
+      if (!decision.allowed) return limited(decision.retryAfterSeconds, "sign-in attempts from this address", {})
+    }
+    if (isBuildRoute(route) && edge.buildRate.limit > 0) {
+      const token = bearerOf(request)
+      // No or a bad token: the endpoint answers 401 itself.
+      if (token === undefined) return undefined
+      const signer = Option.isNone(sessions)
+        ? Effect.succeed(`token:${token}`)
+        : sessions.value.authenticate(token).pipe(
+          Effect.map((s): string | undefined => s.address.toLowerCase()),
+          Effect.orElseSucceed(() => undefined)
+        )
+      return Effect.map(signer, (signer) => {
+        if (signer === undefined) return undefined
+        const decision = buildLimiter.take(signer)
+        return decision.allowed ? undefined : limited(decision.retryAfterSeconds, "builds for this signer", {})
+      })
+    }
+    return undefined
+  }
+
+  /** The refusal as the envelope, with the request's id. */
+  const refuse = (refused: ApiError) =>
+    Effect.map(currentRequestId, (requestId) => envelopeResponse(withRequestId(refused, requestId)))
 
   /** The framework's own non-envelope answers (415 text, 413/405 empty) as envelopes. */
-  const normalize = (response: HttpServerResponse.HttpServerResponse) =>
-    Effect.gen(function*() {
-      const contentType = "contentType" in response.body ? response.body.contentType : undefined
-      if (response.status < 400 || isJson(contentType)) return response
-      const rid = yield* requestIdField
-      switch (response.status) {
-        case 413:
-          return envelopeResponse(tooLarge(rid))
-        case 415:
-          return envelopeResponse(
-            new UnsupportedMediaType({ message: "The request body must be application/json", ...rid })
-          )
-        default:
-          return response
-      }
-    })
+  const normalize = (response: HttpServerResponse.HttpServerResponse) => {
+    const contentType = "contentType" in response.body ? response.body.contentType : undefined
+    if (response.status < 400 || isJson(contentType)) return Effect.succeed(response)
+    switch (response.status) {
+      case 413:
+        return refuse(tooLarge({}))
+      case 415:
+        return refuse(new UnsupportedMediaType({ message: "The request body must be application/json" }))
+      default:
+        return Effect.succeed(response)
+    }
+  }
 
+  const renderUnlessInterrupted = (cause: Cause.Cause<unknown>) =>
+    Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : render(cause)
+
+  // Written with plain combinators, not a generator: every request runs through here.
   return (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
-    Effect.gen(function*() {
-      const original = yield* HttpServerRequest.HttpServerRequest
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (original) => {
       const url = stripVersionPrefix(original.url)
       const request = url === original.url ? original : original.modify({ url })
-      const refused = yield* admit(request, url)
-      if (refused !== undefined) return envelopeResponse(refused)
-      if (request.method === "OPTIONS") {
-        const allow = routes.allowed(url)
-        if (allow.length > 0) return HttpServerResponse.empty({ status: 204, headers: { allow: allow.join(", ") } })
+      const proceed = (refused: ApiError | undefined) => {
+        if (refused !== undefined) return refuse(refused)
+        if (request.method === "OPTIONS") {
+          const allow = routes.allowed(url)
+          if (allow.length > 0) {
+            return Effect.succeed(HttpServerResponse.empty({ status: 204, headers: { allow: allow.join(", ") } }))
+          }
+        }
+        return httpEffect.pipe(
+          Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBody),
+          Effect.catchCause(renderUnlessInterrupted),
+          Effect.flatMap(normalize)
+        )
       }
-      const response = yield* httpEffect.pipe(
-        Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBody),
-        Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : render(cause)))
-      )
-      return yield* normalize(response)
+      const admitted = admit(request, url)
+      // An ApiError is itself yieldable (an Effect): tell it apart from the build limit's lookup first.
+      return admitted === undefined || isApiError(admitted)
+        ? proceed(admitted)
+        : Effect.flatMap(admitted as Effect.Effect<ApiError | undefined>, proceed)
     }).pipe(
-      Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : render(cause)))
+      Effect.catchCause(renderUnlessInterrupted)
     ) as Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest>
 })
 

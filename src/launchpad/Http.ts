@@ -44,7 +44,9 @@ export const LaunchpadHandlers = HttpApiBuilder.group(
     const pageBytes = makePageBytes()
     return handlers
       .handle("listTokens", ({ query }) =>
-        launchpad.listTokens(query).pipe(
+        // A fresh cached page is answered straight from its bytes; anything else goes the whole way.
+        launchpad.freshTokens(query).pipe(
+          Effect.flatMap((fresh) => fresh === undefined ? launchpad.listTokens(query) : Effect.succeed(fresh)),
           Effect.flatMap(pageBytes),
           Effect.map((bytes) => HttpServerResponse.uint8Array(bytes, { contentType: "application/json" }))
         ))

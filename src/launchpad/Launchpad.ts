@@ -45,6 +45,12 @@ export interface HistoryResult extends PriceHistory {
 
 export class Launchpad extends Context.Service<Launchpad, {
   listTokens(q: TokensRequest): Effect.Effect<TokensResult, BadRequest | UpstreamError>
+  /**
+   * The page when the cache holds it fresh, else `undefined` (then call `listTokens`): a
+   * cached hit without a span or a fetch plan, the launchpad's hot path (docs/performance.md).
+   * Only valid requests ever fill the cache, so an invalid one always misses here.
+   */
+  freshTokens(q: TokensRequest): Effect.Effect<TokensResult | undefined>
   /** `chain` is taken as a string so that `all` is refused here, with the envelope. */
   history(chain: string, address: string, range: string | undefined): Effect.Effect<
     HistoryResult,
@@ -68,6 +74,18 @@ interface TokensValue {
   readonly rows: ReadonlyArray<TokenRow>
   readonly total: number
 }
+
+const tokensKey = (q: TokensRequest) => JSON.stringify(["tokens", q.chain, q.sort, q.page, q.pageSize, q.search ?? null])
+
+const tokensResult = (q: TokensRequest, cached: Cached<TokensValue>): TokensResult => ({
+  tokens: cached.value.rows.map((r) => r.token),
+  page: q.page,
+  pageSize: q.pageSize,
+  total: cached.value.total,
+  asOf: new Date(cached.asOf).toISOString(),
+  stale: cached.stale,
+  source: cached.value
+})
 
 export const LaunchpadNoDeps = Layer.effect(
   Launchpad,
@@ -133,18 +151,14 @@ export const LaunchpadNoDeps = Layer.effect(
       }
       const q: TokensRequest = { ...raw, search: search === "" ? undefined : search }
       yield* Effect.annotateCurrentSpan({ chain: q.chain, sort: q.sort, page: q.page, pageSize: q.pageSize })
-      const key = JSON.stringify(["tokens", q.chain, q.sort, q.page, q.pageSize, q.search ?? null])
-      const cached: Cached<TokensValue> = yield* tokensCache.get(key, fetchTokens(q))
-      return {
-        tokens: cached.value.rows.map((r) => r.token),
-        page: q.page,
-        pageSize: q.pageSize,
-        total: cached.value.total,
-        asOf: new Date(cached.asOf).toISOString(),
-        stale: cached.stale,
-        source: cached.value
-      } satisfies TokensResult
+      return tokensResult(q, yield* tokensCache.get(tokensKey(q), fetchTokens(q)))
     })
+
+    const freshTokens = (raw: TokensRequest) => {
+      const search = raw.search?.trim()
+      const q: TokensRequest = { ...raw, search: search === "" ? undefined : search }
+      return Effect.map(tokensCache.peek(tokensKey(q)), (hit) => (hit === undefined ? undefined : tokensResult(q, hit)))
+    }
 
     const history = Effect.fn("Launchpad.history")(function*(chain: string, address: string, range: string | undefined) {
       const info = chains.find((c) => c.chain === chain)
@@ -190,7 +204,7 @@ export const LaunchpadNoDeps = Layer.effect(
       } satisfies HistoryResult
     })
 
-    return Launchpad.of({ listTokens, history })
+    return Launchpad.of({ listTokens, freshTokens, history })
   })
 )
 

@@ -19,6 +19,8 @@ export interface Cached<A> {
 
 export interface QueryCache<A, E> {
   get(key: string, fetch: Effect.Effect<A, E>): Effect.Effect<Cached<A>, E>
+  /** The key's answer when it is fresh (within the TTL), without fetching: the hot path's shortcut. */
+  peek(key: string): Effect.Effect<Cached<A> | undefined>
 }
 
 interface Entry<A> {
@@ -58,14 +60,19 @@ export const makeQueryCache = <A, E>(options: {
         Effect.forkIn(scope)
       )
 
+    const fresh = (key: string, now: number): Cached<A> | undefined => {
+      const hit = entries.get(key)
+      if (hit === undefined || now - hit.asOf >= ttlMs) return undefined
+      remember(key, hit)
+      return { value: hit.value, asOf: hit.asOf, stale: false }
+    }
+
+    const peek = (key: string) => Effect.map(Clock.currentTimeMillis, (now) => fresh(key, now))
+
     const get = (key: string, fetch: Effect.Effect<A, E>): Effect.Effect<Cached<A>, E> =>
       Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const hit = entries.get(key)
-        if (hit !== undefined && now - hit.asOf < ttlMs) {
-          remember(key, hit)
-          return { value: hit.value, asOf: hit.asOf, stale: false }
-        }
+        const hit = fresh(key, yield* Clock.currentTimeMillis)
+        if (hit !== undefined) return hit
         // Check-and-register in one synchronous step, so two callers can never both start a fetch.
         const [deferred, owner] = yield* Effect.sync(() => {
           const running = inflight.get(key)
@@ -89,5 +96,5 @@ export const makeQueryCache = <A, E>(options: {
         return yield* Effect.failCause(exit.cause)
       })
 
-    return { get }
+    return { get, peek }
   })

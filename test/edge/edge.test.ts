@@ -114,6 +114,7 @@ layer(TestServerLive({ config }), { excludeTestServices: true })("the HTTP edge"
       })
       assert.strictEqual(text.status, 415)
       assert.strictEqual(codeOf(text.json), "unsupported_media_type")
+      assert.match(String((text.json as { error: { requestId?: string } }).error.requestId), /^[0-9a-f]{32}$/)
     }))
 
   it.effect("405 with Allow, OPTIONS and HEAD are answered; unknown paths are 404 envelopes", () =>
@@ -123,6 +124,8 @@ layer(TestServerLive({ config }), { excludeTestServices: true })("the HTTP edge"
       assert.strictEqual(put.status, 405)
       assert.strictEqual(codeOf(put.json), "method_not_allowed")
       assert.strictEqual(put.headers.get("allow"), "GET, POST, HEAD, OPTIONS")
+      // Refused at the edge, still with the request's trace id (the edge looks it up only when refusing).
+      assert.match(String((put.json as { error: { requestId?: string } }).error.requestId), /^[0-9a-f]{32}$/)
       const del = yield* request(`${baseUrl}/v1/delegations/abc`, { method: "DELETE", headers: auth })
       assert.strictEqual(del.status, 405)
 
