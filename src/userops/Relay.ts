@@ -32,6 +32,7 @@ import { chainVerdict, STALE_PRONE } from "./Refusals.ts"
 import type { RelayedOperation } from "./RelayHooks.ts"
 import { RelayHooks } from "./RelayHooks.ts"
 import { RelayAudit } from "./RelayAudit.ts"
+import { makeSendMarks } from "./SendMarks.ts"
 import { makeSettlement } from "./Settlement.ts"
 
 export { type OperationRow, toReceipt } from "./OperationRow.ts"
@@ -76,6 +77,7 @@ const make = Effect.gen(function*() {
   const hooks = yield* RelayHooks
   const audit = yield* RelayAudit
   const config = yield* RelayConfig
+  const background = yield* Effect.scope
   const leaseMs = Duration.toMillis(config.sendLease)
   const resendAfterMs = Duration.toMillis(config.resendAfter)
   const chainId = network.chainId
@@ -98,35 +100,14 @@ const make = Effect.gen(function*() {
   const { byId, byHash, load, relayedOf, auditFacts, settle } = settlement
   const { observe, reopen } = yield* makeChainRecord(settlement)
 
-  /** Takes the right to forward an unsettled operation (first send, or a re-send), or answers false. */
-  const claimSend = (id: string, resend: boolean) =>
-    sql`
-      UPDATE user_operations
-      SET send_lease_until = now() + ${`${leaseMs} milliseconds`}::interval, send_attempts = send_attempts + 1
-      WHERE id = ${id} AND status = 'submitted'
-        AND (send_lease_until IS NULL OR send_lease_until < now())
-        AND ${resend
-      ? sql`sent_at IS NOT NULL AND sent_at < now() - ${`${resendAfterMs} milliseconds`}::interval`
-      : sql`sent_at IS NULL`}
-      RETURNING id`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
-
-  // Both conditional: a slow forward must not touch an operation another process has settled meanwhile.
-  const markSent = (id: string) =>
-    sql`UPDATE user_operations SET sent_at = now(), last_error = NULL, send_lease_until = NULL
-        WHERE id = ${id} AND status = 'submitted'`.pipe(Effect.orDie)
-  const markRefusedPending = (id: string, error: string) =>
-    sql`UPDATE user_operations SET sent_at = now(), last_error = ${error}, send_lease_until = NULL
-        WHERE id = ${id} AND status = 'submitted'`.pipe(Effect.orDie)
-  const markUnsent = (id: string, error: string) =>
-    sql`UPDATE user_operations SET last_error = ${error}, send_lease_until = NULL
-        WHERE id = ${id} AND status = 'submitted'`.pipe(Effect.orDie)
+  const { claimSend, markSent, markRefusedPending, markUnsent } = makeSendMarks(sql, leaseMs, resendAfterMs)
 
   /**
    * Sends a claimed operation. A refusal settles it (after checking it was not in fact
    * already included: a re-send of an included operation is refused for its nonce); an
    * unreachable bundler leaves it unsent, with the error, for the next pass.
    */
-  const forward = Effect.fn("Relay.forward")(function*(row: OperationRow, isResend: boolean) {
+  const forward = Effect.fn("Relay.forward")(function*(row: OperationRow, isResend: boolean, markSentLater = false) {
     const sent = yield* bundler.sendUserOperation(fromWire(row.user_op)).pipe(
       Effect.map(() => ({ _tag: "Sent" as const })),
       Effect.catchTag("BundlerRejected", (error) => Effect.succeed({ _tag: "Rejected" as const, error })),
@@ -137,7 +118,18 @@ const make = Effect.gen(function*() {
     )
     switch (sent._tag) {
       case "Sent":
-        yield* markSent(row.id)
+        // The first send answers without waiting for this write (one round trip off the
+        // request): until it lands the row is unsent but holds the send lease, so nobody
+        // re-sends it; were it lost, the lease runs out and a re-send is taken as "already known".
+        if (markSentLater) {
+          yield* Effect.forkIn(
+            markSent(row.id).pipe(
+              Effect.catchCause((cause) => Effect.logWarning(`relay: marking ${row.id} sent failed; the lease covers it`, cause))
+            ),
+            background
+          )
+        }
+        else yield* markSent(row.id)
         return { _tag: "Sent" as const }
       case "Down":
         yield* markUnsent(row.id, `${sent.error._tag}: ${sent.error.message}`.slice(0, 1000))
@@ -319,7 +311,7 @@ const make = Effect.gen(function*() {
       return yield* new BadRequest({ message: "This operation was already submitted" })
     }
     const row = inserted[0]!
-    const forwarded = yield* forward(row, false)
+    const forwarded = yield* forward(row, false, true)
     if (forwarded._tag === "Down") {
       const details = { userOpId: id, status: "submitted", willRetry: true }
       return yield* (forwarded.error._tag === "BundlerTimeout"
