@@ -109,6 +109,12 @@ describe("relay across service instances", () => {
       )
       const user = yield* signedFreeze(a.baseUrl)
       const submitted = yield* user.api.userops.submit({ payload: user.signed })
+      // The answer does not wait for the sent mark; it lands right after (or the operation settles first).
+      yield* eventually(
+        "sent mark",
+        operationRow(a.sql, submitted.userOpId),
+        (r) => r !== undefined && (r.sent_at !== null || r.status !== "submitted")
+      )
       yield* eventually(
         "bundler receipt",
         a.bundler.getUserOperationReceipt(submitted.userOpHash as Hash).pipe(Effect.orDie),
