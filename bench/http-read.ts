@@ -13,7 +13,7 @@ import autocannon from "autocannon"
 import { Effect } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { signIn } from "../src/client/signIn.ts"
-import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+import { cpuMicros, freePort, startPostgres, startProcess } from "./support/processes.ts"
 import { report, spread } from "./support/results.ts"
 
 const duration = Number(process.env.DURATION ?? 5)
@@ -60,11 +60,17 @@ try {
     await load(bareUrl, session.token, warmSeconds)
     const ratios: Array<number> = []
     const rates = { service: [] as Array<number>, bare: [] as Array<number> }
+    const cpu = { service: [] as Array<number>, bare: [] as Array<number> }
     for (let round = 1; round <= rounds; round++) {
       // Alternate which side goes first, so drift on a shared machine hits both alike.
       const order = round % 2 === 1 ? (["service", "bare"] as const) : (["bare", "service"] as const)
       const results: Partial<Record<"service" | "bare", autocannon.Result>> = {}
-      for (const side of order) results[side] = await load(side === "service" ? serviceUrl : bareUrl, session.token, duration)
+      for (const side of order) {
+        const child = side === "service" ? service.child : bare.child
+        const before = cpuMicros(child)
+        results[side] = await load(side === "service" ? serviceUrl : bareUrl, session.token, duration)
+        cpu[side].push((cpuMicros(child) - before) / results[side]!.requests.total)
+      }
       const r = results as Record<"service" | "bare", autocannon.Result>
       if (r.service.errors + r.service.non2xx > 0) throw new Error("the service answered errors under load")
       console.log(row(`#${round} service (HttpApi + sql-pg)`, r.service))
@@ -74,6 +80,7 @@ try {
       ratios.push(r.service.requests.average / r.bare.requests.average)
     }
     const s = spread(ratios)
+    console.log(`CPU per request (server process, median): service ${spread(cpu.service).median.toFixed(0)} µs, bare ${spread(cpu.bare).median.toFixed(0)} µs`)
     console.log(`ratio service / bare: median ${s.median.toFixed(2)} (min ${s.min.toFixed(2)}, max ${s.max.toFixed(2)})  goal ≥ 0.9`)
     report({
       path: "GET /accounts (authenticated read)",

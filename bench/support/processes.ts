@@ -37,3 +37,23 @@ export const startProcess = async (script: string, env: Record<string, string>, 
 }
 
 export { freePort }
+
+/** The process and all its descendants (a `tsx` process runs the script in a child). */
+const processTree = (pid: number): Array<number> => {
+  const children = fs.readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+    fs.readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number)
+  )
+  return [pid, ...children.flatMap(processTree)]
+}
+
+/**
+ * CPU time (user + system, µs) used so far by a child process and its descendants, from
+ * /proc (Linux; 10 ms resolution). CPU per request is steadier than requests/s on a shared
+ * machine: it does not depend on how much of the CPU the process was given.
+ */
+export const cpuMicros = (child: ChildProcess): number =>
+  processTree(child.pid!).reduce((sum, pid) => {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return sum + ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
+  }, 0)
