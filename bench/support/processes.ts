@@ -38,21 +38,32 @@ export const startProcess = async (script: string, env: Record<string, string>, 
 
 export { freePort }
 
-/** The process and all its descendants (a `tsx` process runs the script in a child). */
-const processTree = (pid: number): Array<number> => {
+/**
+ * The processes of a child started by `startProcess` that run its script: the `tsx`
+ * process and the node process it starts, not what the script starts in turn (the
+ * service's embedded chain, say).
+ */
+const scriptProcesses = (pid: number, script: string): Array<number> => {
   const children = fs.readdirSync(`/proc/${pid}/task`).flatMap((task) =>
     fs.readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number)
   )
-  return [pid, ...children.flatMap(processTree)]
+  const runsScript = (p: number) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes(script)
+    } catch {
+      return false
+    }
+  }
+  return [pid, ...children.filter(runsScript).flatMap((c) => scriptProcesses(c, script))]
 }
 
 /**
- * CPU time (user + system, µs) used so far by a child process and its descendants, from
- * /proc (Linux; 10 ms resolution). CPU per request is steadier than requests/s on a shared
+ * CPU time (user + system, µs) used so far by a child's script processes, from /proc
+ * (Linux; 10 ms resolution). CPU per request is steadier than requests/s on a shared
  * machine: it does not depend on how much of the CPU the process was given.
  */
-export const cpuMicros = (child: ChildProcess): number =>
-  processTree(child.pid!).reduce((sum, pid) => {
+export const cpuMicros = (child: ChildProcess, script: string): number =>
+  scriptProcesses(child.pid!, script).reduce((sum, pid) => {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
     return sum + ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
