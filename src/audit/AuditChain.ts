@@ -25,6 +25,7 @@ import {
   type VerifyResult
 } from "./Chain.ts"
 import { type AnchoredPoint, checkAnchored } from "./Anchored.ts"
+import * as AppendQueue from "./AppendQueue.ts"
 
 /** Outcomes an entry records. `executed` entries are the ones that get an audit nonce. */
 export type AuditStatus = "executed" | "declined" | "failed" | "reorged"
@@ -164,6 +165,42 @@ const HeadRow = Schema.Struct({ length: Schema.Number, head_hash: Schema.String,
 
 const invalid = (message: string) => Effect.die(new Error(`AuditChain.append: ${message}`))
 
+/** The innermost error's message (PostgreSQL's own words, under the driver's wrappers). */
+const rootMessage = (error: unknown): string => {
+  let message = String(error)
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) message = e.message
+  return message
+}
+
+/** Most entries one batched statement writes (docs/audit-log.md, "Group commit"). */
+export const MAX_BATCH = 64
+
+/** An entry checked and encoded, waiting for its place in the chain. */
+interface Prepared {
+  readonly record: AuditRecord
+  readonly occurredAt: Date
+  /** `encodingAroundHead(record)` */
+  readonly parts: ReadonlyArray<string>
+}
+
+const ManyRow = Schema.Struct({
+  ord: Schema.Number,
+  chain_index: Schema.NullOr(Schema.Number),
+  audit_nonce: Schema.NullOr(Schema.Number),
+  prev_hash: Schema.NullOr(Schema.String),
+  hash: Schema.NullOr(Schema.String),
+  existing_id: Schema.NullOr(Schema.String)
+})
+const decodeManyRows = Schema.decodeUnknownEffect(Schema.Array(ManyRow))
+
+/**
+ * A PostgreSQL array literal: every element quoted (backslash before `"` and `\`), NULL
+ * for null, so it parses back to exactly these strings. Numbers go as `String(n)`, the
+ * shortest text that reads back as the same double (`1e+21`, `1e-7`).
+ */
+export const pgArray = (values: ReadonlyArray<string | number | null>): string =>
+  `{${values.map((v) => v === null ? "NULL" : `"${String(v).replace(/["\\]/g, (c) => `\\${c}`)}"`).join(",")}}`
+
 export class AuditChain extends Context.Service<AuditChain, {
   /** Appends one entry to its account's chain, inside the caller's transaction when one is open. */
   readonly append: (input: AppendInput) => Effect.Effect<StoredEntry, AuditDuplicate>
@@ -215,7 +252,8 @@ export class AuditChain extends Context.Service<AuditChain, {
             ${a[15]}, ${a[16]}, ${a[17]}, ${a[18]}, ${a[19]}, ${a[20]}, ${a[21]})`
       })
 
-      const append = Effect.fn("AuditChain.append")(function*(input: AppendInput) {
+      /** Checks the input and encodes everything but what only the locked head knows. */
+      const prepare = Effect.fnUntraced(function*(input: AppendInput) {
         const operationId = input.operationId ?? null
         const declineId = input.declineId ?? null
         if ((operationId === null) === (declineId === null)) {
@@ -233,10 +271,12 @@ export class AuditChain extends Context.Service<AuditChain, {
         }
         if (!Number.isSafeInteger(input.chainId) || input.chainId < 1) return yield* invalid(`chainId ${input.chainId}`)
         if (input.amount !== undefined && !Number.isFinite(input.amount)) return yield* invalid("amount is not finite")
-        yield* Effect.annotateCurrentSpan({ accountId: input.accountId, status: input.status })
+        // PostgreSQL text cannot hold U+0000: refused here rather than by the statement.
+        for (const [key, value] of Object.entries(input)) {
+          if (typeof value === "string" && value.includes("\u0000")) return yield* invalid(`${key} contains U+0000`)
+        }
 
         const now = yield* Clock.currentTimeMillis
-        const executed = input.status === "executed"
         // Everything but what only the locked head knows; the holes are filled in SQL.
         const record: AuditRecord = {
           id: `evt_${crypto.randomUUID()}`,
@@ -260,31 +300,111 @@ export class AuditChain extends Context.Service<AuditChain, {
           recipient: input.recipient ?? null,
           prevHash: GENESIS_HASH
         }
-        const parts = encodingAroundHead(record)
-        // One round trip (migration 0110): lock the head, insert, move the head. Inside a
-        // caller's transaction it is one more statement of it; otherwise it commits alone.
-        const rows = yield* appendRow([
-          record.id, record.accountId, operationId, declineId, new Date(now), record.actor, record.action,
-          record.amount, record.token, record.chain, record.chainId, record.status, record.declineReason,
-          record.provenance, record.txHash, record.delegationId, record.recipient, GENESIS_HASH, parts[0]!, parts[1]!, parts[2]!, parts[3]!
-        ])
-        const written = rows[0]
-        if (written === undefined) {
-          // A duplicate operation/decline id: the function wrote nothing.
-          const other = yield* existing({ operationId, declineId })
-          if (Option.isNone(other)) return yield* invalid(`entry ${record.id} conflicted with no visible entry`)
-          return yield* new AuditDuplicate({ operationId, declineId, existingId: other.value.id })
-        }
+        return { record, occurredAt: new Date(now), parts: encodingAroundHead(record) } satisfies Prepared
+      })
+
+      /** The stored entry, from what the head gave the prepared record. */
+      const finish = (p: Prepared, written: typeof AppendedRow.Type): Effect.Effect<StoredEntry> => {
         const stored: StoredEntry = {
-          ...record,
+          ...p.record,
           index: written.chain_index,
           auditNonce: written.audit_nonce,
           prevHash: written.prev_hash,
           hash: written.hash
         }
-        if (executed !== (stored.auditNonce !== null)) return yield* invalid("audit nonce does not match the status")
-        return stored
-      }, Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die }))
+        if ((p.record.status === "executed") !== (stored.auditNonce !== null)) {
+          return invalid("audit nonce does not match the status")
+        }
+        return Effect.succeed(stored)
+      }
+
+      const duplicate = (p: Prepared, existingId: string | null) =>
+        existingId === null
+          ? invalid(`entry ${p.record.id} conflicted with no visible entry`)
+          : Effect.fail(
+            new AuditDuplicate({ operationId: p.record.operationId, declineId: p.record.declineId, existingId })
+          )
+
+      /**
+       * One entry, one statement (`audit_append`): one more statement of the caller's
+       * transaction when one is open, committed alone otherwise.
+       */
+      const appendOne = (p: Prepared) =>
+        Effect.gen(function*() {
+          const r = p.record
+          const rows = yield* appendRow([
+            r.id, r.accountId, r.operationId, r.declineId, p.occurredAt, r.actor, r.action, r.amount, r.token, r.chain,
+            r.chainId, r.status, r.declineReason, r.provenance, r.txHash, r.delegationId, r.recipient, GENESIS_HASH,
+            p.parts[0]!, p.parts[1]!, p.parts[2]!, p.parts[3]!
+          ])
+          const written = rows[0]
+          if (written !== undefined) return yield* finish(p, written)
+          // A duplicate operation/decline id: the function wrote nothing.
+          const other = yield* existing({ operationId: r.operationId, declineId: r.declineId })
+          return yield* duplicate(p, Option.isSome(other) ? other.value.id : null)
+        }).pipe(Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die }))
+
+      /**
+       * Entries of one account, one statement (`audit_append_many`, migration 0191): one
+       * head lock, one commit, one result per entry. Each column goes as one array literal
+       * (bound untyped, as strings are; PostgreSQL parses it as the parameter's array type).
+       */
+      const appendMany = (accountId: string, batch: ReadonlyArray<Prepared>) =>
+        Effect.gen(function*() {
+          const column = (f: (p: Prepared) => string | number | null) => pgArray(batch.map(f))
+          const rows = yield* sql`SELECT ord, chain_index, audit_nonce, prev_hash, hash, existing_id FROM audit_append_many(
+            ${accountId}, ${GENESIS_HASH}, ${column((p) => p.record.id)}, ${column((p) => p.record.operationId)},
+            ${column((p) => p.record.declineId)}, ${column((p) => p.occurredAt.toISOString())},
+            ${column((p) => p.record.actor)}, ${column((p) => p.record.action)}, ${column((p) => p.record.amount)},
+            ${column((p) => p.record.token)}, ${column((p) => p.record.chain)}, ${column((p) => p.record.chainId)},
+            ${column((p) => p.record.status)}, ${column((p) => p.record.declineReason)},
+            ${column((p) => p.record.provenance)}, ${column((p) => p.record.txHash)},
+            ${column((p) => p.record.delegationId)}, ${column((p) => p.record.recipient)},
+            ${column((p) => p.parts[0]!)}, ${column((p) => p.parts[1]!)}, ${column((p) => p.parts[2]!)},
+            ${column((p) => p.parts[3]!)})`.pipe(Effect.flatMap(decodeManyRows))
+          if (rows.length !== batch.length || rows.some((row, i) => row.ord !== i + 1)) {
+            return yield* invalid(`audit_append_many answered ${rows.length} rows for ${batch.length} entries`)
+          }
+          return yield* Effect.forEach(batch, (p, i) => {
+            const row = rows[i]!
+            return Effect.exit(
+              row.chain_index !== null && row.prev_hash !== null && row.hash !== null
+                ? finish(p, { chain_index: row.chain_index, audit_nonce: row.audit_nonce, prev_hash: row.prev_hash, hash: row.hash })
+                : duplicate(p, row.existing_id)
+            )
+          })
+        })
+
+      /**
+       * What the queue's writer runs for the entries of one account that arrived together.
+       * If the batch statement fails as a whole (one entry PostgreSQL refuses: nothing of the
+       * batch was written, it ran in its own transaction), the entries are written again one
+       * statement each, in order, so only the bad entry fails.
+       */
+      const writeBatch = (accountId: string, batch: ReadonlyArray<Prepared>) =>
+        batch.length === 1
+          ? Effect.map(Effect.exit(appendOne(batch[0]!)), (exit) => [exit])
+          : appendMany(accountId, batch).pipe(
+            Effect.withSpan("AuditChain.appendBatch", { attributes: { accountId, entries: batch.length } }),
+            Effect.catchTag("SqlError", (error) =>
+              Effect.logWarning(
+                `AuditChain: a batch of ${batch.length} entries was refused (${rootMessage(error)}); writing them one by one`
+              ).pipe(
+                Effect.andThen(Effect.forEach(batch, (p) => Effect.exit(appendOne(p))))
+              )),
+            Effect.catchTag("SchemaError", Effect.die)
+          )
+
+      const queue = yield* AppendQueue.make({ maxBatch: MAX_BATCH, write: writeBatch })
+
+      const append = Effect.fn("AuditChain.append")(function*(input: AppendInput) {
+        const prepared = yield* prepare(input)
+        yield* Effect.annotateCurrentSpan({ accountId: input.accountId, status: input.status })
+        // Inside the caller's transaction the entry commits (or rolls back) with it: never
+        // batched with others. Otherwise it joins the account's group commit.
+        const inTransaction = Option.isSome(yield* Effect.serviceOption(sql.transactionService))
+        return yield* inTransaction ? appendOne(prepared) : queue.submit(input.accountId, prepared)
+      })
 
       const entries = Effect.fn("AuditChain.entries")(function*(accountId: string) {
         const rows = yield* readEntries(accountId)
