@@ -5,15 +5,20 @@
  * independent: each has its own queue and its own writer, so one key never waits on
  * another.
  *
- * The writer of a key is a fiber of the queue's own (forked into the scope the queue was
- * made in), started by the first submit that finds the key idle and ending when the
- * key's queue is empty. A caller only waits for its item's result, so:
+ * A submit that finds its key idle writes its item itself, in its own fiber, as a
+ * one-item write (the uncontended case pays nothing for the queue). Items submitted for
+ * the key meanwhile wait in its queue; when that write ends, a writer fiber of the
+ * queue's own (forked into the scope the queue was made in) takes them over, batch after
+ * batch, and ends when the key's queue is empty. A queued caller only waits for its
+ * item's result, so:
  *
- * - **Interrupting a waiting caller** before its item was taken into a write removes the
+ * - **Interrupting a queued caller** before its item was taken into a write removes the
  *   item: it is never written (as an append interrupted before its statement was sent).
  *   Once taken, the write goes on without the caller (as a statement already sent does):
  *   the item is written exactly once and the caller just does not see the result. So an
- *   item is never written twice, and never dropped once its write has started.
+ *   item is never written twice, and never dropped once its write has started. The
+ *   caller that writes its own item (the key was idle) is interrupted as any statement
+ *   is; the queue behind it is handed to a writer fiber all the same.
  * - **Each item gets its own result**: `write` answers one `Exit` per item, in order; a
  *   failure of the whole write (a defect) fails every item of that batch with its cause.
  * - **Closing the scope** interrupts the writers; items still waiting are interrupted
@@ -106,14 +111,24 @@ export const make = <K, I, A, E>(options: {
     const submit = (key: K, item: I): Effect.Effect<A, E> =>
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
-          const pending: Pending<I, A, E> = { item, done: Deferred.makeUnsafe<A, E>(), taken: false, cancelled: false }
           const busy = lanes.get(key)
-          const lane: Lane<I, A, E> = busy ?? { waiting: [] }
-          lane.waiting.push(pending)
           if (busy === undefined) {
+            // The key is idle: this caller writes its item itself, at once (no queue, no
+            // fork: the uncontended append costs what it did before). Items submitted
+            // meanwhile queue behind it; a writer fiber takes them over when it ends.
+            const lane: Lane<I, A, E> = { waiting: [] }
             lanes.set(key, lane)
-            yield* Effect.forkIn(drain(key, lane), scope)
+            return yield* restore(options.write(key, [item])).pipe(
+              Effect.flatMap((exits) => exits[0] ?? Effect.die(new Error("AppendQueue: the write answered no result"))),
+              Effect.ensuring(Effect.suspend(() => {
+                if (lane.waiting.length > 0) return Effect.asVoid(Effect.forkIn(drain(key, lane), scope))
+                lanes.delete(key)
+                return Effect.void
+              }))
+            )
           }
+          const pending: Pending<I, A, E> = { item, done: Deferred.makeUnsafe<A, E>(), taken: false, cancelled: false }
+          busy.waiting.push(pending)
           return yield* restore(Deferred.await(pending.done)).pipe(
             Effect.onInterrupt(() =>
               Effect.sync(() => {

@@ -39,7 +39,7 @@ const holdHead = (accountId: string, operationId: string) =>
         yield* Deferred.succeed(locked, yield* chain.append(executed(accountId, operationId)))
         if (!(yield* Deferred.await(release))) return yield* Effect.fail("rolled back" as const)
       })
-    ).pipe(Effect.exit, Effect.forkChild)
+    ).pipe(Effect.exit, Effect.forkDetach)
     const entry = yield* Deferred.await(locked)
     return {
       entry,
@@ -231,33 +231,68 @@ layer(Live, { excludeTestServices: true })("AuditChain group commit", (it) => {
       assert.isTrue(sizes.slice(1).some((n) => n >= awkward.length - 1), `batches ${sizes.join(",")}`)
     }))
 
-  it.effect("an interrupted caller: queued, its entry is never written; taken, it is written once", () =>
+  it.effect("an interrupted queued caller: not yet taken, its entry is never written; taken, it is written once", () =>
     Effect.gen(function*() {
       const chain = yield* AuditChain
       const account = yield* insertAccount()
-      const held = yield* holdHead(account, `op_int_${account}_held`)
-      // X is taken at once by the account's writer, which then waits for the lock...
-      const x = yield* Effect.forkChild(chain.append(executed(account, `op_int_${account}_x`)), { startImmediately: true })
+      const first = yield* holdHead(account, `op_int_${account}_a`)
+      // W finds the account idle and writes itself: it waits for the lock...
+      const w = yield* Effect.forkChild(chain.append(executed(account, `op_int_${account}_w`)), { startImmediately: true })
       yield* Effect.sleep("100 millis")
-      // ...so Y and Z wait in the queue behind it.
+      // ...X queues behind it, and another transaction queues for the lock after W.
+      const x = yield* Effect.forkChild(chain.append(executed(account, `op_int_${account}_x`)), { startImmediately: true })
+      const second = yield* holdHead(account, `op_int_${account}_b`).pipe(Effect.forkChild({ startImmediately: true }))
+      yield* Effect.sleep("100 millis")
+      // W goes through; the account's writer takes X and waits for the second transaction.
+      yield* first.release(true)
+      yield* Fiber.join(w)
+      const held = yield* Fiber.join(second)
+      yield* Effect.sleep("200 millis")
+      // Y and Z queue behind X. X (taken) and Y (queued) lose their callers.
       const y = yield* Effect.forkChild(chain.append(executed(account, `op_int_${account}_y`)), { startImmediately: true })
       const z = yield* Effect.forkChild(chain.append(executed(account, `op_int_${account}_z`)), { startImmediately: true })
       yield* Fiber.interrupt(y)
       yield* Fiber.interrupt(x)
       yield* held.release(true)
       const zEntry = yield* Fiber.join(z)
-      const entries = yield* assertContiguousAndVerified(account, 3)
+      const entries = yield* assertContiguousAndVerified(account, 5)
       assert.deepStrictEqual(entries.map((e) => e.operationId), [
-        `op_int_${account}_held`,
+        `op_int_${account}_a`,
+        `op_int_${account}_w`,
+        `op_int_${account}_b`,
         `op_int_${account}_x`,
         `op_int_${account}_z`
       ])
-      assert.strictEqual(entries[2]!.id, zEntry.id)
+      assert.strictEqual(entries[4]!.id, zEntry.id)
       // X's caller did not see it, but it is there: appending it again is a duplicate of it.
       const again = yield* chain.append(executed(account, `op_int_${account}_x`)).pipe(Effect.flip)
-      assert.strictEqual(again.existingId, entries[1]!.id)
+      assert.strictEqual(again.existingId, entries[3]!.id)
       // Y was never written: appending it now lands.
       const yLater = yield* chain.append(executed(account, `op_int_${account}_y`))
-      assert.strictEqual(yLater.index, 4)
+      assert.strictEqual(yLater.index, 6)
+    }))
+
+  it.effect("an interrupted caller that was writing its own entry does not strand the ones queued behind it", () =>
+    Effect.gen(function*() {
+      const chain = yield* AuditChain
+      const account = yield* insertAccount()
+      const held = yield* holdHead(account, `op_lead_${account}_held`)
+      const w = yield* Effect.forkChild(chain.append(executed(account, `op_lead_${account}_w`)), { startImmediately: true })
+      yield* Effect.sleep("100 millis")
+      const queued = yield* Effect.forEach(
+        Array.from({ length: 10 }, (_, i) => executed(account, `op_lead_${account}_${i}`)),
+        (input) => Effect.forkChild(chain.append(input), { startImmediately: true })
+      )
+      // W's statement is cancelled (or, if it got through first, kept): never twice.
+      yield* Fiber.interrupt(w)
+      yield* held.release(true)
+      yield* Fiber.joinAll(queued)
+      const entries = yield* chain.entries(account)
+      const wWritten = entries.some((e) => e.operationId === `op_lead_${account}_w`)
+      yield* assertContiguousAndVerified(account, 11 + (wWritten ? 1 : 0))
+      assert.deepStrictEqual(
+        entries.filter((e) => e.operationId !== `op_lead_${account}_w`).slice(1).map((e) => e.operationId),
+        Array.from({ length: 10 }, (_, i) => `op_lead_${account}_${i}`)
+      )
     }))
 })
