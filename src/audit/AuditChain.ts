@@ -1,13 +1,23 @@
 /**
  * The per-account hash-chained audit log (docs/audit-log.md).
  *
- * `append` is one statement, `SELECT … FROM audit_append(…)` (migration 0110): part of
- * the caller's transaction when one is open (the entry and the state change it records
- * commit together or not at all), committed alone otherwise. One round trip either way.
- * Inside the function, appends on one account serialize on that account's `audit_heads`
- * row (`SELECT ... FOR UPDATE`); appends on different accounts touch different rows and
- * never wait on each other. The database refuses a second entry for the same operation
- * (or decline id): `append` reports it as `AuditDuplicate` and writes nothing.
+ * Inside a caller's transaction, `append` is one more statement of it,
+ * `SELECT … FROM audit_append(…)` (migrations 0110, 0184): the entry and the state change
+ * it records commit together or not at all, and it is never batched with other appends.
+ *
+ * Outside a transaction, appends group-commit per account (`AppendQueue.ts`; docs/audit-log.md,
+ * "Group commit"): an append on an idle account runs `audit_append` at once and commits
+ * alone; appends arriving while one is in flight on the same account queue (FIFO) and
+ * then go out together, up to `MAX_BATCH`, in ONE statement, `audit_append_many(…)`
+ * (migration 0191), that locks the head once, chains them in order and answers one
+ * result per entry (so a duplicate fails alone). If PostgreSQL refuses the batch
+ * statement as a whole, its entries are written again one statement each.
+ *
+ * Either way appends on one account serialize on that account's `audit_heads` row
+ * (`SELECT ... FOR UPDATE`); appends on different accounts touch different rows, have
+ * different queues and never wait on each other. The database refuses a second entry for
+ * the same operation (or decline id): `append` reports it as `AuditDuplicate` and writes
+ * nothing.
  *
  * Callers run at PostgreSQL's default READ COMMITTED isolation: the head row read
  * after the lock is then the latest committed one.
@@ -25,6 +35,7 @@ import {
   type VerifyResult
 } from "./Chain.ts"
 import { type AnchoredPoint, checkAnchored } from "./Anchored.ts"
+import { appendManyRows, type Prepared, rootMessage } from "./AppendMany.ts"
 import * as AppendQueue from "./AppendQueue.ts"
 
 /** Outcomes an entry records. `executed` entries are the ones that get an audit nonce. */
@@ -165,44 +176,15 @@ const HeadRow = Schema.Struct({ length: Schema.Number, head_hash: Schema.String,
 
 const invalid = (message: string) => Effect.die(new Error(`AuditChain.append: ${message}`))
 
-/** The innermost error's message (PostgreSQL's own words, under the driver's wrappers). */
-const rootMessage = (error: unknown): string => {
-  let message = String(error)
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) message = e.message
-  return message
-}
-
 /** Most entries one batched statement writes (docs/audit-log.md, "Group commit"). */
 export const MAX_BATCH = 64
 
-/** An entry checked and encoded, waiting for its place in the chain. */
-interface Prepared {
-  readonly record: AuditRecord
-  readonly occurredAt: Date
-  /** `encodingAroundHead(record)` */
-  readonly parts: ReadonlyArray<string>
-}
-
-const ManyRow = Schema.Struct({
-  ord: Schema.Number,
-  chain_index: Schema.NullOr(Schema.Number),
-  audit_nonce: Schema.NullOr(Schema.Number),
-  prev_hash: Schema.NullOr(Schema.String),
-  hash: Schema.NullOr(Schema.String),
-  existing_id: Schema.NullOr(Schema.String)
-})
-const decodeManyRows = Schema.decodeUnknownEffect(Schema.Array(ManyRow))
-
-/**
- * A PostgreSQL array literal: every element quoted (backslash before `"` and `\`), NULL
- * for null, so it parses back to exactly these strings. Numbers go as `String(n)`, the
- * shortest text that reads back as the same double (`1e+21`, `1e-7`).
- */
-export const pgArray = (values: ReadonlyArray<string | number | null>): string =>
-  `{${values.map((v) => v === null ? "NULL" : `"${String(v).replace(/["\\]/g, (c) => `\\${c}`)}"`).join(",")}}`
-
 export class AuditChain extends Context.Service<AuditChain, {
-  /** Appends one entry to its account's chain, inside the caller's transaction when one is open. */
+  /**
+   * Appends one entry to its account's chain: inside the caller's transaction when one is
+   * open, otherwise committed on its own or with other appends of the account waiting at
+   * the same time (group commit).
+   */
   readonly append: (input: AppendInput) => Effect.Effect<StoredEntry, AuditDuplicate>
   /** Every entry of an account's chain, in chain order. */
   readonly entries: (accountId: string) => Effect.Effect<ReadonlyArray<StoredEntry>>
@@ -344,27 +326,10 @@ export class AuditChain extends Context.Service<AuditChain, {
           return yield* duplicate(p, Option.isSome(other) ? other.value.id : null)
         }).pipe(Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die }))
 
-      /**
-       * Entries of one account, one statement (`audit_append_many`, migration 0191): one
-       * head lock, one commit, one result per entry. Each column goes as one array literal
-       * (bound untyped, as strings are; PostgreSQL parses it as the parameter's array type).
-       */
+      /** Entries of one account in one statement (`AppendMany.ts`): one result per entry. */
       const appendMany = (accountId: string, batch: ReadonlyArray<Prepared>) =>
         Effect.gen(function*() {
-          const column = (f: (p: Prepared) => string | number | null) => pgArray(batch.map(f))
-          const rows = yield* sql`SELECT ord, chain_index, audit_nonce, prev_hash, hash, existing_id FROM audit_append_many(
-            ${accountId}, ${GENESIS_HASH}, ${column((p) => p.record.id)}, ${column((p) => p.record.operationId)},
-            ${column((p) => p.record.declineId)}, ${column((p) => p.occurredAt.toISOString())},
-            ${column((p) => p.record.actor)}, ${column((p) => p.record.action)}, ${column((p) => p.record.amount)},
-            ${column((p) => p.record.token)}, ${column((p) => p.record.chain)}, ${column((p) => p.record.chainId)},
-            ${column((p) => p.record.status)}, ${column((p) => p.record.declineReason)},
-            ${column((p) => p.record.provenance)}, ${column((p) => p.record.txHash)},
-            ${column((p) => p.record.delegationId)}, ${column((p) => p.record.recipient)},
-            ${column((p) => p.parts[0]!)}, ${column((p) => p.parts[1]!)}, ${column((p) => p.parts[2]!)},
-            ${column((p) => p.parts[3]!)})`.pipe(Effect.flatMap(decodeManyRows))
-          if (rows.length !== batch.length || rows.some((row, i) => row.ord !== i + 1)) {
-            return yield* invalid(`audit_append_many answered ${rows.length} rows for ${batch.length} entries`)
-          }
+          const rows = yield* appendManyRows(sql, accountId, batch)
           return yield* Effect.forEach(batch, (p, i) => {
             const row = rows[i]!
             return Effect.exit(
