@@ -49,6 +49,8 @@ export const make = <K, I, A, E>(options: {
   readonly maxBatch: number
   /** Writes the items of one key, in order, and answers one `Exit` per item, in order. */
   readonly write: (key: K, items: ReadonlyArray<I>) => Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>>
+  /** Writes one item on its own (what a caller that finds its key idle runs). */
+  readonly writeOne: (key: K, item: I) => Effect.Effect<A, E>
 }): Effect.Effect<AppendQueue<K, I, A, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
@@ -118,13 +120,13 @@ export const make = <K, I, A, E>(options: {
             // meanwhile queue behind it; a writer fiber takes them over when it ends.
             const lane: Lane<I, A, E> = { waiting: [] }
             lanes.set(key, lane)
-            return yield* restore(options.write(key, [item])).pipe(
-              Effect.flatMap((exits) => exits[0] ?? Effect.die(new Error("AppendQueue: the write answered no result"))),
-              Effect.ensuring(Effect.suspend(() => {
+            return yield* Effect.ensuring(
+              restore(options.writeOne(key, item)),
+              Effect.suspend(() => {
                 if (lane.waiting.length > 0) return Effect.asVoid(Effect.forkIn(drain(key, lane), scope))
                 lanes.delete(key)
                 return Effect.void
-              }))
+              })
             )
           }
           const pending: Pending<I, A, E> = { item, done: Deferred.makeUnsafe<A, E>(), taken: false, cancelled: false }

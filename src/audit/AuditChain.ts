@@ -176,6 +176,51 @@ const HeadRow = Schema.Struct({ length: Schema.Number, head_hash: Schema.String,
 
 const invalid = (message: string) => Effect.die(new Error(`AuditChain.append: ${message}`))
 
+/**
+ * Checks the input and encodes everything but what only the locked head knows; a string
+ * is why the input is invalid (a defect of the caller).
+ */
+const prepare = (input: AppendInput, now: number): Prepared | string => {
+  const operationId = input.operationId ?? null
+  const declineId = input.declineId ?? null
+  if ((operationId === null) === (declineId === null)) return "exactly one of operationId and declineId is required"
+  if (input.status === "declined" && input.declineReason === undefined) return "a declined entry needs a declineReason"
+  if (input.status === "executed" && input.declineReason !== undefined) return "an executed entry has no declineReason"
+  // What the wire shows must be valid on the wire (AuditEvent's txHash, chainId, amount).
+  if (input.txHash !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(input.txHash)) return `txHash ${input.txHash} is not 0x + 64 hex`
+  if (!Number.isSafeInteger(input.chainId) || input.chainId < 1) return `chainId ${input.chainId}`
+  if (input.amount !== undefined && !Number.isFinite(input.amount)) return "amount is not finite"
+  // PostgreSQL text cannot hold U+0000: refused here rather than by the statement.
+  for (const key in input) {
+    const value = input[key as keyof AppendInput]
+    if (typeof value === "string" && value.includes("\u0000")) return `${key} contains U+0000`
+  }
+  // Everything but what only the locked head knows; the holes are filled in SQL.
+  const record: AuditRecord = {
+    id: `evt_${crypto.randomUUID()}`,
+    accountId: input.accountId,
+    index: 0,
+    operationId,
+    declineId,
+    timestamp: canonicalTimestamp(new Date(now)),
+    actor: input.actor,
+    action: input.action,
+    amount: input.amount ?? null,
+    token: input.token ?? null,
+    chain: input.chain,
+    chainId: input.chainId,
+    status: input.status,
+    declineReason: input.declineReason ?? null,
+    provenance: input.provenance ?? (input.txHash !== undefined ? "onchain" : "offchain_only"),
+    txHash: input.txHash ?? null,
+    auditNonce: null,
+    delegationId: input.delegationId ?? null,
+    recipient: input.recipient ?? null,
+    prevHash: GENESIS_HASH
+  }
+  return { record, occurredAt: new Date(now), parts: encodingAroundHead(record) }
+}
+
 /** Most entries one batched statement writes (docs/audit-log.md, "Group commit"). */
 export const MAX_BATCH = 64
 
@@ -234,57 +279,6 @@ export class AuditChain extends Context.Service<AuditChain, {
             ${a[15]}, ${a[16]}, ${a[17]}, ${a[18]}, ${a[19]}, ${a[20]}, ${a[21]})`
       })
 
-      /** Checks the input and encodes everything but what only the locked head knows. */
-      const prepare = Effect.fnUntraced(function*(input: AppendInput) {
-        const operationId = input.operationId ?? null
-        const declineId = input.declineId ?? null
-        if ((operationId === null) === (declineId === null)) {
-          return yield* invalid("exactly one of operationId and declineId is required")
-        }
-        if (input.status === "declined" && input.declineReason === undefined) {
-          return yield* invalid("a declined entry needs a declineReason")
-        }
-        if (input.status === "executed" && input.declineReason !== undefined) {
-          return yield* invalid("an executed entry has no declineReason")
-        }
-        // What the wire shows must be valid on the wire (AuditEvent's txHash, chainId, amount).
-        if (input.txHash !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(input.txHash)) {
-          return yield* invalid(`txHash ${input.txHash} is not 0x + 64 hex`)
-        }
-        if (!Number.isSafeInteger(input.chainId) || input.chainId < 1) return yield* invalid(`chainId ${input.chainId}`)
-        if (input.amount !== undefined && !Number.isFinite(input.amount)) return yield* invalid("amount is not finite")
-        // PostgreSQL text cannot hold U+0000: refused here rather than by the statement.
-        for (const [key, value] of Object.entries(input)) {
-          if (typeof value === "string" && value.includes("\u0000")) return yield* invalid(`${key} contains U+0000`)
-        }
-
-        const now = yield* Clock.currentTimeMillis
-        // Everything but what only the locked head knows; the holes are filled in SQL.
-        const record: AuditRecord = {
-          id: `evt_${crypto.randomUUID()}`,
-          accountId: input.accountId,
-          index: 0,
-          operationId,
-          declineId,
-          timestamp: canonicalTimestamp(new Date(now)),
-          actor: input.actor,
-          action: input.action,
-          amount: input.amount ?? null,
-          token: input.token ?? null,
-          chain: input.chain,
-          chainId: input.chainId,
-          status: input.status,
-          declineReason: input.declineReason ?? null,
-          provenance: input.provenance ?? (input.txHash !== undefined ? "onchain" : "offchain_only"),
-          txHash: input.txHash ?? null,
-          auditNonce: null,
-          delegationId: input.delegationId ?? null,
-          recipient: input.recipient ?? null,
-          prevHash: GENESIS_HASH
-        }
-        return { record, occurredAt: new Date(now), parts: encodingAroundHead(record) } satisfies Prepared
-      })
-
       /** The stored entry, from what the head gave the prepared record. */
       const finish = (p: Prepared, written: typeof AppendedRow.Type): Effect.Effect<StoredEntry> => {
         const stored: StoredEntry = {
@@ -311,20 +305,25 @@ export class AuditChain extends Context.Service<AuditChain, {
        * One entry, one statement (`audit_append`): one more statement of the caller's
        * transaction when one is open, committed alone otherwise.
        */
-      const appendOne = (p: Prepared) =>
-        Effect.gen(function*() {
-          const r = p.record
-          const rows = yield* appendRow([
-            r.id, r.accountId, r.operationId, r.declineId, p.occurredAt, r.actor, r.action, r.amount, r.token, r.chain,
-            r.chainId, r.status, r.declineReason, r.provenance, r.txHash, r.delegationId, r.recipient, GENESIS_HASH,
-            p.parts[0]!, p.parts[1]!, p.parts[2]!, p.parts[3]!
-          ])
-          const written = rows[0]
-          if (written !== undefined) return yield* finish(p, written)
-          // A duplicate operation/decline id: the function wrote nothing.
-          const other = yield* existing({ operationId: r.operationId, declineId: r.declineId })
-          return yield* duplicate(p, Option.isSome(other) ? other.value.id : null)
-        }).pipe(Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die }))
+      const appendOne = (p: Prepared): Effect.Effect<StoredEntry, AuditDuplicate> => {
+        const r = p.record
+        return appendRow([
+          r.id, r.accountId, r.operationId, r.declineId, p.occurredAt, r.actor, r.action, r.amount, r.token, r.chain,
+          r.chainId, r.status, r.declineReason, r.provenance, r.txHash, r.delegationId, r.recipient, GENESIS_HASH,
+          p.parts[0]!, p.parts[1]!, p.parts[2]!, p.parts[3]!
+        ]).pipe(
+          Effect.flatMap((rows) => {
+            const written = rows[0]
+            if (written !== undefined) return finish(p, written)
+            // A duplicate operation/decline id: the function wrote nothing.
+            return Effect.flatMap(
+              existing({ operationId: r.operationId, declineId: r.declineId }),
+              (other) => duplicate(p, Option.isSome(other) ? other.value.id : null)
+            )
+          }),
+          Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die })
+        )
+      }
 
       /** Entries of one account in one statement (`AppendMany.ts`): one result per entry. */
       const appendMany = (accountId: string, batch: ReadonlyArray<Prepared>) =>
@@ -360,10 +359,11 @@ export class AuditChain extends Context.Service<AuditChain, {
             Effect.catchTag("SchemaError", Effect.die)
           )
 
-      const queue = yield* AppendQueue.make({ maxBatch: MAX_BATCH, write: writeBatch })
+      const queue = yield* AppendQueue.make({ maxBatch: MAX_BATCH, write: writeBatch, writeOne: (_, p) => appendOne(p) })
 
       const append = Effect.fn("AuditChain.append")(function*(input: AppendInput) {
-        const prepared = yield* prepare(input)
+        const prepared = prepare(input, yield* Clock.currentTimeMillis)
+        if (typeof prepared === "string") return yield* invalid(prepared)
         yield* Effect.annotateCurrentSpan({ accountId: input.accountId, status: input.status })
         // Inside the caller's transaction the entry commits (or rolls back) with it: never
         // batched with others. Otherwise it joins the account's group commit.
