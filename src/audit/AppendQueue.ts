@@ -112,7 +112,7 @@ export const make = <K, I, A, E>(options: {
 
     const submit = (key: K, item: I): Effect.Effect<A, E> =>
       Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
+        Effect.suspend(() => {
           const busy = lanes.get(key)
           if (busy === undefined) {
             // The key is idle: this caller writes its item itself, at once (no queue, no
@@ -120,7 +120,7 @@ export const make = <K, I, A, E>(options: {
             // meanwhile queue behind it; a writer fiber takes them over when it ends.
             const lane: Lane<I, A, E> = { waiting: [] }
             lanes.set(key, lane)
-            return yield* Effect.ensuring(
+            return Effect.ensuring(
               restore(options.writeOne(key, item)),
               Effect.suspend(() => {
                 if (lane.waiting.length > 0) return Effect.asVoid(Effect.forkIn(drain(key, lane), scope))
@@ -131,7 +131,7 @@ export const make = <K, I, A, E>(options: {
           }
           const pending: Pending<I, A, E> = { item, done: Deferred.makeUnsafe<A, E>(), taken: false, cancelled: false }
           busy.waiting.push(pending)
-          return yield* restore(Deferred.await(pending.done)).pipe(
+          return restore(Deferred.await(pending.done)).pipe(
             Effect.onInterrupt(() =>
               Effect.sync(() => {
                 if (!pending.taken) pending.cancelled = true
