@@ -47,6 +47,19 @@ const holdHead = (accountId: string, operationId: string) =>
     }
   })
 
+/** Waits until `n` statements of this database wait for a lock (the held head, here). */
+const lockWaiters = (n: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (let i = 0; i < 500; i++) {
+      const [row] = yield* sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`
+      if (row!.n >= n) return
+      yield* Effect.sleep("10 millis")
+    }
+    return yield* Effect.die(new Error(`fewer than ${n} statements wait for a lock`))
+  }).pipe(Effect.orDie)
+
 const key = (e: { readonly operationId?: string | null | undefined; readonly declineId?: string | null | undefined }) =>
   e.operationId ?? e.declineId
 
@@ -235,41 +248,42 @@ layer(Live, { excludeTestServices: true })("AuditChain group commit", (it) => {
     Effect.gen(function*() {
       const chain = yield* AuditChain
       const account = yield* insertAccount()
+      const other = yield* insertAccount()
+      // Another account's open transaction holds operation id `shared`, uncommitted: an
+      // insert of the same id waits for it (and lands once it rolls back).
+      const shared = `op_int_${account}_x`
+      const blocker = yield* holdHead(other, shared)
       const first = yield* holdHead(account, `op_int_${account}_a`)
-      // W finds the account idle and writes itself: it waits for the lock...
+      // W finds the account idle and writes itself: it waits for the head lock...
       const w = yield* Effect.forkChild(chain.append(executed(account, `op_int_${account}_w`)), { startImmediately: true })
-      yield* Effect.sleep("100 millis")
-      // ...X queues behind it, and another transaction queues for the lock after W.
-      const x = yield* Effect.forkChild(chain.append(executed(account, `op_int_${account}_x`)), { startImmediately: true })
-      const second = yield* holdHead(account, `op_int_${account}_b`).pipe(Effect.forkChild({ startImmediately: true }))
-      yield* Effect.sleep("100 millis")
-      // W goes through; the account's writer takes X and waits for the second transaction.
+      yield* lockWaiters(1)
+      // ...and X queues behind it.
+      const x = yield* Effect.forkChild(chain.append(executed(account, shared)), { startImmediately: true })
+      // W goes through; the account's writer takes X, whose insert waits for the blocker.
       yield* first.release(true)
       yield* Fiber.join(w)
-      const held = yield* Fiber.join(second)
-      yield* Effect.sleep("200 millis")
+      yield* lockWaiters(1)
       // Y and Z queue behind X. X (taken) and Y (queued) lose their callers.
       const y = yield* Effect.forkChild(chain.append(executed(account, `op_int_${account}_y`)), { startImmediately: true })
       const z = yield* Effect.forkChild(chain.append(executed(account, `op_int_${account}_z`)), { startImmediately: true })
       yield* Fiber.interrupt(y)
       yield* Fiber.interrupt(x)
-      yield* held.release(true)
+      yield* blocker.release(false)
       const zEntry = yield* Fiber.join(z)
-      const entries = yield* assertContiguousAndVerified(account, 5)
+      const entries = yield* assertContiguousAndVerified(account, 4)
       assert.deepStrictEqual(entries.map((e) => e.operationId), [
         `op_int_${account}_a`,
         `op_int_${account}_w`,
-        `op_int_${account}_b`,
-        `op_int_${account}_x`,
+        shared,
         `op_int_${account}_z`
       ])
-      assert.strictEqual(entries[4]!.id, zEntry.id)
+      assert.strictEqual(entries[3]!.id, zEntry.id)
       // X's caller did not see it, but it is there: appending it again is a duplicate of it.
-      const again = yield* chain.append(executed(account, `op_int_${account}_x`)).pipe(Effect.flip)
-      assert.strictEqual(again.existingId, entries[3]!.id)
+      const again = yield* chain.append(executed(account, shared)).pipe(Effect.flip)
+      assert.strictEqual(again.existingId, entries[2]!.id)
       // Y was never written: appending it now lands.
       const yLater = yield* chain.append(executed(account, `op_int_${account}_y`))
-      assert.strictEqual(yLater.index, 6)
+      assert.strictEqual(yLater.index, 5)
     }))
 
   it.effect("an interrupted caller that was writing its own entry does not strand the ones queued behind it", () =>
@@ -278,7 +292,7 @@ layer(Live, { excludeTestServices: true })("AuditChain group commit", (it) => {
       const account = yield* insertAccount()
       const held = yield* holdHead(account, `op_lead_${account}_held`)
       const w = yield* Effect.forkChild(chain.append(executed(account, `op_lead_${account}_w`)), { startImmediately: true })
-      yield* Effect.sleep("100 millis")
+      yield* lockWaiters(1)
       const queued = yield* Effect.forEach(
         Array.from({ length: 10 }, (_, i) => executed(account, `op_lead_${account}_${i}`)),
         (input) => Effect.forkChild(chain.append(input), { startImmediately: true })
