@@ -1,13 +1,23 @@
 /**
  * The per-account hash-chained audit log (docs/audit-log.md).
  *
- * `append` is one statement, `SELECT … FROM audit_append(…)` (migration 0110): part of
- * the caller's transaction when one is open (the entry and the state change it records
- * commit together or not at all), committed alone otherwise. One round trip either way.
- * Inside the function, appends on one account serialize on that account's `audit_heads`
- * row (`SELECT ... FOR UPDATE`); appends on different accounts touch different rows and
- * never wait on each other. The database refuses a second entry for the same operation
- * (or decline id): `append` reports it as `AuditDuplicate` and writes nothing.
+ * Inside a caller's transaction, `append` is one more statement of it,
+ * `SELECT … FROM audit_append(…)` (migrations 0110, 0184): the entry and the state change
+ * it records commit together or not at all, and it is never batched with other appends.
+ *
+ * Outside a transaction, appends group-commit per account (`AppendQueue.ts`; docs/audit-log.md,
+ * "Group commit"): an append on an idle account runs `audit_append` at once and commits
+ * alone; appends arriving while one is in flight on the same account queue (FIFO) and
+ * then go out together, up to `MAX_BATCH`, in ONE statement, `audit_append_many(…)`
+ * (migration 0191), that locks the head once, chains them in order and answers one
+ * result per entry (so a duplicate fails alone). If PostgreSQL refuses the batch
+ * statement as a whole, its entries are written again one statement each.
+ *
+ * Either way appends on one account serialize on that account's `audit_heads` row
+ * (`SELECT ... FOR UPDATE`); appends on different accounts touch different rows, have
+ * different queues and never wait on each other. The database refuses a second entry for
+ * the same operation (or decline id): `append` reports it as `AuditDuplicate` and writes
+ * nothing.
  *
  * Callers run at PostgreSQL's default READ COMMITTED isolation: the head row read
  * after the lock is then the latest committed one.
@@ -25,6 +35,8 @@ import {
   type VerifyResult
 } from "./Chain.ts"
 import { type AnchoredPoint, checkAnchored } from "./Anchored.ts"
+import { appendManyRows, type Prepared, rootMessage } from "./AppendMany.ts"
+import * as AppendQueue from "./AppendQueue.ts"
 
 /** Outcomes an entry records. `executed` entries are the ones that get an audit nonce. */
 export type AuditStatus = "executed" | "declined" | "failed" | "reorged"
@@ -164,8 +176,60 @@ const HeadRow = Schema.Struct({ length: Schema.Number, head_hash: Schema.String,
 
 const invalid = (message: string) => Effect.die(new Error(`AuditChain.append: ${message}`))
 
+/**
+ * Checks the input and encodes everything but what only the locked head knows; a string
+ * is why the input is invalid (a defect of the caller).
+ */
+const prepare = (input: AppendInput, now: number): Prepared | string => {
+  const operationId = input.operationId ?? null
+  const declineId = input.declineId ?? null
+  if ((operationId === null) === (declineId === null)) return "exactly one of operationId and declineId is required"
+  if (input.status === "declined" && input.declineReason === undefined) return "a declined entry needs a declineReason"
+  if (input.status === "executed" && input.declineReason !== undefined) return "an executed entry has no declineReason"
+  // What the wire shows must be valid on the wire (AuditEvent's txHash, chainId, amount).
+  if (input.txHash !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(input.txHash)) return `txHash ${input.txHash} is not 0x + 64 hex`
+  if (!Number.isSafeInteger(input.chainId) || input.chainId < 1) return `chainId ${input.chainId}`
+  if (input.amount !== undefined && !Number.isFinite(input.amount)) return "amount is not finite"
+  // PostgreSQL text cannot hold U+0000: refused here rather than by the statement.
+  for (const key in input) {
+    const value = input[key as keyof AppendInput]
+    if (typeof value === "string" && value.includes("\u0000")) return `${key} contains U+0000`
+  }
+  // Everything but what only the locked head knows; the holes are filled in SQL.
+  const record: AuditRecord = {
+    id: `evt_${crypto.randomUUID()}`,
+    accountId: input.accountId,
+    index: 0,
+    operationId,
+    declineId,
+    timestamp: canonicalTimestamp(new Date(now)),
+    actor: input.actor,
+    action: input.action,
+    amount: input.amount ?? null,
+    token: input.token ?? null,
+    chain: input.chain,
+    chainId: input.chainId,
+    status: input.status,
+    declineReason: input.declineReason ?? null,
+    provenance: input.provenance ?? (input.txHash !== undefined ? "onchain" : "offchain_only"),
+    txHash: input.txHash ?? null,
+    auditNonce: null,
+    delegationId: input.delegationId ?? null,
+    recipient: input.recipient ?? null,
+    prevHash: GENESIS_HASH
+  }
+  return { record, occurredAt: new Date(now), parts: encodingAroundHead(record) }
+}
+
+/** Most entries one batched statement writes (docs/audit-log.md, "Group commit"). */
+export const MAX_BATCH = 64
+
 export class AuditChain extends Context.Service<AuditChain, {
-  /** Appends one entry to its account's chain, inside the caller's transaction when one is open. */
+  /**
+   * Appends one entry to its account's chain: inside the caller's transaction when one is
+   * open, otherwise committed on its own or with other appends of the account waiting at
+   * the same time (group commit).
+   */
   readonly append: (input: AppendInput) => Effect.Effect<StoredEntry, AuditDuplicate>
   /** Every entry of an account's chain, in chain order. */
   readonly entries: (accountId: string) => Effect.Effect<ReadonlyArray<StoredEntry>>
@@ -215,76 +279,97 @@ export class AuditChain extends Context.Service<AuditChain, {
             ${a[15]}, ${a[16]}, ${a[17]}, ${a[18]}, ${a[19]}, ${a[20]}, ${a[21]})`
       })
 
-      const append = Effect.fn("AuditChain.append")(function*(input: AppendInput) {
-        const operationId = input.operationId ?? null
-        const declineId = input.declineId ?? null
-        if ((operationId === null) === (declineId === null)) {
-          return yield* invalid("exactly one of operationId and declineId is required")
-        }
-        if (input.status === "declined" && input.declineReason === undefined) {
-          return yield* invalid("a declined entry needs a declineReason")
-        }
-        if (input.status === "executed" && input.declineReason !== undefined) {
-          return yield* invalid("an executed entry has no declineReason")
-        }
-        // What the wire shows must be valid on the wire (AuditEvent's txHash, chainId, amount).
-        if (input.txHash !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(input.txHash)) {
-          return yield* invalid(`txHash ${input.txHash} is not 0x + 64 hex`)
-        }
-        if (!Number.isSafeInteger(input.chainId) || input.chainId < 1) return yield* invalid(`chainId ${input.chainId}`)
-        if (input.amount !== undefined && !Number.isFinite(input.amount)) return yield* invalid("amount is not finite")
-        yield* Effect.annotateCurrentSpan({ accountId: input.accountId, status: input.status })
-
-        const now = yield* Clock.currentTimeMillis
-        const executed = input.status === "executed"
-        // Everything but what only the locked head knows; the holes are filled in SQL.
-        const record: AuditRecord = {
-          id: `evt_${crypto.randomUUID()}`,
-          accountId: input.accountId,
-          index: 0,
-          operationId,
-          declineId,
-          timestamp: canonicalTimestamp(new Date(now)),
-          actor: input.actor,
-          action: input.action,
-          amount: input.amount ?? null,
-          token: input.token ?? null,
-          chain: input.chain,
-          chainId: input.chainId,
-          status: input.status,
-          declineReason: input.declineReason ?? null,
-          provenance: input.provenance ?? (input.txHash !== undefined ? "onchain" : "offchain_only"),
-          txHash: input.txHash ?? null,
-          auditNonce: null,
-          delegationId: input.delegationId ?? null,
-          recipient: input.recipient ?? null,
-          prevHash: GENESIS_HASH
-        }
-        const parts = encodingAroundHead(record)
-        // One round trip (migration 0110): lock the head, insert, move the head. Inside a
-        // caller's transaction it is one more statement of it; otherwise it commits alone.
-        const rows = yield* appendRow([
-          record.id, record.accountId, operationId, declineId, new Date(now), record.actor, record.action,
-          record.amount, record.token, record.chain, record.chainId, record.status, record.declineReason,
-          record.provenance, record.txHash, record.delegationId, record.recipient, GENESIS_HASH, parts[0]!, parts[1]!, parts[2]!, parts[3]!
-        ])
-        const written = rows[0]
-        if (written === undefined) {
-          // A duplicate operation/decline id: the function wrote nothing.
-          const other = yield* existing({ operationId, declineId })
-          if (Option.isNone(other)) return yield* invalid(`entry ${record.id} conflicted with no visible entry`)
-          return yield* new AuditDuplicate({ operationId, declineId, existingId: other.value.id })
-        }
+      /** The stored entry, from what the head gave the prepared record. */
+      const finish = (p: Prepared, written: typeof AppendedRow.Type): Effect.Effect<StoredEntry> => {
         const stored: StoredEntry = {
-          ...record,
+          ...p.record,
           index: written.chain_index,
           auditNonce: written.audit_nonce,
           prevHash: written.prev_hash,
           hash: written.hash
         }
-        if (executed !== (stored.auditNonce !== null)) return yield* invalid("audit nonce does not match the status")
-        return stored
-      }, Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die }))
+        if ((p.record.status === "executed") !== (stored.auditNonce !== null)) {
+          return invalid("audit nonce does not match the status")
+        }
+        return Effect.succeed(stored)
+      }
+
+      const duplicate = (p: Prepared, existingId: string | null) =>
+        existingId === null
+          ? invalid(`entry ${p.record.id} conflicted with no visible entry`)
+          : Effect.fail(
+            new AuditDuplicate({ operationId: p.record.operationId, declineId: p.record.declineId, existingId })
+          )
+
+      /**
+       * One entry, one statement (`audit_append`): one more statement of the caller's
+       * transaction when one is open, committed alone otherwise.
+       */
+      const appendOne = (p: Prepared): Effect.Effect<StoredEntry, AuditDuplicate> => {
+        const r = p.record
+        return appendRow([
+          r.id, r.accountId, r.operationId, r.declineId, p.occurredAt, r.actor, r.action, r.amount, r.token, r.chain,
+          r.chainId, r.status, r.declineReason, r.provenance, r.txHash, r.delegationId, r.recipient, GENESIS_HASH,
+          p.parts[0]!, p.parts[1]!, p.parts[2]!, p.parts[3]!
+        ]).pipe(
+          Effect.flatMap((rows) => {
+            const written = rows[0]
+            if (written !== undefined) return finish(p, written)
+            // A duplicate operation/decline id: the function wrote nothing.
+            return Effect.flatMap(
+              existing({ operationId: r.operationId, declineId: r.declineId }),
+              (other) => duplicate(p, Option.isSome(other) ? other.value.id : null)
+            )
+          }),
+          Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die })
+        )
+      }
+
+      /** Entries of one account in one statement (`AppendMany.ts`): one result per entry. */
+      const appendMany = (accountId: string, batch: ReadonlyArray<Prepared>) =>
+        Effect.gen(function*() {
+          const rows = yield* appendManyRows(sql, accountId, batch)
+          return yield* Effect.forEach(batch, (p, i) => {
+            const row = rows[i]!
+            return Effect.exit(
+              row.chain_index !== null && row.prev_hash !== null && row.hash !== null
+                ? finish(p, { chain_index: row.chain_index, audit_nonce: row.audit_nonce, prev_hash: row.prev_hash, hash: row.hash })
+                : duplicate(p, row.existing_id)
+            )
+          })
+        })
+
+      /**
+       * What the queue's writer runs for the entries of one account that arrived together.
+       * If the batch statement fails as a whole (one entry PostgreSQL refuses: nothing of the
+       * batch was written, it ran in its own transaction), the entries are written again one
+       * statement each, in order, so only the bad entry fails.
+       */
+      const writeBatch = (accountId: string, batch: ReadonlyArray<Prepared>) =>
+        batch.length === 1
+          ? Effect.map(Effect.exit(appendOne(batch[0]!)), (exit) => [exit])
+          : appendMany(accountId, batch).pipe(
+            Effect.withSpan("AuditChain.appendBatch", { attributes: { accountId, entries: batch.length } }),
+            Effect.catchTag("SqlError", (error) =>
+              Effect.logWarning(
+                `AuditChain: a batch of ${batch.length} entries was refused (${rootMessage(error)}); writing them one by one`
+              ).pipe(
+                Effect.andThen(Effect.forEach(batch, (p) => Effect.exit(appendOne(p))))
+              )),
+            Effect.catchTag("SchemaError", Effect.die)
+          )
+
+      const queue = yield* AppendQueue.make({ maxBatch: MAX_BATCH, write: writeBatch, writeOne: (_, p) => appendOne(p) })
+
+      const append = Effect.fn("AuditChain.append")(function*(input: AppendInput) {
+        const prepared = prepare(input, yield* Clock.currentTimeMillis)
+        if (typeof prepared === "string") return yield* invalid(prepared)
+        yield* Effect.annotateCurrentSpan({ accountId: input.accountId, status: input.status })
+        // Inside the caller's transaction the entry commits (or rolls back) with it: never
+        // batched with others. Otherwise it joins the account's group commit.
+        const inTransaction = Option.isSome(yield* Effect.serviceOption(sql.transactionService))
+        return yield* inTransaction ? appendOne(prepared) : queue.submit(input.accountId, prepared)
+      })
 
       const entries = Effect.fn("AuditChain.entries")(function*(accountId: string) {
         const rows = yield* readEntries(accountId)

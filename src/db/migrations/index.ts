@@ -24,6 +24,7 @@ import revertData from "./0183_revert_data.ts"
 import auditRecipient from "./0184_audit_recipient.ts"
 import chainFollower from "./0185_chain_follower.ts"
 import anchorEntriesRoot from "./0190_anchor_entries_root.ts"
+import auditAppendMany from "./0191_audit_append_many.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -45,5 +46,6 @@ export const migrations = Migrator.fromRecord({
   "0183_revert_data": revertData,
   "0184_audit_recipient": auditRecipient,
   "0185_chain_follower": chainFollower,
-  "0190_anchor_entries_root": anchorEntriesRoot
+  "0190_anchor_entries_root": anchorEntriesRoot,
+  "0191_audit_append_many": auditAppendMany
 })
