@@ -69,13 +69,13 @@ export const MarketplaceStreamHandlers = HttpApiBuilder.group(
       // change's shared bytes from its poller (no fiber or Effect stream per subscriber; see
       // SseFanout.ts). Validation and capacity answer the envelope before anything is written.
       // The handler completes when the response closes; the framework then writes nothing.
+      // (Combinators, not a generator: nothing but the parked callback stays per connection.)
       stream: ({ query }) =>
-        Effect.gen(function*() {
-          const filter = yield* hub.parseFilter(query.wallets)
-          yield* hub.admit
-          yield* hub.serve(filter, yield* nodeResponse)
-          return HttpServerResponse.empty()
-        })
+        hub.parseFilter(query.wallets).pipe(
+          Effect.tap(() => hub.admit),
+          Effect.flatMap((filter) => Effect.flatMap(nodeResponse, (res) => hub.serve(filter, res))),
+          Effect.as(HttpServerResponse.empty())
+        )
     })
   })
 )

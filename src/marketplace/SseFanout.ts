@@ -15,11 +15,34 @@ import { Effect } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 
+const CRLF = Buffer.from("\r\n", "latin1")
+
+/**
+ * Bytes written to many sockets: the SSE text, and (built once, on first use) the
+ * same bytes as one HTTP/1.1 chunk (size line, data, CRLF), so a chunked response
+ * takes them in a single socket write.
+ */
+export class Wire {
+  private chunked: Uint8Array | undefined
+  constructor(readonly bytes: Uint8Array) {}
+  get chunk(): Uint8Array {
+    return this.chunked ??= Buffer.concat([Buffer.from(`${this.bytes.length.toString(16)}\r\n`, "latin1"), this.bytes, CRLF])
+  }
+}
+
 /** A changed stat as it goes on the wire: `data: …\n\n`, encoded once. */
 export interface Frame {
   /** The wallet, lowercase. */
   readonly key: string
-  readonly bytes: Uint8Array
+  readonly wire: Wire
+}
+
+/** The socket under an HTTP/1.1 response, as far as the fan-out uses it. */
+interface SseSocket {
+  write(chunk: Uint8Array): boolean
+  on(event: "drain", listener: () => void): unknown
+  once(event: "end", listener: () => void): unknown
+  off(event: "drain" | "end", listener: () => void): unknown
 }
 
 /** What the fan-out needs of a node `ServerResponse` (HTTP/1.1, or the HTTP/2 compatibility API). */
@@ -31,6 +54,9 @@ export interface SseResponse {
   off(event: "drain" | "close", listener: () => void): unknown
   readonly destroyed: boolean
   readonly writableEnded: boolean
+  /** Node: true once the head says `transfer-encoding: chunked` (HTTP/1.1 without a length). */
+  readonly chunkedEncoding?: boolean
+  readonly socket?: SseSocket | null
 }
 
 export const sseHeaders: Readonly<Record<string, string>> = {
@@ -39,39 +65,64 @@ export const sseHeaders: Readonly<Record<string, string>> = {
   "x-accel-buffering": "no"
 }
 
-const heartbeatBytes = new TextEncoder().encode(": heartbeat\n\n")
+const heartbeat = new Wire(new TextEncoder().encode(": heartbeat\n\n"))
 
-/** Several frames as one chunk (one write); a single frame is its own shared bytes. */
-export const joinFrames = (frames: Iterable<Frame>): Uint8Array => {
+/** Several frames as one write; a single frame is its own shared bytes. */
+export const joinFrames = (frames: Iterable<Frame>): Wire => {
   const parts: Array<Uint8Array> = []
-  for (const f of frames) parts.push(f.bytes)
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts)
+  let only: Wire | undefined
+  for (const f of frames) {
+    only = f.wire
+    parts.push(f.wire.bytes)
+  }
+  return parts.length === 1 ? only! : new Wire(Buffer.concat(parts))
 }
 
-/** One SSE client of the hub, written to directly from the poller. */
+/**
+ * One SSE client of the hub, written to directly from the poller. On HTTP/1.1 the
+ * response's socket is written the pre-framed chunk (one `write`, no cork and
+ * `nextTick` per response); otherwise the response's own `write`.
+ */
 export class SseSubscriber<F> {
   /** `write` returned false: the socket's buffer is full until `drain`. */
   private behind = false
   /** Something was written since the last heartbeat tick (no heartbeat needed then). */
   private active = false
+  private gone = false
   /** While behind: at most one frame per wallet, the newest. */
-  private readonly pending = new Map<string, Frame>()
+  private pending: Map<string, Frame> | undefined
+  private socket: SseSocket | undefined
 
-  constructor(readonly filter: F, private readonly res: SseResponse) {
-    res.on("drain", this.onDrain)
-  }
+  constructor(
+    readonly filter: F,
+    private readonly res: SseResponse,
+    /** Called once, when the client is gone (response closed, or the client ended its side). */
+    private readonly onGone: (s: SseSubscriber<F>) => void
+  ) {}
 
   /** Writes the head and the first bytes (`: connected`, `retry`, the snapshot). */
   start(first: Uint8Array): void {
-    this.res.writeHead(200, { ...sseHeaders })
-    this.write(first)
+    const res = this.res
+    res.writeHead(200, { ...sseHeaders })
+    res.on("close", this.leave)
+    const socket = res.socket
+    if (res.chunkedEncoding === true && socket !== undefined && socket !== null) {
+      this.socket = socket
+      socket.on("drain", this.onDrain)
+      // The node server ends a connection whose client ended its side: nothing more reaches it.
+      socket.once("end", this.leave)
+    } else {
+      res.on("drain", this.onDrain)
+    }
+    if (!res.write(first)) this.behind = true
   }
 
   /** This poll's changes for this subscriber, and their bytes already joined. */
-  send(frames: ReadonlyArray<Frame>, joined: Uint8Array): void {
+  send(frames: ReadonlyArray<Frame>, joined: Wire): void {
     this.active = true
     if (this.behind) {
-      for (const f of frames) this.pending.set(f.key, f)
+      const pending = this.pending ??= new Map()
+      for (const f of frames) pending.set(f.key, f)
       return
     }
     this.write(joined)
@@ -83,41 +134,49 @@ export class SseSubscriber<F> {
       this.active = false
       return
     }
-    this.write(heartbeatBytes)
+    this.write(heartbeat)
   }
 
   /** The hub is going away: end the response (the client sees the end of the stream). */
   end(): void {
-    this.detach()
-    if (!this.res.writableEnded && !this.res.destroyed) this.res.end()
-  }
-
-  /** Forgets pending frames and listeners (on close). */
-  detach(): void {
-    this.pending.clear()
-    this.res.off("drain", this.onDrain)
+    const res = this.res
+    this.leave()
+    if (!res.writableEnded && !res.destroyed) res.end()
   }
 
   /** Stats held back for a slow reader (tests, benchmarks). */
   get pendingCount(): number {
-    return this.pending.size
+    return this.pending?.size ?? 0
   }
 
   get isBehind(): boolean {
     return this.behind
   }
 
-  private write(bytes: Uint8Array): void {
-    if (this.res.destroyed || this.res.writableEnded) return
-    if (!this.res.write(bytes)) this.behind = true
+  private write(wire: Wire): void {
+    if (this.gone) return
+    const ok = this.socket !== undefined ? this.socket.write(wire.chunk) : this.res.write(wire.bytes)
+    if (!ok) this.behind = true
   }
 
   private readonly onDrain = (): void => {
     this.behind = false
-    if (this.pending.size === 0) return
-    const bytes = joinFrames(this.pending.values())
-    this.pending.clear()
-    this.write(bytes)
+    const pending = this.pending
+    if (pending === undefined || pending.size === 0) return
+    const wire = joinFrames(pending.values())
+    pending.clear()
+    this.write(wire)
+  }
+
+  private readonly leave = (): void => {
+    if (this.gone) return
+    this.gone = true
+    this.pending = undefined
+    this.res.off("close", this.leave)
+    this.res.off("drain", this.onDrain)
+    this.socket?.off("drain", this.onDrain)
+    this.socket?.off("end", this.leave)
+    this.onGone(this)
   }
 }
 

@@ -13,15 +13,16 @@
  * most one pending stat per wallet it follows (newest wins) until `drain`, so a
  * slow reader costs a bounded amount of memory and, when it catches up, sees
  * current values. One shared ticker sends a heartbeat (an SSE comment line) to
- * every subscriber idle for an interval. A subscriber leaves the hub on its
- * response's `close` (client disconnect), synchronously.
+ * every subscriber idle for an interval. A subscriber leaves the hub
+ * synchronously when its client goes (the response's `close`, or the client
+ * ending its side of the connection, after which node ends it too).
  */
 import { Config, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
 import type { Address } from "../domain/Primitives.ts"
 import type { Agent, AgentStat } from "./Domain.ts"
 import { MarketplaceUpstream } from "./MarketplaceUpstream.ts"
-import { type Frame, joinFrames, type SseResponse, SseSubscriber } from "./SseFanout.ts"
+import { type Frame, joinFrames, type SseResponse, SseSubscriber, Wire } from "./SseFanout.ts"
 import { isAddress, toAgentStat } from "./UpstreamMapping.ts"
 
 export interface StatsHubConfig {
@@ -65,7 +66,7 @@ interface StatFrame extends Frame {
 interface Subscriber {
   readonly filter: WalletFilter
   /** This poll's changes it follows (at most one per wallet, in poll order) and their bytes joined. */
-  send(frames: ReadonlyArray<StatFrame>, joined: Uint8Array): void
+  send(frames: ReadonlyArray<StatFrame>, joined: Wire): void
   /** The shared heartbeat tick. */
   beat(): void
   /** The hub shuts down. */
@@ -92,6 +93,8 @@ export interface HubStats {
   /** SSE subscribers whose socket is full (waiting for `drain`), and the stats held back for them. */
   readonly behind: number
   readonly heldBack: number
+  /** When the last subscriber left (ms since the epoch, sub-millisecond); benchmarks time cleanup with it. */
+  readonly emptiedAt: number | undefined
 }
 
 export class StatsHub extends Context.Service<StatsHub, {
@@ -121,7 +124,7 @@ const utf8 = new TextEncoder()
 const statFrame = (key: string, stat: AgentStat): StatFrame => ({
   key,
   stat,
-  bytes: utf8.encode(`data: ${JSON.stringify(stat)}\n\n`)
+  wire: new Wire(utf8.encode(`data: ${JSON.stringify(stat)}\n\n`))
 })
 
 const capacityError = () => new ServiceUnavailable({ message: "The stats stream is at capacity; retry shortly." })
@@ -135,6 +138,7 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
   const latest = new Map<string, AgentStat>()
   let leaderboard = new Set<string>()
   let polls = 0
+  let emptiedAt: number | undefined
 
   /**
    * One poll's changes to every subscriber, synchronously: the leaderboard frames are
@@ -151,7 +155,7 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
     if (changed.length === 1) {
       const f = changed[0]!
       const named = byWallet.get(f.key)
-      if (named !== undefined) for (const s of named) s.send(changed, f.bytes)
+      if (named !== undefined) for (const s of named) s.send(changed, f.wire)
       return
     }
     const perSubscriber = new Map<Subscriber, Array<StatFrame>>()
@@ -241,6 +245,7 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
 
   const remove = (s: Subscriber) => {
     if (!subscribers.delete(s)) return
+    if (subscribers.size === 0) emptiedAt = performance.timeOrigin + performance.now()
     allSubscribers.delete(s)
     if (s.filter._tag === "Wallets") {
       for (const w of s.filter.wallets) {
@@ -314,19 +319,17 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
 
   // Registering, the head and the snapshot happen in one synchronous step, so no poll can
   // fall between the snapshot and the first change. No fiber works for this subscriber
-  // afterwards: the poller writes to `res`, and `close` removes it at once.
+  // afterwards: the poller writes to `res`, and the client going removes it at once.
   const serve = (filter: WalletFilter, res: SseResponse): Effect.Effect<void, ServiceUnavailable> =>
     Effect.suspend(() => {
       if (res.destroyed) return Effect.void
       if (full()) return Effect.fail(capacityError())
-      const s = new SseSubscriber(filter, res)
+      const s = new SseSubscriber(filter, res, (gone) => {
+        remove(gone)
+        sockets.delete(gone)
+      })
       add(s)
       sockets.add(s)
-      res.on("close", () => {
-        remove(s)
-        sockets.delete(s)
-        s.detach()
-      })
       let first = ": connected\nretry: 5000\n\n"
       for (const stat of snapshotOf(filter)) first += `data: ${JSON.stringify(stat)}\n\n`
       s.start(utf8.encode(first))
@@ -345,7 +348,7 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
         if (s.isBehind) behind++
         heldBack += s.pendingCount
       }
-      return { subscribers: subscribers.size, polls, watchedWallets: byWallet.size, behind, heldBack }
+      return { subscribers: subscribers.size, polls, watchedWallets: byWallet.size, behind, heldBack, emptiedAt }
     }),
     pollNow: pollOnce
   })
