@@ -127,6 +127,39 @@ const statFrame = (key: string, stat: AgentStat): StatFrame => ({
   wire: new Wire(utf8.encode(`data: ${JSON.stringify(stat)}\n\n`))
 })
 
+/** An in-process subscriber: at most one pending frame per wallet (newest wins), woken on news. */
+class LocalSubscriber implements Subscriber {
+  readonly pending = new Map<string, StatFrame>()
+  heartbeat = false
+  wake: (() => void) | undefined = undefined
+  constructor(readonly filter: WalletFilter) {}
+  get due(): boolean {
+    return this.pending.size > 0 || this.heartbeat
+  }
+  send(frames: ReadonlyArray<StatFrame>): void {
+    for (const f of frames) this.pending.set(f.key, f)
+    this.wakeUp()
+  }
+  beat(): void {
+    this.heartbeat = true
+    this.wakeUp()
+  }
+  end(): void {}
+  drain(): Batch {
+    const batch = { stats: [...this.pending.values()].map((f) => f.stat), heartbeat: this.heartbeat }
+    this.pending.clear()
+    this.heartbeat = false
+    return batch
+  }
+  private wakeUp(): void {
+    const w = this.wake
+    if (w !== undefined) {
+      this.wake = undefined
+      w()
+    }
+  }
+}
+
 const capacityError = () => new ServiceUnavailable({ message: "The stats stream is at capacity; retry shortly." })
 
 export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig) {
@@ -264,43 +297,18 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
     return filter.wallets.flatMap((w) => latest.get(w.toLowerCase()) ?? [])
   }
 
-  /** In-process subscriber: pending frames (one per wallet, newest wins) read through `take`. */
+  /** In-process subscriber (tests, benchmarks): pending frames read through `take`. */
   const subscribe = Effect.fn("StatsHub.subscribe")(function*(filter: WalletFilter) {
-    const pending = new Map<string, StatFrame>()
-    let heartbeatDue = false
-    let wake: (() => void) | undefined
-    const wakeUp = () => {
-      const w = wake
-      wake = undefined
-      w?.()
-    }
-    const s: Subscriber = {
-      filter,
-      send: (frames) => {
-        for (const f of frames) pending.set(f.key, f)
-        wakeUp()
-      },
-      beat: () => {
-        heartbeatDue = true
-        wakeUp()
-      },
-      end: () => {}
-    }
-    const drain = (): Batch => {
-      const batch = { stats: [...pending.values()].map((f) => f.stat), heartbeat: heartbeatDue }
-      pending.clear()
-      heartbeatDue = false
-      return batch
-    }
+    const s = new LocalSubscriber(filter)
     yield* Effect.acquireRelease(
       Effect.suspend(() => (full() ? Effect.fail(capacityError()) : Effect.sync(() => add(s)))),
       () => Effect.sync(() => remove(s))
     )
     const take = Effect.callback<Batch>((resume) => {
-      if (pending.size > 0 || heartbeatDue) return resume(Effect.succeed(drain()))
-      wake = () => resume(Effect.sync(drain))
+      if (s.due) return resume(Effect.succeed(s.drain()))
+      s.wake = () => resume(Effect.sync(() => s.drain()))
       return Effect.sync(() => {
-        wake = undefined
+        s.wake = undefined
       })
     })
     return { take, snapshot: snapshotOf(filter) } satisfies Subscription
