@@ -40,6 +40,7 @@ export interface Frame {
 /** The socket under an HTTP/1.1 response, as far as the fan-out uses it. */
 interface SseSocket {
   write(chunk: Uint8Array): boolean
+  readonly writableLength: number
   on(event: "drain", listener: () => void): unknown
   once(event: "end", listener: () => void): unknown
   off(event: "drain" | "end", listener: () => void): unknown
@@ -54,6 +55,7 @@ export interface SseResponse {
   off(event: "drain" | "close", listener: () => void): unknown
   readonly destroyed: boolean
   readonly writableEnded: boolean
+  readonly writableLength: number
   /** Node: true once the head says `transfer-encoding: chunked` (HTTP/1.1 without a length). */
   readonly chunkedEncoding?: boolean
   readonly socket?: SseSocket | null
@@ -151,6 +153,11 @@ export class SseSubscriber<F> {
 
   get isBehind(): boolean {
     return this.behind
+  }
+
+  /** Bytes written but not yet taken by the kernel. */
+  get buffered(): number {
+    return this.socket !== undefined ? this.socket.writableLength : this.res.writableLength
   }
 
   private write(wire: Wire): void {

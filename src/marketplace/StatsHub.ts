@@ -93,6 +93,8 @@ export interface HubStats {
   /** SSE subscribers whose socket is full (waiting for `drain`), and the stats held back for them. */
   readonly behind: number
   readonly heldBack: number
+  /** Bytes written to SSE sockets that the kernel has not taken yet (all subscribers). */
+  readonly bufferedBytes: number
   /** When the last subscriber left (ms since the epoch, sub-millisecond); benchmarks time cleanup with it. */
   readonly emptiedAt: number | undefined
 }
@@ -352,11 +354,13 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
     stats: Effect.sync(() => {
       let behind = 0
       let heldBack = 0
+      let bufferedBytes = 0
       for (const s of sockets) {
         if (s.isBehind) behind++
         heldBack += s.pendingCount
+        bufferedBytes += s.buffered
       }
-      return { subscribers: subscribers.size, polls, watchedWallets: byWallet.size, behind, heldBack, emptiedAt }
+      return { subscribers: subscribers.size, polls, watchedWallets: byWallet.size, behind, heldBack, bufferedBytes, emptiedAt }
     }),
     pollNow: pollOnce
   })
