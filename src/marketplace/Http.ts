@@ -74,7 +74,8 @@ export const MarketplaceStreamHandlers = HttpApiBuilder.group(
         hub.parseFilter(query.wallets).pipe(
           Effect.tap(() => hub.admit),
           Effect.flatMap((filter) => Effect.flatMap(nodeResponse, (res) => hub.serve(filter, res))),
-          Effect.as(HttpServerResponse.empty())
+          // Written by nobody (the response has closed); it tells the access log the 200 that was sent.
+          Effect.as(HttpServerResponse.empty({ status: 200 }))
         )
     })
   })
