@@ -5,8 +5,8 @@
  * stream pulled per subscriber).
  *
  * Backpressure: when `write` returns false the socket's buffer is over its high
- * water mark; the subscriber is marked behind and, until the response emits
- * `drain`, its changes are kept in a map of at most one frame per wallet (newest
+ * water mark; the subscriber is marked behind and, until the socket drains
+ * (`drain`), its changes are kept in a map of at most one frame per wallet (newest
  * wins). On `drain` they are written as one chunk. So a reader that never reads
  * costs at most the socket's buffer (high water mark plus one write) and the
  * map, bounded by the wallets it follows; when it resumes it gets current values.
@@ -105,8 +105,9 @@ export class SseSubscriber<F> {
   /** Writes the head and the first bytes (`: connected`, `retry`, the snapshot). */
   start(first: Uint8Array): void {
     const res = this.res
-    res.writeHead(200, { ...sseHeaders })
+    // Listening first: if the head cannot be written, the response still closes and we leave.
     res.on("close", this.leave)
+    res.writeHead(200, { ...sseHeaders })
     const socket = res.socket
     if (res.chunkedEncoding === true && socket !== undefined && socket !== null) {
       this.socket = socket

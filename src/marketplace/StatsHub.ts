@@ -316,6 +316,11 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
     return { take, snapshot: snapshotOf(filter) } satisfies Subscription
   })
 
+  const forget = (s: SseSubscriber<WalletFilter>) => {
+    remove(s)
+    sockets.delete(s)
+  }
+
   /** Resumes when the response closes (client gone, or ended at shutdown). */
   const closed = (res: SseResponse) =>
     Effect.callback<void>((resume) => {
@@ -334,10 +339,7 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
     Effect.suspend(() => {
       if (res.destroyed) return Effect.void
       if (full()) return Effect.fail(capacityError())
-      const s = new SseSubscriber(filter, res, (gone) => {
-        remove(gone)
-        sockets.delete(gone)
-      })
+      const s = new SseSubscriber(filter, res, forget)
       add(s)
       sockets.add(s)
       let first = ": connected\nretry: 5000\n\n"
