@@ -8,8 +8,8 @@
  * water mark; the subscriber is marked behind and, until the socket drains
  * (`drain`), its changes are kept in a map of at most one frame per wallet (newest
  * wins). On `drain` they are written as one chunk. So a reader that never reads
- * costs at most the socket's buffer (high water mark plus one write) and the
- * map, bounded by the wallets it follows; when it resumes it gets current values.
+ * costs what its socket had queued when it filled (nothing is added after) and
+ * the map, bounded by the wallets it follows; when it resumes it gets current values.
  */
 import { Effect } from "effect"
 import { HttpServerRequest } from "effect/http"
