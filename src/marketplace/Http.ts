@@ -17,6 +17,7 @@ import { MandateGrants } from "./MandateGrants.ts"
 import { ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
 import { ManagedWallets, Marketplace, MarketplaceCallers, MarketplaceServiceLive } from "./Marketplace.ts"
 import { MarketplaceUpstreamLive } from "./MarketplaceUpstream.ts"
+import { nodeResponse } from "./SseFanout.ts"
 import { StatsHub, StatsHubLive } from "./StatsHub.ts"
 
 export const MarketplaceHandlers = HttpApiBuilder.group(
@@ -64,16 +65,18 @@ export const MarketplaceStreamHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const hub = yield* StatsHub
     return handlers.handleAll({
-      // A raw response, so heartbeats can be SSE comment lines (the schema encoder writes events only).
+      // Served on the node response itself: the hub writes the head, the snapshot, then each
+      // change's shared bytes from its poller (no fiber or Effect stream per subscriber; see
+      // SseFanout.ts). Validation and capacity answer the envelope before anything is written.
+      // The handler completes when the response closes; the framework then writes nothing.
+      // (Combinators, not a generator: nothing but the parked callback stays per connection.)
       stream: ({ query }) =>
-        Effect.gen(function*() {
-          const filter = yield* hub.parseFilter(query.wallets)
-          yield* hub.admit
-          return HttpServerResponse.stream(hub.sse(filter), {
-            contentType: "text/event-stream",
-            headers: { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" }
-          })
-        })
+        hub.parseFilter(query.wallets).pipe(
+          Effect.tap(() => hub.admit),
+          Effect.flatMap((filter) => Effect.flatMap(nodeResponse, (res) => hub.serve(filter, res))),
+          // Written by nobody (the response has closed); it tells the access log the 200 that was sent.
+          Effect.as(HttpServerResponse.empty({ status: 200 }))
+        )
     })
   })
 )

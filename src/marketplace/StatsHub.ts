@@ -7,18 +7,22 @@
  * across all subscribers), and pushes a stat only when it changed. It does not
  * poll at all while nobody listens.
  *
- * Each subscriber holds at most one pending stat per wallet it follows: a newer
- * stat replaces an unsent older one (coalesce to latest), so a slow reader costs
- * a bounded amount of memory and, when it catches up, sees current values. One
- * shared ticker marks every subscriber for a heartbeat (an SSE comment line).
- * A subscriber leaves the hub as soon as its stream ends or is interrupted
- * (client disconnect).
+ * A changed stat is encoded once; the poller then writes those bytes to every
+ * SSE subscriber's node response in one synchronous loop (`SseFanout.ts`): no
+ * fiber is resumed per subscriber. A subscriber whose socket is full holds at
+ * most one pending stat per wallet it follows (newest wins) until `drain`, so a
+ * slow reader costs a bounded amount of memory and, when it catches up, sees
+ * current values. One shared ticker sends a heartbeat (an SSE comment line) to
+ * every subscriber idle for an interval. A subscriber leaves the hub
+ * synchronously when its client goes (the response's `close`, or the client
+ * ending its side of the connection, after which node ends it too).
  */
-import { Config, Context, Duration, Effect, Layer, Option, Schedule, Scope, Stream } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
 import type { Address } from "../domain/Primitives.ts"
 import type { Agent, AgentStat } from "./Domain.ts"
 import { MarketplaceUpstream } from "./MarketplaceUpstream.ts"
+import { type Frame, joinFrames, type SseResponse, SseSubscriber, Wire } from "./SseFanout.ts"
 import { isAddress, toAgentStat } from "./UpstreamMapping.ts"
 
 export interface StatsHubConfig {
@@ -54,17 +58,19 @@ export const StatsHubConfig: Config.Config<StatsHubConfig> = Config.all({
 export type WalletFilter = { readonly _tag: "All" } | { readonly _tag: "Wallets"; readonly wallets: ReadonlyArray<Address> }
 
 /** A stat as it goes on the wire: encoded once, the same bytes written to every subscriber. */
-interface Frame {
+interface StatFrame extends Frame {
   readonly stat: AgentStat
-  readonly bytes: Uint8Array
 }
 
+/** One follower of the hub: an SSE response (`SseSubscriber`) or an in-process subscription. */
 interface Subscriber {
   readonly filter: WalletFilter
-  /** At most one unsent frame per wallet (coalesced to the latest). */
-  readonly pending: Map<string, Frame>
-  heartbeat: boolean
-  wake: (() => void) | undefined
+  /** This poll's changes it follows (at most one per wallet, in poll order) and their bytes joined. */
+  send(frames: ReadonlyArray<StatFrame>, joined: Wire): void
+  /** The shared heartbeat tick. */
+  beat(): void
+  /** The hub shuts down. */
+  end(): void
 }
 
 /** What one read of a subscription yields: stats to send, and whether a heartbeat is due. */
@@ -84,6 +90,13 @@ export interface HubStats {
   readonly subscribers: number
   readonly polls: number
   readonly watchedWallets: number
+  /** SSE subscribers whose socket is full (waiting for `drain`), and the stats held back for them. */
+  readonly behind: number
+  readonly heldBack: number
+  /** Bytes written to SSE sockets that the kernel has not taken yet (all subscribers). */
+  readonly bufferedBytes: number
+  /** When the last subscriber left (ms since the epoch, sub-millisecond); benchmarks time cleanup with it. */
+  readonly emptiedAt: number | undefined
 }
 
 export class StatsHub extends Context.Service<StatsHub, {
@@ -91,10 +104,14 @@ export class StatsHub extends Context.Service<StatsHub, {
   parseFilter(wallets: string | undefined): Effect.Effect<WalletFilter, BadRequest>
   /** Fails when the hub is at capacity (checked before a response starts). */
   readonly admit: Effect.Effect<void, ServiceUnavailable>
-  /** Joins the hub for the life of the scope. */
+  /** Joins the hub for the life of the scope, read through `take` (in-process: tests, benchmarks). */
   subscribe(filter: WalletFilter): Effect.Effect<Subscription, ServiceUnavailable, Scope.Scope>
-  /** The SSE body for one client: a comment, the snapshot, then changes and heartbeats until it goes away. */
-  sse(filter: WalletFilter): Stream.Stream<Uint8Array, ServiceUnavailable>
+  /**
+   * Serves one SSE client on its node response: writes the head, `: connected`, `retry`
+   * and the snapshot, joins the fan-out, and completes when the response closes. Fails
+   * (before anything is written) when the hub is at capacity.
+   */
+  serve(filter: WalletFilter, res: SseResponse): Effect.Effect<void, ServiceUnavailable>
   readonly stats: Effect.Effect<HubStats>
   /** Runs one poll cycle now (tests, benchmarks); the shared poller calls the same. */
   readonly pollNow: Effect.Effect<void>
@@ -106,43 +123,87 @@ const sameStat = (a: AgentStat, b: AgentStat) =>
 
 /** SSE framing: `data:` events (no event name, as `HttpApiSchema.StreamSse({ data })` reads them). */
 const utf8 = new TextEncoder()
-const statFrame = (stat: AgentStat): Frame => ({ stat, bytes: utf8.encode(`data: ${JSON.stringify(stat)}\n\n`) })
-const heartbeatBytes = utf8.encode(": heartbeat\n\n")
+const statFrame = (key: string, stat: AgentStat): StatFrame => ({
+  key,
+  stat,
+  wire: new Wire(utf8.encode(`data: ${JSON.stringify(stat)}\n\n`))
+})
 
-export const renderBatch = (batch: Batch): string => {
-  let out = ""
-  for (const s of batch.stats) out += `data: ${JSON.stringify(s)}\n\n`
-  if (batch.heartbeat && out === "") out = ": heartbeat\n\n"
-  return out
+/** An in-process subscriber: at most one pending frame per wallet (newest wins), woken on news. */
+class LocalSubscriber implements Subscriber {
+  readonly pending = new Map<string, StatFrame>()
+  heartbeat = false
+  wake: (() => void) | undefined = undefined
+  constructor(readonly filter: WalletFilter) {}
+  get due(): boolean {
+    return this.pending.size > 0 || this.heartbeat
+  }
+  send(frames: ReadonlyArray<StatFrame>): void {
+    for (const f of frames) this.pending.set(f.key, f)
+    this.wakeUp()
+  }
+  beat(): void {
+    this.heartbeat = true
+    this.wakeUp()
+  }
+  end(): void {}
+  drain(): Batch {
+    const batch = { stats: [...this.pending.values()].map((f) => f.stat), heartbeat: this.heartbeat }
+    this.pending.clear()
+    this.heartbeat = false
+    return batch
+  }
+  private wakeUp(): void {
+    const w = this.wake
+    if (w !== undefined) {
+      this.wake = undefined
+      w()
+    }
+  }
 }
+
+const capacityError = () => new ServiceUnavailable({ message: "The stats stream is at capacity; retry shortly." })
 
 export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig) {
   const upstream = yield* MarketplaceUpstream
   const subscribers = new Set<Subscriber>()
   const allSubscribers = new Set<Subscriber>()
   const byWallet = new Map<string, Set<Subscriber>>()
+  const sockets = new Set<SseSubscriber<WalletFilter>>()
   const latest = new Map<string, AgentStat>()
   let leaderboard = new Set<string>()
   let polls = 0
+  let emptiedAt: number | undefined
 
-  const wakeUp = (s: Subscriber) => {
-    const w = s.wake
-    if (w !== undefined) {
-      s.wake = undefined
-      w()
+  /**
+   * One poll's changes to every subscriber, synchronously: the leaderboard frames are
+   * joined once and those same bytes go to every "all" subscriber; a named subscriber
+   * gets its wallets' frames (shared bytes when one, joined for it when several).
+   */
+  const deliver = (changed: ReadonlyArray<StatFrame>) => {
+    const inLeaderboard = changed.filter((f) => leaderboard.has(f.key))
+    if (inLeaderboard.length > 0 && allSubscribers.size > 0) {
+      const joined = joinFrames(inLeaderboard)
+      for (const s of allSubscribers) s.send(inLeaderboard, joined)
     }
-  }
-
-  const deliver = (stat: AgentStat, inLeaderboard: boolean) => {
-    const key = stat.walletAddress.toLowerCase()
-    const frame = statFrame(stat)
-    const push = (s: Subscriber) => {
-      s.pending.set(key, frame)
-      wakeUp(s)
+    if (byWallet.size === 0) return
+    if (changed.length === 1) {
+      const f = changed[0]!
+      const named = byWallet.get(f.key)
+      if (named !== undefined) for (const s of named) s.send(changed, f.wire)
+      return
     }
-    if (inLeaderboard) for (const s of allSubscribers) push(s)
-    const named = byWallet.get(key)
-    if (named !== undefined) for (const s of named) if (s.filter._tag === "Wallets") push(s)
+    const perSubscriber = new Map<Subscriber, Array<StatFrame>>()
+    for (const f of changed) {
+      const named = byWallet.get(f.key)
+      if (named === undefined) continue
+      for (const s of named) {
+        const frames = perSubscriber.get(s)
+        if (frames === undefined) perSubscriber.set(s, [f])
+        else frames.push(f)
+      }
+    }
+    for (const [s, frames] of perSubscriber) s.send(frames, joinFrames(frames))
   }
 
   const pollOnce: Effect.Effect<void> = Effect.gen(function*() {
@@ -164,29 +225,30 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
     for (const a of found) if (Option.isSome(a) && Option.isSome(a.value)) {
       fresh.set(a.value.value.walletAddress.toLowerCase(), a.value.value)
     }
+    const changed: Array<StatFrame> = []
     for (const [key, agent] of fresh) {
       const stat = toAgentStat(agent, asOf)
       const prev = latest.get(key)
       if (prev !== undefined && sameStat(prev, stat)) continue
       latest.set(key, stat)
-      deliver(stat, leaderboard.has(key))
+      changed.push(statFrame(key, stat))
     }
+    if (changed.length > 0) deliver(changed)
     // Forget what nobody follows any more, so the cache stays bounded too.
     for (const key of latest.keys()) if (!leaderboard.has(key) && !byWallet.has(key)) latest.delete(key)
     if (Option.isNone(top)) yield* Effect.logWarning("marketplace stats poll: leaderboard unavailable")
   }).pipe(Effect.withSpan("StatsHub.poll"))
 
   const heartbeat = Effect.sync(() => {
-    for (const s of subscribers) {
-      s.heartbeat = true
-      wakeUp(s)
-    }
+    for (const s of subscribers) s.beat()
   })
 
   yield* Effect.forkScoped(Effect.repeat(pollOnce, Schedule.spaced(config.pollInterval)))
   yield* Effect.forkScoped(
     Effect.repeat(Effect.delay(heartbeat, config.heartbeatInterval), Schedule.forever)
   )
+  // On shutdown, end the responses still open (the server interrupts their handlers first).
+  yield* Effect.addFinalizer(() => Effect.sync(() => [...sockets].forEach((s) => s.end())))
 
   const parseFilter = Effect.fn("StatsHub.parseFilter")(function*(wallets: string | undefined) {
     if (wallets === undefined || wallets.trim() === "") return { _tag: "All" } as WalletFilter
@@ -199,108 +261,109 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
     return { _tag: "Wallets", wallets: parts as ReadonlyArray<Address> } as WalletFilter
   })
 
-  const admit = Effect.suspend(() =>
-    subscribers.size >= config.maxSubscribers
-      ? Effect.fail(new ServiceUnavailable({ message: "The stats stream is at capacity; retry shortly." }))
-      : Effect.void
-  )
+  const full = () => subscribers.size >= config.maxSubscribers
 
-  const register = (filter: WalletFilter) =>
-    Effect.suspend(() => {
-      if (subscribers.size >= config.maxSubscribers) {
-        return Effect.fail(new ServiceUnavailable({ message: "The stats stream is at capacity; retry shortly." }))
-      }
-      const s: Subscriber = { filter, pending: new Map(), heartbeat: false, wake: undefined }
-      subscribers.add(s)
-      if (filter._tag === "All") allSubscribers.add(s)
-      else {
-        for (const w of filter.wallets) {
-          const key = w.toLowerCase()
-          let set = byWallet.get(key)
-          if (set === undefined) byWallet.set(key, set = new Set())
-          set.add(s)
-        }
-      }
-      return Effect.succeed(s)
-    })
+  const admit = Effect.suspend(() => (full() ? Effect.fail(capacityError()) : Effect.void))
 
-  const unregister = (s: Subscriber) =>
-    Effect.sync(() => {
-      subscribers.delete(s)
-      allSubscribers.delete(s)
-      if (s.filter._tag === "Wallets") {
-        for (const w of s.filter.wallets) {
-          const key = w.toLowerCase()
-          const set = byWallet.get(key)
-          if (set !== undefined) {
-            set.delete(s)
-            if (set.size === 0) byWallet.delete(key)
-          }
-        }
+  const add = (s: Subscriber) => {
+    subscribers.add(s)
+    if (s.filter._tag === "All") allSubscribers.add(s)
+    else {
+      for (const w of s.filter.wallets) {
+        const key = w.toLowerCase()
+        let set = byWallet.get(key)
+        if (set === undefined) byWallet.set(key, set = new Set())
+        set.add(s)
       }
-      s.pending.clear()
-      s.wake = undefined
-    })
-
-  /** Everything due for `s`, as the frames' own bytes (no copy); empties its pending set. */
-  const drainFrames = (s: Subscriber): ReadonlyArray<Uint8Array> => {
-    const out: Array<Uint8Array> = []
-    for (const f of s.pending.values()) out.push(f.bytes)
-    if (s.heartbeat && out.length === 0) out.push(heartbeatBytes)
-    s.pending.clear()
-    s.heartbeat = false
-    return out
+    }
   }
 
-  /** One frame is written as is (the shared bytes); several are joined for this subscriber. */
-  const joinFrames = (frames: ReadonlyArray<Uint8Array>): Uint8Array =>
-    frames.length === 1 ? frames[0]! : Buffer.concat(frames)
-
-  const drain = (s: Subscriber): Batch => {
-    const batch = { stats: [...s.pending.values()].map((f) => f.stat), heartbeat: s.heartbeat }
-    s.pending.clear()
-    s.heartbeat = false
-    return batch
+  const remove = (s: Subscriber) => {
+    if (!subscribers.delete(s)) return
+    if (subscribers.size === 0) emptiedAt = performance.timeOrigin + performance.now()
+    allSubscribers.delete(s)
+    if (s.filter._tag === "Wallets") {
+      for (const w of s.filter.wallets) {
+        const key = w.toLowerCase()
+        const set = byWallet.get(key)
+        if (set !== undefined) {
+          set.delete(s)
+          if (set.size === 0) byWallet.delete(key)
+        }
+      }
+    }
   }
-
-  const waitFor = <A>(s: Subscriber, read: (s: Subscriber) => A): Effect.Effect<A> =>
-    Effect.callback<A>((resume) => {
-      if (s.pending.size > 0 || s.heartbeat) return resume(Effect.succeed(read(s)))
-      s.wake = () => resume(Effect.sync(() => read(s)))
-      return Effect.sync(() => {
-        s.wake = undefined
-      })
-    })
-
-  const take = (s: Subscriber): Effect.Effect<Batch> => waitFor(s, drain)
 
   const snapshotOf = (filter: WalletFilter): ReadonlyArray<AgentStat> => {
     if (filter._tag === "All") return [...leaderboard].flatMap((w) => latest.get(w) ?? [])
     return filter.wallets.flatMap((w) => latest.get(w.toLowerCase()) ?? [])
   }
 
+  /** In-process subscriber (tests, benchmarks): pending frames read through `take`. */
   const subscribe = Effect.fn("StatsHub.subscribe")(function*(filter: WalletFilter) {
-    const s = yield* Effect.acquireRelease(register(filter), unregister)
-    return { take: take(s), snapshot: snapshotOf(filter) } satisfies Subscription
+    const s = new LocalSubscriber(filter)
+    yield* Effect.acquireRelease(
+      Effect.suspend(() => (full() ? Effect.fail(capacityError()) : Effect.sync(() => add(s)))),
+      () => Effect.sync(() => remove(s))
+    )
+    const take = Effect.callback<Batch>((resume) => {
+      if (s.due) return resume(Effect.succeed(s.drain()))
+      s.wake = () => resume(Effect.sync(() => s.drain()))
+      return Effect.sync(() => {
+        s.wake = undefined
+      })
+    })
+    return { take, snapshot: snapshotOf(filter) } satisfies Subscription
   })
 
-  // Each change is encoded once (in `deliver`) and the same bytes are written to every
-  // subscriber's socket; only the per-client snapshot at connect is rendered per client.
-  const sse = (filter: WalletFilter): Stream.Stream<Uint8Array, ServiceUnavailable> =>
-    Stream.unwrap(
-      Effect.map(Effect.acquireRelease(register(filter), unregister), (s) =>
-        Stream.concat(
-          Stream.make(utf8.encode(`: connected\nretry: 5000\n\n${renderBatch({ stats: snapshotOf(filter), heartbeat: false })}`)),
-          Stream.fromEffectRepeat(Effect.map(waitFor(s, drainFrames), joinFrames))
-        ))
-    )
+  const forget = (s: SseSubscriber<WalletFilter>) => {
+    remove(s)
+    sockets.delete(s)
+  }
+
+  /** Resumes when the response closes (client gone, or ended at shutdown). */
+  const closed = (res: SseResponse) =>
+    Effect.callback<void>((resume) => {
+      if (res.destroyed) return resume(Effect.void)
+      const done = () => resume(Effect.void)
+      res.on("close", done)
+      return Effect.sync(() => {
+        res.off("close", done)
+      })
+    })
+
+  // Registering, the head and the snapshot happen in one synchronous step, so no poll can
+  // fall between the snapshot and the first change. No fiber works for this subscriber
+  // afterwards: the poller writes to `res`, and the client going removes it at once.
+  const serve = (filter: WalletFilter, res: SseResponse): Effect.Effect<void, ServiceUnavailable> =>
+    Effect.suspend(() => {
+      if (res.destroyed) return Effect.void
+      if (full()) return Effect.fail(capacityError())
+      const s = new SseSubscriber(filter, res, forget)
+      add(s)
+      sockets.add(s)
+      let first = ": connected\nretry: 5000\n\n"
+      for (const stat of snapshotOf(filter)) first += `data: ${JSON.stringify(stat)}\n\n`
+      s.start(utf8.encode(first))
+      return closed(res)
+    })
 
   return StatsHub.of({
     parseFilter,
     admit,
     subscribe,
-    sse,
-    stats: Effect.sync(() => ({ subscribers: subscribers.size, polls, watchedWallets: byWallet.size })),
+    serve,
+    stats: Effect.sync(() => {
+      let behind = 0
+      let heldBack = 0
+      let bufferedBytes = 0
+      for (const s of sockets) {
+        if (s.isBehind) behind++
+        heldBack += s.pendingCount
+        bufferedBytes += s.buffered
+      }
+      return { subscribers: subscribers.size, polls, watchedWallets: byWallet.size, behind, heldBack, bufferedBytes, emptiedAt }
+    }),
     pollNow: pollOnce
   })
 })
