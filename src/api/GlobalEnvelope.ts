@@ -68,6 +68,10 @@ const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefi
   return match?.[1]
 }
 
+/** HTTP/1.1: a request without either header has no body (nothing for MaxBodySize to limit). */
+const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
+  request.headers["content-length"] !== undefined || request.headers["transfer-encoding"] !== undefined
+
 const isJson = (contentType: string | undefined) =>
   contentType !== undefined && /^application\/(.+\+)?json\b/i.test(contentType.trim())
 
@@ -233,9 +237,13 @@ const EdgeMiddleware = Effect.gen(function*() {
             return Effect.succeed(HttpServerResponse.empty({ status: 204, headers: { allow: allow.join(", ") } }))
           }
         }
-        return httpEffect.pipe(
-          Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-          Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBody),
+        // Each `provideService` copies the fiber's whole context (every service of the app),
+        // and a parked request (an open stream) keeps the copies: only what changes is provided.
+        const withRequest = request === original
+          ? httpEffect
+          : Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, request)
+        const limited = hasBody(request) ? Effect.provideService(withRequest, HttpIncomingMessage.MaxBodySize, maxBody) : withRequest
+        return limited.pipe(
           Effect.catchCause(renderUnlessInterrupted),
           Effect.flatMap(normalize)
         )
