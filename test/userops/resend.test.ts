@@ -67,4 +67,57 @@ describe("relay re-send", () => {
       )
       assert.deepStrictEqual(entries.map((e) => e.status), ["executed"])
     }).pipe(Effect.scoped), { timeout: 60_000 })
+
+  it.live("the sent mark lost after the bundler's answer (a killed process): no re-send while the lease holds, then one, settled once", () =>
+    Effect.gen(function*() {
+      const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
+      const context = yield* Layer.build(TestServerLive({
+        config: {
+          RELAY_RECONCILE_INTERVAL: "1 hour", // only the test's polls reconcile
+          RELAY_SEND_LEASE: "2 seconds",
+          FOLLOWER_INTERVAL: "0 seconds", // the relay alone must get it right
+          BUNDLER_RETRIES: "0"
+        },
+        chain: { bundlerUrl: proxy.url }
+      }))
+      const baseUrl = Context.get(context, TestServer).baseUrl
+      const sql = Context.get(context, SqlClient.SqlClient)
+      const key = generatePrivateKey()
+      const session = yield* signIn(baseUrl, privateKeyToAccount(key))
+      const api = yield* makeClient({ baseUrl, token: session.token })
+      const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
+      const submitted = yield* api.userops.submit({ payload: yield* signBuild(build, key) })
+      const row = sql<{ sent_at: Date | null; send_attempts: number; status: string }>`
+        SELECT sent_at, send_attempts, status FROM user_operations WHERE id = ${submitted.userOpId}`.pipe(
+        Effect.map((rows) => rows[0]!),
+        Effect.orDie
+      )
+      // The mark lands after the answer; then the test takes it back, as if the process had died
+      // before writing it: unsent, the first send's lease still held.
+      yield* row.pipe(
+        Effect.flatMap((r) => (r.sent_at !== null ? Effect.void : Effect.fail("not yet"))),
+        Effect.retry(Schedule.spaced(Duration.millis(50))),
+        Effect.timeout(Duration.seconds(10)),
+        Effect.orDie
+      )
+      yield* sql`UPDATE user_operations SET sent_at = NULL, send_lease_until = now() + interval '2 seconds'
+                 WHERE id = ${submitted.userOpId}`.pipe(Effect.orDie)
+      // The bundler denies knowing it (no receipt): only a send could settle it now.
+      proxy.setMode("receipt-null")
+      const during = yield* api.userops.get({ params: { userOpId: submitted.userOpId } })
+      assert.strictEqual(during.status, "submitted")
+      assert.strictEqual((yield* row).send_attempts, 1, "nothing is re-sent while the lease holds")
+
+      yield* Effect.sleep(Duration.millis(2200)) // the lease runs out
+      const after = yield* api.userops.get({ params: { userOpId: submitted.userOpId } })
+      assert.strictEqual((yield* row).send_attempts, 2, "sent again once")
+      // The re-send is refused (its nonce is used); the chain shows it executed.
+      assert.strictEqual(after.status, "included")
+      assert.strictEqual(after.outcome, "mined")
+      assert.deepStrictEqual(
+        (yield* auditEntriesOf(submitted.userOpId).pipe(Effect.provideService(SqlClient.SqlClient, sql))).map((e) => e.status),
+        ["executed"]
+      )
+      assert.isTrue((yield* api.accounts.getRules({ query: {} })).frozen)
+    }).pipe(Effect.scoped), { timeout: 60_000 })
 })
