@@ -75,6 +75,12 @@ interface TokensValue {
   readonly total: number
 }
 
+/** The request as cached and sent upstream: `search` trimmed, an empty one dropped. */
+const normalized = (raw: TokensRequest): TokensRequest => {
+  const search = raw.search?.trim()
+  return { ...raw, search: search === "" ? undefined : search }
+}
+
 const tokensKey = (q: TokensRequest) => JSON.stringify(["tokens", q.chain, q.sort, q.page, q.pageSize, q.search ?? null])
 
 const tokensResult = (q: TokensRequest, cached: Cached<TokensValue>): TokensResult => ({
@@ -133,8 +139,8 @@ export const LaunchpadNoDeps = Layer.effect(
     }
 
     const listTokens = Effect.fn("Launchpad.listTokens")(function*(raw: TokensRequest) {
-      const search = raw.search?.trim()
-      if (search !== undefined && search.length > maxSearchLength) {
+      const q = normalized(raw)
+      if (q.search !== undefined && q.search.length > maxSearchLength) {
         return yield* new BadRequest({
           message: `search is at most ${maxSearchLength} characters`,
           details: { parameter: "search", maxLength: maxSearchLength }
@@ -149,14 +155,12 @@ export const LaunchpadNoDeps = Layer.effect(
           details: { parameter: "page", maxMergeDepth: config.maxMergeDepth }
         })
       }
-      const q: TokensRequest = { ...raw, search: search === "" ? undefined : search }
       yield* Effect.annotateCurrentSpan({ chain: q.chain, sort: q.sort, page: q.page, pageSize: q.pageSize })
       return tokensResult(q, yield* tokensCache.get(tokensKey(q), fetchTokens(q)))
     })
 
     const freshTokens = (raw: TokensRequest) => {
-      const search = raw.search?.trim()
-      const q: TokensRequest = { ...raw, search: search === "" ? undefined : search }
+      const q = normalized(raw)
       return Effect.map(tokensCache.peek(tokensKey(q)), (hit) => (hit === undefined ? undefined : tokensResult(q, hit)))
     }
 
