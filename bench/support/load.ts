@@ -5,8 +5,9 @@
 import { Effect } from "effect"
 import { Worker } from "node:worker_threads"
 
-const loadWorker = `
-const { parentPort, workerData } = require("node:worker_threads")
+/** The load loop; `prelude` defines `workerData` and `parentPort` (a worker's, or a child process's stand-ins). */
+const loadScript = (prelude: string) => `
+${prelude}
 const http = require("node:http")
 const { url, seconds, concurrency } = workerData
 const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency })
@@ -37,7 +38,7 @@ export interface LoadResult {
 export const loadFor = (url: string, seconds: number, concurrency: number) =>
   Effect.promise(() =>
     new Promise<LoadResult>((resolve, reject) => {
-      const w = new Worker(loadWorker, { eval: true, workerData: { url, seconds, concurrency } })
+      const w = new Worker(loadScript(`const { parentPort, workerData } = require("node:worker_threads")`), { eval: true, workerData: { url, seconds, concurrency } })
       w.once("message", (m: LoadResult) => {
         void w.terminate()
         resolve(m)
@@ -54,8 +55,9 @@ export const loadFor = (url: string, seconds: number, concurrency: number) =>
 export const loadWithCpu = (url: string, seconds: number, concurrency: number) =>
   Effect.promise(async () => {
     const { spawn } = await import("node:child_process")
-    const script = loadWorker
-      .replace(`const { parentPort, workerData } = require("node:worker_threads")`, `const workerData = JSON.parse(process.argv[1]); const parentPort = { postMessage: (m) => process.stdout.write(JSON.stringify(m)) }`)
+    const script = loadScript(
+      `const workerData = JSON.parse(process.argv[1]); const parentPort = { postMessage: (m) => process.stdout.write(JSON.stringify(m)) }`
+    )
     const before = process.cpuUsage()
     const out = await new Promise<string>((resolve, reject) => {
       const child = spawn(process.execPath, ["-e", script, JSON.stringify({ url, seconds, concurrency })], { stdio: ["ignore", "pipe", "inherit"] })
