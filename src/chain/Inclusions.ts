@@ -173,7 +173,9 @@ export const findInclusion = async (
   userOpHash: Hash,
   lookback: bigint
 ): Promise<Inclusion | undefined> => {
-  const head = await client.getBlockNumber()
+  // Uncached: viem keeps a block number for its polling interval (4 s), and a stale head
+  // would hide an operation mined since, whose used nonce the caller may already have read.
+  const head = await client.getBlockNumber({ cacheTime: 0 })
   const from = head > lookback ? head - lookback : 0n
   const found = await inclusionsIn(client, entryPoint, from, head, { userOpHash })
   return found.at(-1)

@@ -140,7 +140,7 @@ export const ChainFollowerLive = Layer.effect(
     const pass = Effect.gen(function*() {
       const [lock] = yield* sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${ADVISORY_KEY}, ${chainId}) AS ok`
       if (lock?.ok !== true) return NONE
-      const head = (yield* rpc(() => client.getBlockNumber())) - BigInt(config.confirmations)
+      const head = (yield* rpc(() => client.getBlockNumber({ cacheTime: 0 }))) - BigInt(config.confirmations)
       let cursor = yield* readCursor
       if (cursor === undefined) {
         const start = Option.match(config.startBlock, { onNone: () => head, onSome: (n) => BigInt(n) - 1n })

@@ -33,18 +33,17 @@ export const chainVerdict = (
   lookback: bigint
 ): Effect.Effect<ChainVerdict> =>
   Effect.tryPromise(async (): Promise<ChainVerdict> => {
-    // The nonce first, then the logs: an operation mined between the two reads is then found
-    // by the second (the other order would see its nonce used and miss its event).
-    const next = await nextNonce(client, entryPoint, op.sender, op.nonce)
+    // What the chain says of the nonce and the account first, then the logs: an operation mined
+    // between the reads is then found by the last one (the other order would see its nonce used,
+    // or the account it deploys existing, and miss its event).
+    const [next, code] = await Promise.all([
+      nextNonce(client, entryPoint, op.sender, op.nonce),
+      op.factory !== undefined && op.factory !== null ? client.getCode({ address: op.sender }) : Promise.resolve(undefined)
+    ])
     const inclusion = await findInclusion(client, entryPoint, userOpHash, lookback)
     if (inclusion !== undefined) return { _tag: "Included", inclusion }
     if (next > op.nonce) return { _tag: "Final", why: "its nonce was used by another operation" }
-    if (op.factory !== undefined && op.factory !== null) {
-      const code = await client.getCode({ address: op.sender })
-      if (code !== undefined && code !== "0x") {
-        return { _tag: "Final", why: "it deploys an account that already exists" }
-      }
-    }
+    if (code !== undefined && code !== "0x") return { _tag: "Final", why: "it deploys an account that already exists" }
     return { _tag: "Open" }
   }).pipe(
     Effect.catch((e) => Effect.succeed<ChainVerdict>({ _tag: "Unknown", error: String(e.cause ?? e).slice(0, 300) })),
