@@ -19,7 +19,7 @@ import { Effect, Layer, Logger, Redacted, References } from "effect"
 import { SqlClient } from "effect/sql"
 import { AuditChain } from "../src/audit/AuditChain.ts"
 import { runMigrations } from "../src/db/Database.ts"
-import { startPostgres } from "./support/processes.ts"
+import { startPostgres, treeCpuMicros } from "./support/processes.ts"
 import { report, spread } from "./support/results.ts"
 
 const seconds = Number(process.argv[2] ?? 2)
@@ -34,6 +34,14 @@ interface Phase {
   readonly name: string
   readonly ops: number
   readonly perSecond: number
+  /** CPU per operation (µs): this process and, when embedded, PostgreSQL's processes. */
+  readonly cpuPerOp: number
+}
+
+/** CPU used so far (µs) by this process and by the embedded PostgreSQL (unknown under DATABASE_URL). */
+const cpuNow = () => {
+  const own = process.cpuUsage()
+  return { node: own.user + own.system, pg: pg === undefined ? 0 : treeCpuMicros(pg.pid) }
 }
 
 const program = Effect.gen(function*() {
@@ -61,6 +69,7 @@ const program = Effect.gen(function*() {
       yield* Effect.forEach(Array.from({ length: writers }), () => sql`SELECT 1`, { concurrency: "unbounded" })
       const end = Date.now() + forSeconds * 1000
       const started = Date.now()
+      const cpu0 = cpuNow()
       const counts = yield* Effect.forEach(
         Array.from({ length: writers }, (_, w) => w),
         (w) =>
@@ -76,8 +85,15 @@ const program = Effect.gen(function*() {
       )
       const elapsed = (Date.now() - started) / 1000
       const ops = counts.reduce((a, b) => a + b, 0)
-      const result: Phase = { name, ops, perSecond: ops / elapsed }
-      console.log(`${name.padEnd(50)} ${result.perSecond.toFixed(0).padStart(8)} /s  (${ops} in ${elapsed.toFixed(1)} s)`)
+      const cpu1 = cpuNow()
+      const node = (cpu1.node - cpu0.node) / ops
+      const db = (cpu1.pg - cpu0.pg) / ops
+      const result: Phase = { name, ops, perSecond: ops / elapsed, cpuPerOp: node + db }
+      console.log(
+        `${name.padEnd(50)} ${result.perSecond.toFixed(0).padStart(8)} /s  (${ops} in ${elapsed.toFixed(1)} s)  CPU/op ${
+          node.toFixed(0).padStart(4)
+        } µs node + ${db.toFixed(0).padStart(4)} µs pg`
+      )
       return result
     })
 
@@ -106,6 +122,9 @@ const program = Effect.gen(function*() {
   const r1: Array<number> = []
   const r64: Array<number> = []
   const rHot: Array<number> = []
+  // CPU per operation, plain over audit: what the throughput ratio tends to when both sides are CPU-bound.
+  const c1: Array<number> = []
+  const c64: Array<number> = []
   for (let round = 1; round <= rounds; round++) {
     // Alternate which side goes first, so drift on a shared machine hits both alike.
     const first = round % 2 === 1
@@ -122,6 +141,8 @@ const program = Effect.gen(function*() {
     const hot64 = yield* phase(`#${round} audit append, 64 writers, 1 account`, 64, append(`hot${round}`, () => accounts[1]!))
     r1.push(audit1.perSecond / plain1.perSecond)
     r64.push(audit64.perSecond / plain64.perSecond)
+    c1.push(plain1.cpuPerOp / audit1.cpuPerOp)
+    c64.push(plain64.cpuPerOp / audit64.cpuPerOp)
     rHot.push(hot64.perSecond / plain64.perSecond)
   }
 
@@ -138,6 +159,12 @@ const program = Effect.gen(function*() {
   summary("1 writer", r1, 0.8)
   summary("64 writers, 64 accounts", r64, 0.8)
   summary("64 writers, 1 account", rHot, 0.5)
+  if (pg !== undefined) {
+    for (const [name, ratios] of [["1 writer", c1], ["64 writers, 64 accounts", c64]] as const) {
+      const s = spread(ratios)
+      console.log(`CPU per op, plain/audit, ${name.padEnd(24)} median ${s.median.toFixed(2)}  (min ${s.min.toFixed(2)}, max ${s.max.toFixed(2)})`)
+    }
+  }
 
   // Leave a shared database as it was.
   yield* sql`DELETE FROM audit_entries WHERE account_id IN ${sql.in(accounts)}`

@@ -13,6 +13,8 @@ export const startPostgres = async () => {
   const pg = await Effect.runPromise(startEmbeddedPostgres({ databaseDir }).pipe(Scope.provide(scope)))
   return {
     url: `postgres://${pg.user}:${pg.password}@${pg.host}:${pg.port}/postgres`,
+    /** The postmaster's process id (the first line of its pid file). */
+    pid: Number(fs.readFileSync(path.join(databaseDir, "postmaster.pid"), "utf8").split("\n")[0]),
     stop: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
       fs.rmSync(databaseDir, { recursive: true, force: true })
@@ -67,4 +69,25 @@ export const cpuMicros = (child: ChildProcess, script: string): number =>
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
     return sum + ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
+  }, 0)
+
+/** The children of a process, from /proc (Linux). */
+const childrenOf = (pid: number): Array<number> =>
+  fs.readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+    fs.readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number)
+  )
+
+/**
+ * CPU time (µs, nanosecond-precise from `schedstat`) used so far by a process and its
+ * living children: PostgreSQL's postmaster and its backends, say. Time of children that
+ * have exited is not counted, so measure over an interval in which none come or go (a
+ * warmed connection pool).
+ */
+export const treeCpuMicros = (pid: number): number =>
+  [pid, ...childrenOf(pid)].reduce((sum, p) => {
+    try {
+      return sum + Number(fs.readFileSync(`/proc/${p}/schedstat`, "utf8").split(" ")[0]) / 1000
+    } catch {
+      return sum
+    }
   }, 0)

@@ -25,6 +25,7 @@ import auditRecipient from "./0184_audit_recipient.ts"
 import chainFollower from "./0185_chain_follower.ts"
 import anchorEntriesRoot from "./0190_anchor_entries_root.ts"
 import auditAppendMany from "./0191_audit_append_many.ts"
+import auditEntryIndexes from "./0192_audit_entry_indexes.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -47,5 +48,6 @@ export const migrations = Migrator.fromRecord({
   "0184_audit_recipient": auditRecipient,
   "0185_chain_follower": chainFollower,
   "0190_anchor_entries_root": anchorEntriesRoot,
-  "0191_audit_append_many": auditAppendMany
+  "0191_audit_append_many": auditAppendMany,
+  "0192_audit_entry_indexes": auditEntryIndexes
 })
