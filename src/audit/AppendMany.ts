@@ -1,8 +1,9 @@
 /**
- * The batched append statement (docs/audit-log.md, "Group commit"): several entries of one
+ * The batched append statements (docs/audit-log.md, "Group commit"): several entries of one
  * account in ONE call of `audit_append_many` (migration 0191), which locks the head once,
- * chains them in order exactly as `audit_append` chains one, and answers one row per entry.
- * `AuditChain.ts` decides when to use it and turns the rows into results.
+ * chains them in order exactly as `audit_append` chains one, and answers one row per entry;
+ * entries of several accounts in ONE call of `audit_append_accounts` (migration 0193), one
+ * `audit_append_many` per account. `AuditChain.ts` decides which and turns rows into results.
  */
 import { Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -25,6 +26,9 @@ const ManyRow = Schema.Struct({
   hash: Schema.NullOr(Schema.String),
   existing_id: Schema.NullOr(Schema.String)
 })
+/** One row of either batch function. */
+export type BatchRow = typeof ManyRow.Type
+
 const decodeManyRows = Schema.decodeUnknownEffect(Schema.Array(ManyRow))
 
 /**
@@ -35,6 +39,25 @@ const decodeManyRows = Schema.decodeUnknownEffect(Schema.Array(ManyRow))
 export const pgArray = (values: ReadonlyArray<string | number | null>): string =>
   `{${values.map((v) => v === null ? "NULL" : `"${String(v).replace(/["\\]/g, (c) => `\\${c}`)}"`).join(",")}}`
 
+/** The entry columns of `batch`, one array literal each, in the order both batch functions take them. */
+const columns = (batch: ReadonlyArray<Prepared>): Array<string> => {
+  const column = (f: (p: Prepared) => string | number | null) => pgArray(batch.map(f))
+  return [
+    column((p) => p.record.id), column((p) => p.record.operationId), column((p) => p.record.declineId),
+    column((p) => p.occurredAt.toISOString()), column((p) => p.record.actor), column((p) => p.record.action),
+    column((p) => p.record.amount), column((p) => p.record.token), column((p) => p.record.chain),
+    column((p) => p.record.chainId), column((p) => p.record.status), column((p) => p.record.declineReason),
+    column((p) => p.record.provenance), column((p) => p.record.txHash), column((p) => p.record.delegationId),
+    column((p) => p.record.recipient), column((p) => p.parts[0]!), column((p) => p.parts[1]!),
+    column((p) => p.parts[2]!), column((p) => p.parts[3]!)
+  ]
+}
+
+const checked = (rows: ReadonlyArray<BatchRow>, entries: number, fn: string) =>
+  rows.length === entries && rows.every((row, i) => row.ord === i + 1)
+    ? Effect.succeed(rows)
+    : Effect.die(new Error(`${fn} answered ${rows.length} rows for ${entries} entries`))
+
 /**
  * Runs `audit_append_many` for `batch` (entries of `accountId`, in chain order) and returns
  * its rows, one per entry, in order. Each column goes as one array literal, bound untyped
@@ -42,24 +65,33 @@ export const pgArray = (values: ReadonlyArray<string | number | null>): string =
  * needs no element type, which a typed array parameter would). Runs on its own: never in
  * a caller's transaction (AuditChain only batches appends made outside one).
  */
-export const appendManyRows = (sql: SqlClient.SqlClient, accountId: string, batch: ReadonlyArray<Prepared>) =>
-  Effect.gen(function*() {
-    const column = (f: (p: Prepared) => string | number | null) => pgArray(batch.map(f))
-    const rows = yield* sql`SELECT ord, chain_index, audit_nonce, prev_hash, hash, existing_id FROM audit_append_many(
-      ${accountId}, ${GENESIS_HASH}, ${column((p) => p.record.id)}, ${column((p) => p.record.operationId)},
-      ${column((p) => p.record.declineId)}, ${column((p) => p.occurredAt.toISOString())},
-      ${column((p) => p.record.actor)}, ${column((p) => p.record.action)}, ${column((p) => p.record.amount)},
-      ${column((p) => p.record.token)}, ${column((p) => p.record.chain)}, ${column((p) => p.record.chainId)},
-      ${column((p) => p.record.status)}, ${column((p) => p.record.declineReason)},
-      ${column((p) => p.record.provenance)}, ${column((p) => p.record.txHash)},
-      ${column((p) => p.record.delegationId)}, ${column((p) => p.record.recipient)},
-      ${column((p) => p.parts[0]!)}, ${column((p) => p.parts[1]!)}, ${column((p) => p.parts[2]!)},
-      ${column((p) => p.parts[3]!)})`.pipe(Effect.flatMap(decodeManyRows))
-    if (rows.length !== batch.length || rows.some((row, i) => row.ord !== i + 1)) {
-      return yield* Effect.die(new Error(`audit_append_many answered ${rows.length} rows for ${batch.length} entries`))
-    }
-    return rows
-  })
+export const appendManyRows = (sql: SqlClient.SqlClient, accountId: string, batch: ReadonlyArray<Prepared>) => {
+  const c = columns(batch)
+  return sql`SELECT ord, chain_index, audit_nonce, prev_hash, hash, existing_id FROM audit_append_many(
+      ${accountId}, ${GENESIS_HASH}, ${c[0]!}, ${c[1]!}, ${c[2]!}, ${c[3]!}, ${c[4]!}, ${c[5]!}, ${c[6]!}, ${c[7]!},
+      ${c[8]!}, ${c[9]!}, ${c[10]!}, ${c[11]!}, ${c[12]!}, ${c[13]!}, ${c[14]!}, ${c[15]!}, ${c[16]!}, ${c[17]!},
+      ${c[18]!}, ${c[19]!})`.pipe(
+    Effect.flatMap(decodeManyRows),
+    Effect.flatMap((rows) => checked(rows, batch.length, "audit_append_many"))
+  )
+}
+
+/**
+ * Runs `audit_append_accounts` (migration 0193) for `batch`: entries of several accounts,
+ * each account's contiguous and in chain order, the accounts in ascending order. One row
+ * per entry, in order. A head lock not granted within `lockTimeout` fails the statement
+ * (nothing of it is written).
+ */
+export const appendAccountsRows = (sql: SqlClient.SqlClient, batch: ReadonlyArray<Prepared>, lockTimeout: string) => {
+  const c = columns(batch)
+  return sql`SELECT ord, chain_index, audit_nonce, prev_hash, hash, existing_id FROM audit_append_accounts(
+      ${pgArray(batch.map((p) => p.record.accountId))}, ${GENESIS_HASH}, ${c[0]!}, ${c[1]!}, ${c[2]!}, ${c[3]!},
+      ${c[4]!}, ${c[5]!}, ${c[6]!}, ${c[7]!}, ${c[8]!}, ${c[9]!}, ${c[10]!}, ${c[11]!}, ${c[12]!}, ${c[13]!},
+      ${c[14]!}, ${c[15]!}, ${c[16]!}, ${c[17]!}, ${c[18]!}, ${c[19]!}, ${lockTimeout})`.pipe(
+    Effect.flatMap(decodeManyRows),
+    Effect.flatMap((rows) => checked(rows, batch.length, "audit_append_accounts"))
+  )
+}
 
 /** The innermost error's message (PostgreSQL's own words, under the driver's wrappers). */
 export const rootMessage = (error: unknown): string => {

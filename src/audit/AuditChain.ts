@@ -5,24 +5,24 @@
  * `SELECT … FROM audit_append(…)` (migrations 0110, 0184): the entry and the state change
  * it records commit together or not at all, and it is never batched with other appends.
  *
- * Outside a transaction, appends group-commit per account (`AppendQueue.ts`; docs/audit-log.md,
- * "Group commit"): an append on an idle account runs `audit_append` at once and commits
- * alone; appends arriving while one is in flight on the same account queue (FIFO) and
- * then go out together, up to `MAX_BATCH`, in ONE statement, `audit_append_many(…)`
- * (migration 0191), that locks the head once, chains them in order and answers one
- * result per entry (so a duplicate fails alone). If PostgreSQL refuses the batch
- * statement as a whole, its entries are written again one statement each.
+ * Outside a transaction, appends group-commit (`GroupCommit.ts`; docs/audit-log.md, "Group
+ * commit"): appends arriving while one is in flight on the same account queue (FIFO) and go
+ * out together, and such batches of different accounts waiting at the same time go out in
+ * ONE statement, `audit_append_accounts(…)` (migrations 0191, 0193), that locks each head
+ * once, chains each account's entries in order and answers one result per entry (so a
+ * duplicate fails alone). If PostgreSQL refuses the statement as a whole, or one head is
+ * held too long by someone else, each account's entries are written on their own.
  *
  * Either way appends on one account serialize on that account's `audit_heads` row
- * (`SELECT ... FOR UPDATE`); appends on different accounts touch different rows, have
- * different queues and never wait on each other. The database refuses a second entry for
+ * (`SELECT ... FOR UPDATE`); a statement locks the heads of several accounts in ascending
+ * order of their ids. The database refuses a second entry for
  * the same operation (or decline id): `append` reports it as `AuditDuplicate` and writes
  * nothing.
  *
  * Callers run at PostgreSQL's default READ COMMITTED isolation: the head row read
  * after the lock is then the latest committed one.
  */
-import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Data, Effect, Exit, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import {
   type AuditRecord,
@@ -35,9 +35,9 @@ import {
   type VerifyResult
 } from "./Chain.ts"
 import { type AnchoredPoint, checkAnchored } from "./Anchored.ts"
-import { appendManyRows, type Prepared, rootMessage } from "./AppendMany.ts"
+import type { Prepared } from "./AppendMany.ts"
 import { entryColumns, EntryRow, fromRow } from "./EntryRow.ts"
-import * as AppendQueue from "./AppendQueue.ts"
+import * as GroupCommit from "./GroupCommit.ts"
 
 /** Outcomes an entry records. `executed` entries are the ones that get an audit nonce. */
 export type AuditStatus = "executed" | "declined" | "failed" | "reorged"
@@ -169,14 +169,13 @@ const prepare = (input: AppendInput, now: number): Prepared | string => {
   return { record, occurredAt: new Date(now), parts: encodingAroundHead(record) }
 }
 
-/** Most entries one batched statement writes (docs/audit-log.md, "Group commit"). */
-export const MAX_BATCH = 64
+export { BATCH_LOCK_TIMEOUT, MAX_BATCH } from "./GroupCommit.ts"
 
 export class AuditChain extends Context.Service<AuditChain, {
   /**
    * Appends one entry to its account's chain: inside the caller's transaction when one is
-   * open, otherwise committed on its own or with other appends of the account waiting at
-   * the same time (group commit).
+   * open, otherwise committed on its own or with other appends waiting at the same time
+   * (group commit).
    */
   readonly append: (input: AppendInput) => Effect.Effect<StoredEntry, AuditDuplicate>
   /** Every entry of an account's chain, in chain order. */
@@ -218,13 +217,18 @@ export class AuditChain extends Context.Service<AuditChain, {
           Schema.String, Schema.String, Schema.NullOr(Schema.Number), Schema.NullOr(Schema.String), Schema.String,
           Schema.Number, Schema.String, Schema.NullOr(Schema.String), Schema.String, Schema.NullOr(Schema.String),
           Schema.NullOr(Schema.String), Schema.NullOr(Schema.String), Schema.String, Schema.String, Schema.String,
-          Schema.String, Schema.String
+          Schema.String, Schema.String, Schema.NullOr(Schema.String)
         ]),
         Result: AppendedRow,
+        // The last element, when set, is a lock timeout for the head (`audit_append_timed`).
         execute: (a) =>
-          sql`SELECT chain_index, audit_nonce, prev_hash, hash FROM audit_append(${a[0]}, ${a[1]}, ${a[2]}, ${a[3]},
+          a[22] === null
+            ? sql`SELECT chain_index, audit_nonce, prev_hash, hash FROM audit_append(${a[0]}, ${a[1]}, ${a[2]}, ${a[3]},
             ${a[4]}, ${a[5]}, ${a[6]}, ${a[7]}, ${a[8]}, ${a[9]}, ${a[10]}, ${a[11]}, ${a[12]}, ${a[13]}, ${a[14]},
             ${a[15]}, ${a[16]}, ${a[17]}, ${a[18]}, ${a[19]}, ${a[20]}, ${a[21]})`
+            : sql`SELECT chain_index, audit_nonce, prev_hash, hash FROM audit_append_timed(${a[0]}, ${a[1]}, ${a[2]},
+            ${a[3]}, ${a[4]}, ${a[5]}, ${a[6]}, ${a[7]}, ${a[8]}, ${a[9]}, ${a[10]}, ${a[11]}, ${a[12]}, ${a[13]},
+            ${a[14]}, ${a[15]}, ${a[16]}, ${a[17]}, ${a[18]}, ${a[19]}, ${a[20]}, ${a[21]}, ${a[22]})`
       })
 
       /** The stored entry, from what the head gave the prepared record. */
@@ -251,14 +255,15 @@ export class AuditChain extends Context.Service<AuditChain, {
 
       /**
        * One entry, one statement (`audit_append`): one more statement of the caller's
-       * transaction when one is open, committed alone otherwise.
+       * transaction when one is open, committed alone otherwise. With `lockTimeout`, the
+       * statement gives up (an `SqlError`, nothing written) if the head is not granted in time.
        */
-      const appendOne = (p: Prepared): Effect.Effect<StoredEntry, AuditDuplicate> => {
+      const appendOneWithin = (p: Prepared, lockTimeout: string | null) => {
         const r = p.record
         return appendRow([
           r.id, r.accountId, r.operationId, r.declineId, p.occurredAt, r.actor, r.action, r.amount, r.token, r.chain,
           r.chainId, r.status, r.declineReason, r.provenance, r.txHash, r.delegationId, r.recipient, GENESIS_HASH,
-          p.parts[0]!, p.parts[1]!, p.parts[2]!, p.parts[3]!
+          p.parts[0]!, p.parts[1]!, p.parts[2]!, p.parts[3]!, lockTimeout
         ]).pipe(
           Effect.flatMap((rows) => {
             const written = rows[0]
@@ -269,45 +274,25 @@ export class AuditChain extends Context.Service<AuditChain, {
               (other) => duplicate(p, Option.isSome(other) ? other.value.id : null)
             )
           }),
-          Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die })
+          Effect.catchTag("SchemaError", Effect.die)
         )
       }
+      const appendOne = (p: Prepared): Effect.Effect<StoredEntry, AuditDuplicate> =>
+        appendOneWithin(p, null).pipe(Effect.catchTag("SqlError", Effect.die))
 
-      /** Entries of one account in one statement (`AppendMany.ts`): one result per entry. */
-      const appendMany = (accountId: string, batch: ReadonlyArray<Prepared>) =>
-        Effect.gen(function*() {
-          const rows = yield* appendManyRows(sql, accountId, batch)
-          return yield* Effect.forEach(batch, (p, i) => {
-            const row = rows[i]!
-            return Effect.exit(
-              row.chain_index !== null && row.prev_hash !== null && row.hash !== null
-                ? finish(p, { chain_index: row.chain_index, audit_nonce: row.audit_nonce, prev_hash: row.prev_hash, hash: row.hash })
-                : duplicate(p, row.existing_id)
-            )
-          })
-        })
-
-      /**
-       * What the queue's writer runs for the entries of one account that arrived together.
-       * If the batch statement fails as a whole (one entry PostgreSQL refuses: nothing of the
-       * batch was written, it ran in its own transaction), the entries are written again one
-       * statement each, in order, so only the bad entry fails.
-       */
-      const writeBatch = (accountId: string, batch: ReadonlyArray<Prepared>) =>
-        batch.length === 1
-          ? Effect.map(Effect.exit(appendOne(batch[0]!)), (exit) => [exit])
-          : appendMany(accountId, batch).pipe(
-            Effect.withSpan("AuditChain.appendBatch", { attributes: { accountId, entries: batch.length } }),
-            Effect.catchTag("SqlError", (error) =>
-              Effect.logWarning(
-                `AuditChain: a batch of ${batch.length} entries was refused (${rootMessage(error)}); writing them one by one`
-              ).pipe(
-                Effect.andThen(Effect.forEach(batch, (p) => Effect.exit(appendOne(p))))
-              )),
-            Effect.catchTag("SchemaError", Effect.die)
-          )
-
-      const queue = yield* AppendQueue.make({ maxBatch: MAX_BATCH, write: writeBatch, writeOne: (_, p) => appendOne(p) })
+      const groupCommit = yield* GroupCommit.make({
+        sql,
+        appendOne,
+        appendOneWithin: (p, lockTimeout) =>
+          appendOneWithin(p, lockTimeout).pipe(
+            Effect.map(Exit.succeed),
+            Effect.catchTag("AuditDuplicate", (e) => Effect.succeed(Exit.fail(e)))
+          ),
+        result: (p, row) =>
+          row.chain_index !== null && row.prev_hash !== null && row.hash !== null
+            ? finish(p, { chain_index: row.chain_index, audit_nonce: row.audit_nonce, prev_hash: row.prev_hash, hash: row.hash })
+            : duplicate(p, row.existing_id)
+      })
 
       const append = Effect.fn("AuditChain.append")(function*(input: AppendInput) {
         const prepared = prepare(input, yield* Clock.currentTimeMillis)
@@ -316,7 +301,7 @@ export class AuditChain extends Context.Service<AuditChain, {
         // Inside the caller's transaction the entry commits (or rolls back) with it: never
         // batched with others. Otherwise it joins the account's group commit.
         const inTransaction = Option.isSome(yield* Effect.serviceOption(sql.transactionService))
-        return yield* inTransaction ? appendOne(prepared) : queue.submit(input.accountId, prepared)
+        return yield* inTransaction ? appendOne(prepared) : groupCommit(prepared)
       })
 
       const entries = Effect.fn("AuditChain.entries")(function*(accountId: string) {

@@ -26,6 +26,7 @@ import chainFollower from "./0185_chain_follower.ts"
 import anchorEntriesRoot from "./0190_anchor_entries_root.ts"
 import auditAppendMany from "./0191_audit_append_many.ts"
 import auditEntryIndexes from "./0192_audit_entry_indexes.ts"
+import auditAppendAccounts from "./0193_audit_append_accounts.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -49,5 +50,6 @@ export const migrations = Migrator.fromRecord({
   "0185_chain_follower": chainFollower,
   "0190_anchor_entries_root": anchorEntriesRoot,
   "0191_audit_append_many": auditAppendMany,
-  "0192_audit_entry_indexes": auditEntryIndexes
+  "0192_audit_entry_indexes": auditEntryIndexes,
+  "0193_audit_append_accounts": auditAppendAccounts
 })
