@@ -140,6 +140,20 @@ try {
     ]
     for (let k = 0; k < 3; k++) await runs[(i + k) % 3]!()
   }
+  // The floor of one HTTP hop each way: the service's cheapest endpoint (no database) and
+  // the bundler's cheapest method, alternating, plain fetch.
+  const hopMs: Array<number> = []
+  const bundlerHopMs: Array<number> = []
+  for (let i = 0; i < 200; i++) {
+    hopMs.push(await time(() => fetch(`${baseUrl}/health/live`).then((r) => r.text())))
+    bundlerHopMs.push(await time(() =>
+      fetch(network.bundlerUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] })
+      }).then((r) => r.text())
+    ))
+  }
   const row = (name: string, xs: ReadonlyArray<number>) =>
     `${name.padEnd(36)} p50 ${quantile(xs, 0.5).toFixed(1).padStart(7)} ms   p90 ${quantile(xs, 0.9).toFixed(1).padStart(7)} ms`
   const relay50 = quantile(relayMs, 0.5)
@@ -150,6 +164,8 @@ try {
   console.log(row("eth_sendUserOperation (Alto direct)", bundlerMs))
   console.log(`difference (p50): ${(relay50 - bundler50).toFixed(1)} ms   ratio (p50): ${(relay50 / bundler50).toFixed(2)}`)
   console.log(`difference (p50), plain fetch: ${(quantile(plainMs, 0.5) - bundler50).toFixed(1)} ms`)
+  console.log(`one hop, plain fetch: GET /health/live p50 ${quantile(hopMs.slice(20), 0.5).toFixed(2)} ms, ` +
+    `bundler eth_chainId p50 ${quantile(bundlerHopMs.slice(20), 0.5).toFixed(2)} ms`)
   // Spread: the p50 difference within each third of the (alternating) run.
   const third = Math.max(1, Math.floor(relayMs.length / 3))
   const diffs = [0, 1, 2].map((k) => {
@@ -166,6 +182,22 @@ try {
     goal: "≤ +3 ms",
     met: relay50 - bundler50 <= 3,
     spread: s
+  })
+  // The same request as the direct call makes it (plain fetch, JSON.stringify): the
+  // service's overhead without the typed client's own Schema work on the client side.
+  const plain50 = quantile(plainMs, 0.5)
+  const plainDiffs = [0, 1, 2].map((k) => {
+    const slice = (xs: ReadonlyArray<number>) => xs.slice(k * third, k === 2 ? xs.length : (k + 1) * third)
+    return quantile(slice(plainMs), 0.5) - quantile(slice(bundlerMs), 0.5)
+  })
+  report({
+    path: "POST /userops p50, plain fetch (relay over bundler)",
+    service: plain50,
+    baseline: bundler50,
+    unit: "ms",
+    goal: "(reference)",
+    met: plain50 - bundler50 <= 3,
+    spread: spread(plainDiffs)
   })
   if (receiver !== undefined) {
     await new Promise((r) => setTimeout(r, 1500)) // the exporter's batch delay
