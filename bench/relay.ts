@@ -4,6 +4,10 @@
  * `eth_sendUserOperation` for the same kind of operation (a sponsored account freeze of
  * a fresh, counterfactual account, built by the service and signed with viem), in the
  * same run, alternating one of each. Prints medians, p90, the difference and the ratio.
+ * The goal's figure is the project's typed client (Schema on both ends); the same request
+ * with plain `fetch` (as the direct call is made) is printed beside it. With RELAY_SPANS=1
+ * it also prints where each span lies within the server span, and how much of each
+ * request's time is outside the server span (the client and the HTTP hop).
  *
  *   npx tsx bench/relay.ts                 (about 30 s; loopback only)
  *   ITERATIONS=40 npx tsx bench/relay.ts
@@ -65,13 +69,17 @@ const prepare = () =>
     const signature = yield* Effect.promise(() =>
       privateKeyToAccount(key).signTypedData(build.typedData as Eip712TypedData as never)
     )
-    return { api, op: { ...build.userOp, signature } as UserOperation }
+    return { api, token: session.token, op: { ...build.userOp, signature } as UserOperation }
   }))
 
-const time = async (f: () => Promise<unknown>) => {
+/** Wall-clock start and end (ms since the epoch) of every POST /userops, in the order sent. */
+const relayWindows: Array<{ start: number; end: number; kind: string }> = []
+const time = async (f: () => Promise<unknown>, window?: Array<{ start: number; end: number; kind: string }>, kind = "") => {
   const start = performance.now()
   await f()
-  return performance.now() - start
+  const end = performance.now()
+  window?.push({ start: performance.timeOrigin + start, end: performance.timeOrigin + end, kind })
+  return end - start
 }
 
 const sendDirect = async (op: UserOperation) => {
@@ -89,6 +97,17 @@ const sendDirect = async (op: UserOperation) => {
   if (body.result === undefined) throw new Error(`bundler refused: ${body.error?.message}`)
 }
 
+/** The same `POST /userops` with plain `fetch` and `JSON.stringify`, as the direct call is made. */
+const submitPlain = async (token: string, op: UserOperation) => {
+  const res = await fetch(`${baseUrl}/userops`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify(op)
+  })
+  const body = (await res.json()) as { status?: string; reason?: string }
+  if (res.status >= 300 || body.status === "failed") throw new Error(`relay: ${res.status} ${JSON.stringify(body)}`)
+}
+
 const quantile = (xs: ReadonlyArray<number>, q: number) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!
@@ -96,20 +115,44 @@ const quantile = (xs: ReadonlyArray<number>, q: number) => {
 
 try {
   const relayMs: Array<number> = []
+  const plainMs: Array<number> = []
   const bundlerMs: Array<number> = []
-  // One warm-up pair (JIT, pools), then alternate one of each.
+  // One warm-up round (JIT, pools), then one of each per round, the order rotating.
   for (let i = 0; i <= iterations; i++) {
-    const [viaRelay, direct] = [await prepare(), await prepare()]
-    const r = await time(() =>
-      Effect.runPromise(viaRelay.api.userops.submit({ payload: viaRelay.op }).pipe(
-        Effect.tap((receipt) => receipt.status === "failed" ? Effect.die(new Error(`relay: ${receipt.reason}`)) : Effect.void)
-      ))
-    )
-    const b = await time(() => sendDirect(direct.op))
-    if (i > 0) {
-      relayMs.push(r)
-      bundlerMs.push(b)
-    }
+    const [viaRelay, viaPlain, direct] = [await prepare(), await prepare(), await prepare()]
+    const runs = [
+      async () => {
+        const r = await time(() =>
+          Effect.runPromise(viaRelay.api.userops.submit({ payload: viaRelay.op }).pipe(
+            Effect.tap((receipt) => receipt.status === "failed" ? Effect.die(new Error(`relay: ${receipt.reason}`)) : Effect.void)
+          )), relayWindows, "typed client"
+        )
+        if (i > 0) relayMs.push(r)
+      },
+      async () => {
+        const r = await time(() => submitPlain(viaPlain.token, viaPlain.op), relayWindows, "plain fetch")
+        if (i > 0) plainMs.push(r)
+      },
+      async () => {
+        const b = await time(() => sendDirect(direct.op))
+        if (i > 0) bundlerMs.push(b)
+      }
+    ]
+    for (let k = 0; k < 3; k++) await runs[(i + k) % 3]!()
+  }
+  // The floor of one HTTP hop each way: the service's cheapest endpoint (no database) and
+  // the bundler's cheapest method, alternating, plain fetch.
+  const hopMs: Array<number> = []
+  const bundlerHopMs: Array<number> = []
+  for (let i = 0; i < 200; i++) {
+    hopMs.push(await time(() => fetch(`${baseUrl}/health/live`).then((r) => r.text())))
+    bundlerHopMs.push(await time(() =>
+      fetch(network.bundlerUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] })
+      }).then((r) => r.text())
+    ))
   }
   const row = (name: string, xs: ReadonlyArray<number>) =>
     `${name.padEnd(36)} p50 ${quantile(xs, 0.5).toFixed(1).padStart(7)} ms   p90 ${quantile(xs, 0.9).toFixed(1).padStart(7)} ms`
@@ -117,8 +160,12 @@ try {
   const bundler50 = quantile(bundlerMs, 0.5)
   console.log(`Relay overhead: ${iterations} sponsored freeze operations each way, alternating, loopback`)
   console.log(row("POST /userops (service)", relayMs))
+  console.log(row("POST /userops (plain fetch)", plainMs))
   console.log(row("eth_sendUserOperation (Alto direct)", bundlerMs))
   console.log(`difference (p50): ${(relay50 - bundler50).toFixed(1)} ms   ratio (p50): ${(relay50 / bundler50).toFixed(2)}`)
+  console.log(`difference (p50), plain fetch: ${(quantile(plainMs, 0.5) - bundler50).toFixed(1)} ms`)
+  console.log(`one hop, plain fetch: GET /health/live p50 ${quantile(hopMs.slice(20), 0.5).toFixed(2)} ms, ` +
+    `bundler eth_chainId p50 ${quantile(bundlerHopMs.slice(20), 0.5).toFixed(2)} ms`)
   // Spread: the p50 difference within each third of the (alternating) run.
   const third = Math.max(1, Math.floor(relayMs.length / 3))
   const diffs = [0, 1, 2].map((k) => {
@@ -136,11 +183,39 @@ try {
     met: relay50 - bundler50 <= 3,
     spread: s
   })
+  // The same request as the direct call makes it (plain fetch, JSON.stringify): the
+  // service's overhead without the typed client's own Schema work on the client side.
+  const plain50 = quantile(plainMs, 0.5)
+  const plainDiffs = [0, 1, 2].map((k) => {
+    const slice = (xs: ReadonlyArray<number>) => xs.slice(k * third, k === 2 ? xs.length : (k + 1) * third)
+    return quantile(slice(plainMs), 0.5) - quantile(slice(bundlerMs), 0.5)
+  })
+  report({
+    path: "POST /userops p50, plain fetch (relay over bundler)",
+    service: plain50,
+    baseline: bundler50,
+    unit: "ms",
+    goal: "(reference)",
+    met: plain50 - bundler50 <= 3,
+    spread: spread(plainDiffs)
+  })
   if (receiver !== undefined) {
     await new Promise((r) => setTimeout(r, 1500)) // the exporter's batch delay
     const { rows, traces } = receiver.breakdown("POST", "/userops")
     console.log(`\nspans of POST /userops (${traces} traces): median ms × per request`)
     for (const r of rows.slice(0, 30)) console.log(`  ${r.medianMs.toFixed(2).padStart(8)} ms × ${r.perRequest.toFixed(1)}  ${r.name}`)
+    // Inside vs outside the server span: each server span paired with the client's time of the same request.
+    const { rows: steps, serverWindows } = receiver.timeline("POST", "/userops")
+    console.log(`\ntimeline within the server span (median start → end, ms from its start):`)
+    for (const r of steps) console.log(`  ${r.startMs.toFixed(2).padStart(7)} → ${r.endMs.toFixed(2).padStart(7)}  ${r.name}`)
+    if (serverWindows.length === relayWindows.length) {
+      for (const kind of ["typed client", "plain fetch"]) {
+        const pairs = relayWindows.map((c, i) => ({ c, s: serverWindows[i]! })).slice(2).filter((p) => p.c.kind === kind)
+        const m = (xs: Array<number>) => quantile(xs, 0.5).toFixed(2)
+        console.log(`${kind}: client ${m(pairs.map((p) => p.c.end - p.c.start))} ms, server span ${m(pairs.map((p) => p.s.end - p.s.start))} ms; ` +
+          `client start → server span start ${m(pairs.map((p) => p.s.start - p.c.start))} ms, server span end → client end ${m(pairs.map((p) => p.c.end - p.s.end))} ms (medians)`)
+      }
+    } else console.log(`(${serverWindows.length} server spans for ${relayWindows.length} requests: not paired)`)
   }
 } finally {
   await receiver?.close()

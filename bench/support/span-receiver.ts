@@ -57,5 +57,42 @@ export const startSpanReceiver = async () => {
         .sort((a, b) => b.medianMs * b.perRequest - a.medianMs * a.perRequest)
     }
   }
-  return { url, spans, breakdown, close: () => new Promise<void>((r) => server.close(() => r())) }
+  /**
+   * Where in the server span each span lies: per span name, the median offset of its start
+   * and of its end from the start of the matching server span (first occurrence per trace),
+   * and the server spans' own durations in start order (to pair with a client's timings).
+   */
+  const timeline = (method: string, urlPath: string) => {
+    const roots = spans.filter((s) => s.kind === 2)
+      .filter((s) => attr(s, "http.request.method") === method && (attr(s, "url.path") ?? attr(s, "http.url") ?? "").includes(urlPath))
+      .sort((a, b) => Number(BigInt(a.startTimeUnixNano) - BigInt(b.startTimeUnixNano)))
+    const rootOf = new Map(roots.map((r) => [r.traceId, r]))
+    const at = (s: Span, r: Span, end: boolean) =>
+      Number(BigInt(end ? s.endTimeUnixNano : s.startTimeUnixNano) - BigInt(r.startTimeUnixNano)) / 1e6
+    const byName = new Map<string, { starts: Array<number>; ends: Array<number> }>()
+    // A name repeated within a trace is told apart by its rank in start order (#2, #3…).
+    const rank = new Map<string, number>()
+    const inStartOrder = spans.filter((s) => rootOf.has(s.traceId))
+      .sort((a, b) => Number(BigInt(a.startTimeUnixNano) - BigInt(b.startTimeUnixNano)))
+    for (const s of inStartOrder) {
+      const r = rootOf.get(s.traceId)!
+      const base = s === r ? "(server span)" : s.kind === 3 ? `${s.name} (client)` : s.name
+      const k = (rank.get(`${s.traceId} ${base}`) ?? 0) + 1
+      rank.set(`${s.traceId} ${base}`, k)
+      const name = k === 1 ? base : `${base} #${k}`
+      const e = byName.get(name) ?? { starts: [], ends: [] }
+      e.starts.push(at(s, r, false))
+      e.ends.push(at(s, r, true))
+      byName.set(name, e)
+    }
+    const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
+    return {
+      rows: [...byName].map(([name, e]) => ({ name, startMs: median(e.starts), endMs: median(e.ends) }))
+        .sort((a, b) => a.startMs - b.startMs),
+      serverMs: roots.map(ms),
+      /** Start and end of each server span, ms since the epoch. */
+      serverWindows: roots.map((r) => ({ start: Number(BigInt(r.startTimeUnixNano) / 1000n) / 1000, end: Number(BigInt(r.endTimeUnixNano) / 1000n) / 1000 }))
+    }
+  }
+  return { url, spans, breakdown, timeline, close: () => new Promise<void>((r) => server.close(() => r())) }
 }

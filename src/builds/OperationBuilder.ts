@@ -119,6 +119,11 @@ export interface StoredBuild extends MatchableBuild {
   readonly metadata: Schema.JsonObject
   readonly createdAt: Date
   readonly expiresAt: Date
+  /**
+   * The account's frozen flag, read in the same statement as the build (`byHash` only: the
+   * relay's policy re-check needs no round trip of its own); undefined when not read.
+   */
+  readonly accountFrozen?: boolean
 }
 
 export type BuildError = OutOfScope | ServiceUnavailable | TooManyRequests | UpstreamUnavailable | UpstreamTimeout
@@ -129,7 +134,7 @@ export class OperationBuilder extends Context.Service<OperationBuilder, {
   /**
    * Builds of the signer's accounts whose userOpHash is `userOpHash` (every signed field
    * equal), unexpired first, then newest first. Indexed by hash: no other user's builds
-   * can crowd it.
+   * can crowd it. Each carries its account's frozen flag as read by the same statement.
    */
   byHash(signer: string, chainId: number, userOpHash: string): Effect.Effect<ReadonlyArray<StoredBuild>>
   /** Whether the signer's accounts have any build for (chain, sender, nonce): only to word a refusal. */
@@ -176,6 +181,9 @@ const BuildRow = Schema.Struct({
   created_at: Schema.Date,
   expires_at: Schema.Date
 })
+
+/** A build with its account's frozen flag (the relay's lookup by hash). */
+const BuildWithAccountRow = Schema.Struct({ ...BuildRow.fields, account_frozen: Schema.Boolean })
 
 const toStored = (tokenPaymaster: string | undefined) => (r: typeof BuildRow.Type): StoredBuild => ({
   id: r.id,
@@ -235,9 +243,9 @@ const make = Effect.gen(function*() {
 
   const findByHash = SqlSchema.findAll({
     Request: Schema.Struct({ signer: Schema.String, chainId: Schema.Number, hash: Schema.String }),
-    Result: BuildRow,
+    Result: BuildWithAccountRow,
     execute: (r) =>
-      sql`SELECT b.* FROM op_builds b JOIN accounts a ON a.id = b.account_id
+      sql`SELECT b.*, a.frozen AS account_frozen FROM op_builds b JOIN accounts a ON a.id = b.account_id
           WHERE b.chain_id = ${r.chainId} AND b.user_op_hash = ${r.hash} AND a.signer_address = ${r.signer}
           ORDER BY (b.expires_at > now()) DESC, b.created_at DESC, b.id DESC`
   })
@@ -603,7 +611,8 @@ const make = Effect.gen(function*() {
 
   const byHash = Effect.fn("OperationBuilder.byHash")(function*(signer: string, chainId: number, userOpHash: string) {
     const rows = yield* findByHash({ signer, chainId, hash: userOpHash.toLowerCase() }).pipe(Effect.orDie)
-    return rows.map(toStored(tokenPaymasterAddress?.toLowerCase()))
+    const stored = toStored(tokenPaymasterAddress?.toLowerCase())
+    return rows.map((r): StoredBuild => ({ ...stored(r), accountFrozen: r.account_frozen }))
   })
 
   const hasBuildFor = Effect.fn("OperationBuilder.hasBuildFor")(function*(signer: string, chainId: number, sender: string, nonce: string) {

@@ -83,18 +83,20 @@ const make = Effect.gen(function*() {
   const chainId = network.chainId
   const entryPoint = network.entryPoint.toLowerCase()
 
-  // A frozen account relays only risk-reducing operations (and its unfreeze).
+  // A frozen account relays only risk-reducing operations (and its unfreeze). The flag comes
+  // with the build (read by the same statement as the lookup: no round trip of its own);
+  // a build without it (not from `byHash`) reads it here.
   yield* hooks.registerPolicyCheck("*", "account_frozen", (op) =>
     allowedWhileFrozen(op.intentType, op.build.riskReducing)
       ? Effect.void
-      : sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id = ${op.accountId}`.pipe(
-        Effect.orDie,
-        Effect.flatMap((rows) =>
-          rows[0]?.frozen === true
-            ? Effect.fail(new OutOfScope({ message: "The account is frozen", declineReason: ACCOUNT_FROZEN }))
-            : Effect.void
-        )
-      ))
+      : (op.build.accountFrozen !== undefined
+        ? Effect.succeed(op.build.accountFrozen)
+        : sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id = ${op.accountId}`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => rows[0]?.frozen === true)
+        )).pipe(Effect.flatMap((frozen) =>
+          frozen ? Effect.fail(new OutOfScope({ message: "The account is frozen", declineReason: ACCOUNT_FROZEN })) : Effect.void
+        )))
 
   const settlement = yield* makeSettlement
   const { byId, byHash, load, relayedOf, auditFacts, settle } = settlement

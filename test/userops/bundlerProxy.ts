@@ -8,12 +8,21 @@
  * `drop-answers` is a faulty bundler: it loses one answer in four of `eth_sendUserOperation` and
  * `eth_getUserOperationReceipt` (the bundler acted; the service never hears it), refuses every
  * re-send of an operation it already took with "AA25 invalid account nonce" (without looking),
- * and answers every other receipt request "unknown" (null).
+ * and answers every other receipt request "unknown" (null). `lose-send-answer` forwards every
+ * `eth_sendUserOperation` and drops the connection instead of answering (the bundler took the
+ * operation; the service never hears it).
  */
 import { Effect } from "effect"
 import * as http from "node:http"
 
-export type ProxyMode = "up" | "down" | "hang-send" | "receipt-null-then-down" | "receipt-null" | "drop-answers"
+export type ProxyMode =
+  | "up"
+  | "down"
+  | "hang-send"
+  | "receipt-null-then-down"
+  | "receipt-null"
+  | "drop-answers"
+  | "lose-send-answer"
 
 export interface BundlerProxy {
   readonly url: string
@@ -80,7 +89,8 @@ export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
             if (isSend) sends++
             try {
               const answer = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
-              if (mode === "drop-answers" && /eth_sendUserOperation|eth_getUserOperationReceipt/.test(body) && ++answered % 4 === 0) {
+              const lost = mode === "lose-send-answer" && isSend
+              if (lost || mode === "drop-answers" && /eth_sendUserOperation|eth_getUserOperationReceipt/.test(body) && ++answered % 4 === 0) {
                 req.socket.destroy()
                 return
               }

@@ -225,7 +225,13 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
         calls: [{ to: network.tokens.usd.address, data: transfer(user.signer.address, 0n) }],
         humanSummary: "Send 0 USDC to the owner"
       })
+      // The relay reads the flag with the build (one statement): it is the flag as it is now.
+      const flagNow = builder.byHash(user.signer.address.toLowerCase(), network.chainId, send.build.userOpHash).pipe(
+        Effect.map((builds) => builds.map((b) => b.accountFrozen))
+      )
+      assert.deepStrictEqual(yield* flagNow, [false])
       yield* sql`UPDATE accounts SET frozen = true WHERE id = ${user.account.id}`
+      assert.deepStrictEqual(yield* flagNow, [true])
       const declined = yield* user.api.userops.submit({ payload: yield* signBuild(send.build, user.key) }).pipe(Effect.flip)
       assert.strictEqual(declined._tag, "OutOfScope")
       const d = declined as { declineReason?: string; details?: { userOpId?: string } }
