@@ -22,7 +22,9 @@ export interface ServiceProcess {
 export const startService = (env: Record<string, string>) =>
   Effect.promise(async (): Promise<ServiceProcess> => {
     const port = env.PORT ?? String(await freePort())
-    const child = spawn(path.join(root, "node_modules/.bin/tsx"), ["src/main.ts"], {
+    // As `npm start` runs it: node itself with tsx's loader, so SIGTERM reaches the service
+    // directly (the tsx CLI relays signals, and SIGKILLs a child that is slow to answer).
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: root,
       env: { ...process.env, LOG_FORMAT: "json", ...env, PORT: port, HOST: "127.0.0.1" },
       stdio: ["ignore", "pipe", "pipe"]
