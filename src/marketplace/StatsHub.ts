@@ -17,7 +17,7 @@
  * synchronously when its client goes (the response's `close`, or the client
  * ending its side of the connection, after which node ends it too).
  */
-import { Config, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Result, Schedule, type Scope } from "effect"
 import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
 import type { Address } from "../domain/Primitives.ts"
 import type { Agent, AgentStat } from "./Domain.ts"
@@ -102,6 +102,8 @@ export interface HubStats {
 export class StatsHub extends Context.Service<StatsHub, {
   /** Validates the `wallets` query (comma-separated addresses; absent or empty = all leaderboard agents). */
   parseFilter(wallets: string | undefined): Effect.Effect<WalletFilter, BadRequest>
+  /** The same validation as plain code (the node-level route). */
+  filterOf(wallets: string | undefined): Result.Result<WalletFilter, BadRequest>
   /** Fails when the hub is at capacity (checked before a response starts). */
   readonly admit: Effect.Effect<void, ServiceUnavailable>
   /** Joins the hub for the life of the scope, read through `take` (in-process: tests, benchmarks). */
@@ -112,6 +114,13 @@ export class StatsHub extends Context.Service<StatsHub, {
    * (before anything is written) when the hub is at capacity.
    */
   serve(filter: WalletFilter, res: SseResponse): Effect.Effect<void, ServiceUnavailable>
+  /**
+   * The same as plain code, returning at once (the node-level route): true once the client
+   * is served (or already gone); false, with nothing written, when the hub is at capacity.
+   */
+  attach(filter: WalletFilter, res: SseResponse): boolean
+  /** Ends every SSE response (shutdown): each client sees the end of its stream. */
+  endAll(): void
   readonly stats: Effect.Effect<HubStats>
   /** Runs one poll cycle now (tests, benchmarks); the shared poller calls the same. */
   readonly pollNow: Effect.Effect<void>
@@ -247,18 +256,24 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
   yield* Effect.forkScoped(
     Effect.repeat(Effect.delay(heartbeat, config.heartbeatInterval), Schedule.forever)
   )
-  // On shutdown, end the responses still open (the server interrupts their handlers first).
-  yield* Effect.addFinalizer(() => Effect.sync(() => [...sockets].forEach((s) => s.end())))
+  const endAll = () => [...sockets].forEach((s) => s.end())
+  // On shutdown, end the responses still open (the node server asks first, when it starts closing).
+  yield* Effect.addFinalizer(() => Effect.sync(endAll))
+
+  const filterOf = (wallets: string | undefined): Result.Result<WalletFilter, BadRequest> => {
+    if (wallets === undefined || wallets.trim() === "") return Result.succeed({ _tag: "All" })
+    const parts = [...new Set(wallets.split(",").map((w) => w.trim()).filter((w) => w !== ""))]
+    if (parts.some((w) => !isAddress(w))) {
+      return Result.fail(new BadRequest({ message: `\`wallets\` holds a value that is not an address.` }))
+    }
+    if (parts.length > config.maxWalletsPerSubscriber) {
+      return Result.fail(new BadRequest({ message: `\`wallets\` may name at most ${config.maxWalletsPerSubscriber} wallets.` }))
+    }
+    return Result.succeed({ _tag: "Wallets", wallets: parts as ReadonlyArray<Address> })
+  }
 
   const parseFilter = Effect.fn("StatsHub.parseFilter")(function*(wallets: string | undefined) {
-    if (wallets === undefined || wallets.trim() === "") return { _tag: "All" } as WalletFilter
-    const parts = [...new Set(wallets.split(",").map((w) => w.trim()).filter((w) => w !== ""))]
-    const bad = parts.find((w) => !isAddress(w))
-    if (bad !== undefined) return yield* new BadRequest({ message: `\`wallets\` holds a value that is not an address.` })
-    if (parts.length > config.maxWalletsPerSubscriber) {
-      return yield* new BadRequest({ message: `\`wallets\` may name at most ${config.maxWalletsPerSubscriber} wallets.` })
-    }
-    return { _tag: "Wallets", wallets: parts as ReadonlyArray<Address> } as WalletFilter
+    return yield* Effect.fromResult(filterOf(wallets))
   })
 
   const full = () => subscribers.size >= config.maxSubscribers
@@ -335,24 +350,29 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
   // Registering, the head and the snapshot happen in one synchronous step, so no poll can
   // fall between the snapshot and the first change. No fiber works for this subscriber
   // afterwards: the poller writes to `res`, and the client going removes it at once.
+  const attach = (filter: WalletFilter, res: SseResponse): boolean => {
+    if (res.destroyed) return true
+    if (full()) return false
+    const s = new SseSubscriber(filter, res, forget)
+    add(s)
+    sockets.add(s)
+    let first = ": connected\nretry: 5000\n\n"
+    for (const stat of snapshotOf(filter)) first += `data: ${JSON.stringify(stat)}\n\n`
+    s.start(utf8.encode(first))
+    return true
+  }
+
   const serve = (filter: WalletFilter, res: SseResponse): Effect.Effect<void, ServiceUnavailable> =>
-    Effect.suspend(() => {
-      if (res.destroyed) return Effect.void
-      if (full()) return Effect.fail(capacityError())
-      const s = new SseSubscriber(filter, res, forget)
-      add(s)
-      sockets.add(s)
-      let first = ": connected\nretry: 5000\n\n"
-      for (const stat of snapshotOf(filter)) first += `data: ${JSON.stringify(stat)}\n\n`
-      s.start(utf8.encode(first))
-      return closed(res)
-    })
+    Effect.suspend(() => (attach(filter, res) ? closed(res) : Effect.fail(capacityError())))
 
   return StatsHub.of({
     parseFilter,
+    filterOf,
     admit,
     subscribe,
     serve,
+    attach,
+    endAll,
     stats: Effect.sync(() => {
       let behind = 0
       let heldBack = 0
