@@ -15,7 +15,9 @@
  * current values. One shared ticker sends a heartbeat (an SSE comment line) to
  * every subscriber idle for an interval. A subscriber leaves the hub
  * synchronously when its client goes (the response's `close`, or the client
- * ending its side of the connection, after which node ends it too).
+ * ending its side of the connection, after which node ends it too). On the service's
+ * node server a stream holds no fiber at all (`attach`, from the node-level route in
+ * `Http.ts`); at shutdown the hub ends every stream (`endAll`).
  */
 import { Config, Context, Duration, Effect, Layer, Option, Result, Schedule, type Scope } from "effect"
 import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
@@ -97,6 +99,8 @@ export interface HubStats {
   readonly bufferedBytes: number
   /** When the last subscriber left (ms since the epoch, sub-millisecond); benchmarks time cleanup with it. */
   readonly emptiedAt: number | undefined
+  /** When the last poll's changes had been written to every subscriber (same clock). */
+  readonly deliveredAt: number | undefined
 }
 
 export class StatsHub extends Context.Service<StatsHub, {
@@ -114,10 +118,7 @@ export class StatsHub extends Context.Service<StatsHub, {
    * (before anything is written) when the hub is at capacity.
    */
   serve(filter: WalletFilter, res: SseResponse): Effect.Effect<void, ServiceUnavailable>
-  /**
-   * The same as plain code, returning at once (the node-level route): true once the client
-   * is served (or already gone); false, with nothing written, when the hub is at capacity.
-   */
+  /** `serve` as plain code, returning at once (node-level route): false, nothing written, at capacity. */
   attach(filter: WalletFilter, res: SseResponse): boolean
   /** Ends every SSE response (shutdown): each client sees the end of its stream. */
   endAll(): void
@@ -183,6 +184,7 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
   let leaderboard = new Set<string>()
   let polls = 0
   let emptiedAt: number | undefined
+  let deliveredAt: number | undefined
 
   /**
    * One poll's changes to every subscriber, synchronously: the leaderboard frames are
@@ -242,7 +244,10 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
       latest.set(key, stat)
       changed.push(statFrame(key, stat))
     }
-    if (changed.length > 0) deliver(changed)
+    if (changed.length > 0) {
+      deliver(changed)
+      deliveredAt = performance.timeOrigin + performance.now()
+    }
     // Forget what nobody follows any more, so the cache stays bounded too.
     for (const key of latest.keys()) if (!leaderboard.has(key) && !byWallet.has(key)) latest.delete(key)
     if (Option.isNone(top)) yield* Effect.logWarning("marketplace stats poll: leaderboard unavailable")
@@ -382,7 +387,7 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
         heldBack += s.pendingCount
         bufferedBytes += s.buffered
       }
-      return { subscribers: subscribers.size, polls, watchedWallets: byWallet.size, behind, heldBack, bufferedBytes, emptiedAt }
+      return { subscribers: subscribers.size, polls, watchedWallets: byWallet.size, behind, heldBack, bufferedBytes, emptiedAt, deliveredAt }
     }),
     pollNow: pollOnce
   })
