@@ -117,7 +117,14 @@ export class NodeServer extends Server {
       } catch {
         return false
       }
-      if (!r.route.serve(query, request, response)) return false
+      try {
+        if (!r.route.serve(query, request, response)) return false
+      } catch (defect) {
+        // Not started: the application answers (and logs its own failure, if it fails too).
+        if (!response.headersSent) return false
+        response.destroy(defect as Error)
+        return true
+      }
       const rawQuery = raw.indexOf("?")
       r.taken(request, rawQuery < 0 ? raw : raw.slice(0, rawQuery))
       return true
