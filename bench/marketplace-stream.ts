@@ -55,6 +55,12 @@ const runClients = () => {
   let marker: Buffer | undefined
   let connected = 0
   let failed = 0
+  const reasons = new Map<string, number>()
+  const fail = (idx: number, reason: string) => {
+    failed++
+    got[idx] = -1
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1)
+  }
   // Clients still waiting for the expected change: a count, not a scan of `got` per event.
   let waiting = 0
   const send = (m: object) => process.send!(m)
@@ -70,7 +76,7 @@ const runClients = () => {
       for (let i = 0; i < n; i++) got.push(0)
       let i = 0
       const settled = () => {
-        if (connected + failed === n) send({ kind: "opened", connected, failed })
+        if (connected + failed === n) send({ kind: "opened", connected, failed, reasons: Object.fromEntries(reasons) })
       }
       const openBatch = () => {
         // Open in batches so the server's accept queue is not flooded.
@@ -82,11 +88,9 @@ const runClients = () => {
           socket.on("data", (chunk: Buffer) => {
             if (!opened) {
               opened = true
-              if (chunk.subarray(0, 12).toString("latin1") === "HTTP/1.1 200") connected++
-              else {
-                failed++
-                got[idx] = -1
-              }
+              const status = chunk.subarray(0, 12).toString("latin1")
+              if (status === "HTTP/1.1 200") connected++
+              else fail(idx, status)
               settled()
             }
             if (marker === undefined || got[idx] !== 0) return
@@ -96,11 +100,10 @@ const runClients = () => {
             if (hay.includes(marker)) received(idx)
             else tails[idx] = hay.subarray(Math.max(0, hay.length - marker.length + 1))
           })
-          socket.on("error", () => {
+          socket.on("error", (e: NodeJS.ErrnoException) => {
             if (opened) return
             opened = true
-            failed++
-            got[idx] = -1
+            fail(idx, e.code ?? e.message)
             settled()
           })
           socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`)
@@ -231,7 +234,7 @@ const main = async () => {
     report({ path: `stream: upstream answer → last of ${sseClients} SSE clients`, service: fanOut, baseline: 0, unit: "ms", goal: "≤ 100 ms", met: fanOut <= 100 })
     report({ path: `stream: server RSS over baseline, ${sseClients} clients`, service: rssMb, baseline: 0, unit: "MB", goal: "≤ 100 MB", met: rssMb <= 100 })
     results.push(
-      ["SSE connections (real sockets)", `${opened.connected} connected, ${opened.failed} failed (opened in ${joined.toFixed(0)} ms)`],
+      ["SSE connections (real sockets)", `${opened.connected} connected, ${opened.failed} failed ${JSON.stringify(opened.reasons)} (opened in ${joined.toFixed(0)} ms)`],
       [
         "  server memory (heap / rss over baseline)",
         `${mb(mem.heap - base.heap)} / ${mb(mem.rss - base.rss)}  (${((mem.heap - base.heap) / 1024 / Number(opened.connected)).toFixed(1)} KB heap per connection)`
