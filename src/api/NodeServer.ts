@@ -105,31 +105,31 @@ export class NodeServer extends Server {
   /** Whether a node-level route took the request. */
   private direct(request: IncomingMessage, response: ServerResponse): boolean {
     const raw = request.url ?? ""
-    if (raw.length > (this.options.maxUrlLength ?? Infinity) || !isWellEncoded(raw) || hasBody(request)) return false
     const url = stripVersionPrefix(raw)
     const q = url.indexOf("?")
     const path = q < 0 ? url : url.slice(0, q)
-    for (const r of this.routes) {
-      if (r.route.method !== request.method || r.route.path !== path) continue
-      let query: Readonly<Record<string, string | ReadonlyArray<string>>>
-      try {
-        query = HttpServerRequest.searchParamsFromURL(new URL(url, "http://localhost"))
-      } catch {
-        return false
-      }
-      try {
-        if (!r.route.serve(query, request, response)) return false
-      } catch (defect) {
-        // Not started: the application answers (and logs its own failure, if it fails too).
-        if (!response.headersSent) return false
-        response.destroy(defect as Error)
-        return true
-      }
-      const rawQuery = raw.indexOf("?")
-      r.taken(request, rawQuery < 0 ? raw : raw.slice(0, rawQuery))
+    let registered: Registered | undefined
+    for (const r of this.routes) if (r.route.method === request.method && r.route.path === path) registered = r
+    if (registered === undefined) return false
+    // What the edge refuses, and a body to read, are the application's to answer.
+    if (raw.length > (this.options.maxUrlLength ?? Infinity) || !isWellEncoded(raw) || hasBody(request)) return false
+    let query: Readonly<Record<string, string | ReadonlyArray<string>>>
+    try {
+      query = HttpServerRequest.searchParamsFromURL(new URL(url, "http://localhost"))
+    } catch {
+      return false
+    }
+    try {
+      if (!registered.route.serve(query, request, response)) return false
+    } catch (defect) {
+      // Not started: the application answers (and logs its own failure, if it fails too).
+      if (!response.headersSent) return false
+      response.destroy(defect as Error)
       return true
     }
-    return false
+    const rawQuery = raw.indexOf("?")
+    registered.taken(request, rawQuery < 0 ? raw : raw.slice(0, rawQuery))
+    return true
   }
 }
 
