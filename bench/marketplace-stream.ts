@@ -22,6 +22,7 @@
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { fork } from "node:child_process"
 import * as net from "node:net"
+import { type PerformanceEntry, PerformanceObserver } from "node:perf_hooks"
 import { runInNewContext } from "node:vm"
 import * as v8 from "node:v8"
 import { StatsHub } from "../src/marketplace/StatsHub.ts"
@@ -221,11 +222,15 @@ const main = async () => {
     marker++
     child.send({ kind: "expect", volume: marker } satisfies ToClient)
     await wait(50)
+    const gcs: Array<PerformanceEntry> = []
+    const gcObserver = new PerformanceObserver((list) => gcs.push(...list.getEntries()))
+    gcObserver.observe({ entryTypes: ["gc"] })
     const t0 = now()
     const cpu0 = process.cpuUsage()
     setVolume(fake, 1, marker)
     await until(() => messages.some((m) => m.kind === "received"), 30_000, "every SSE client's event")
     const cpu = process.cpuUsage(cpu0)
+    gcObserver.disconnect()
     const got = messages.find((m) => m.kind === "received")!
     const poll = firstPollAfter(fake, t0)
     const written = Effect.runSync(hub.stats).deliveredAt ?? NaN
@@ -244,6 +249,11 @@ const main = async () => {
       ["  upstream answer → first / last client", `${(Number(got.first) - poll).toFixed(1)} / ${(Number(got.last) - poll).toFixed(1)} ms`],
       // The server's side alone: when the hub's loop had written the change to every socket.
       ["  upstream answer → written to every socket", `${(written - poll).toFixed(1)} ms`],
+      // Collections that started between the upstream's answer and the last write (the fan-out itself).
+      (() => {
+        const during = gcs.filter((g) => performance.timeOrigin + g.startTime >= poll && performance.timeOrigin + g.startTime <= written)
+        return ["  GC during the fan-out", `${during.length} (${during.reduce((a, g) => a + g.duration, 0).toFixed(1)} ms)`] as [string, string]
+      })(),
       // CPU time is less at the mercy of other work on the machine than the wall-clock figures.
       ["  server CPU, change → last client", `${((cpu.user + cpu.system) / 1000).toFixed(1)} ms (user ${(cpu.user / 1000).toFixed(1)}, system ${(cpu.system / 1000).toFixed(1)})`]
     )
