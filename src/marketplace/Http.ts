@@ -17,7 +17,7 @@ import { LocalJobs } from "./LocalJobs.ts"
 import { MandateGrants } from "./MandateGrants.ts"
 import { ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
 import { ManagedWallets, Marketplace, MarketplaceCallers, MarketplaceServiceLive } from "./Marketplace.ts"
-import { StreamQuery } from "./Api.ts"
+import { MarketplaceStreamApi, StreamQuery } from "./Api.ts"
 import { MarketplaceUpstreamLive } from "./MarketplaceUpstream.ts"
 import { nodeResponse } from "./SseFanout.ts"
 import { StatsHub, StatsHubLive } from "./StatsHub.ts"
@@ -97,7 +97,7 @@ export const MarketplaceStreamRoute = Layer.effectDiscard(Effect.gen(function*()
   const decodeQuery = Schema.decodeUnknownExit(Schema.toCodecArrayFromSingle(StreamQuery))
   yield* routes.value.add({
     method: "GET",
-    path: "/marketplace/agents/stream",
+    path: MarketplaceStreamApi.endpoints.stream.path,
     serve: (query, _request, response) => {
       const decoded = decodeQuery(query)
       if (Exit.isFailure(decoded)) return false
