@@ -15,11 +15,14 @@
  * one), and the time from an upstream change to the last subscriber's event
  * (both from the change itself, which includes waiting for the next poll, and
  * from the upstream's answer to that poll, which is the fan-out).
+ * The server is the service's `NodeServer` (its node-level route serves the stream);
+ * BENCH_PLAIN_SERVER=1 serves it through the HttpApi handler on a plain node server instead.
  * Stops by itself (hard limit BENCH_MAX_SECONDS, default 180).
  */
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { fork } from "node:child_process"
-import * as http from "node:http"
+import * as net from "node:net"
+import { type PerformanceEntry, PerformanceObserver } from "node:perf_hooks"
 import { runInNewContext } from "node:vm"
 import * as v8 from "node:v8"
 import { StatsHub } from "../src/marketplace/StatsHub.ts"
@@ -41,63 +44,83 @@ interface ToClient {
   readonly volume?: number
 }
 
+/**
+ * 10,000 SSE clients in one process: each a bare socket (HTTP/1.1 keep-alive, as a browser's
+ * EventSource), looking for the expected change's bytes in what arrives. No HTTP parser or
+ * string decoding per socket: the client's own CPU, on the same two cores, would otherwise
+ * count as the server's fan-out time.
+ */
 const runClients = () => {
-  const sockets: Array<http.ClientRequest> = []
+  const sockets: Array<net.Socket> = []
   const got: Array<number> = []
-  let expected = -1
+  let marker: Buffer | undefined
   let connected = 0
   let failed = 0
-  let reported = false
-  const send = (m: object) => process.send!(m)
-  const maybeReport = () => {
-    if (!reported && expected >= 0 && got.length > 0 && got.every((t) => t > 0)) {
-      reported = true
-      send({ kind: "received", last: Math.max(...got), first: Math.min(...got) })
-    }
+  const reasons = new Map<string, number>()
+  const fail = (idx: number, reason: string) => {
+    failed++
+    got[idx] = -1
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1)
   }
+  // Clients still waiting for the expected change: a count, not a scan of `got` per event.
+  let waiting = 0
+  const send = (m: object) => process.send!(m)
+  const received = (idx: number) => {
+    got[idx] = performance.timeOrigin + performance.now()
+    if (--waiting === 0) send({ kind: "received", last: Math.max(...got), first: Math.min(...got.filter((t) => t > 0)) })
+  }
+  const tails: Array<Buffer | undefined> = []
   process.on("message", (m: ToClient) => {
     if (m.kind === "open") {
       const n = m.count!
+      const url = new URL(m.url!)
       for (let i = 0; i < n; i++) got.push(0)
       let i = 0
+      const settled = () => {
+        if (connected + failed === n) send({ kind: "opened", connected, failed, reasons: Object.fromEntries(reasons) })
+      }
       const openBatch = () => {
         // Open in batches so the server's accept queue is not flooded.
         for (let k = 0; k < 250 && i < n; k++, i++) {
           const idx = i
-          const url = idx % 2 === 0 ? m.url! : `${m.url!}?wallets=${wallet(1)}`
-          const req = http.get(url, { agent: false }, (res) => {
-            connected++
-            if (connected + failed === n) send({ kind: "opened", connected, failed })
-            res.setEncoding("utf8")
-            let buffer = ""
-            res.on("data", (chunk: string) => {
-              buffer += chunk
-              let j: number
-              while ((j = buffer.indexOf("\n\n")) >= 0) {
-                const frame = buffer.slice(0, j)
-                buffer = buffer.slice(j + 2)
-                if (expected >= 0 && got[idx] === 0 && frame.includes(`"totalVolumeUsd":${expected}`)) {
-                  got[idx] = performance.timeOrigin + performance.now()
-                }
-              }
-              maybeReport()
-            })
-            res.on("error", () => {})
+          const path = idx % 2 === 0 ? url.pathname : `${url.pathname}?wallets=${wallet(1)}`
+          const socket = net.connect(Number(url.port), url.hostname)
+          let opened = false
+          socket.on("data", (chunk: Buffer) => {
+            if (!opened) {
+              opened = true
+              const status = chunk.subarray(0, 12).toString("latin1")
+              if (status === "HTTP/1.1 200") connected++
+              else fail(idx, status)
+              settled()
+            }
+            if (marker === undefined || got[idx] !== 0) return
+            // The marker may straddle two reads: look in the previous read's tail too.
+            const tail = tails[idx]
+            const hay = tail === undefined ? chunk : Buffer.concat([tail, chunk])
+            if (hay.includes(marker)) received(idx)
+            else tails[idx] = hay.subarray(Math.max(0, hay.length - marker.length + 1))
           })
-          req.on("error", () => {
-            failed++
-            got[idx] = -1
-            if (connected + failed === n) send({ kind: "opened", connected, failed })
+          socket.on("error", (e: NodeJS.ErrnoException) => {
+            if (opened) return
+            opened = true
+            fail(idx, e.code ?? e.message)
+            settled()
           })
-          sockets.push(req)
+          socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`)
+          sockets.push(socket)
         }
         if (i < n) setTimeout(openBatch, 20)
       }
       openBatch()
     } else if (m.kind === "expect") {
-      expected = m.volume!
-      reported = false
-      for (let k = 0; k < got.length; k++) if (got[k]! > 0) got[k] = 0
+      marker = Buffer.from(`"totalVolumeUsd":${m.volume!},`)
+      tails.length = 0
+      waiting = 0
+      for (let k = 0; k < got.length; k++) {
+        if (got[k]! > 0) got[k] = 0
+        if (got[k] === 0) waiting++
+      }
     } else if (m.kind === "close") {
       for (const s of sockets) s.destroy()
       setTimeout(() => process.exit(0), 100)
@@ -169,7 +192,7 @@ const main = async () => {
         MARKETPLACE_STREAM_HEARTBEAT: "15 seconds",
         MARKETPLACE_STREAM_LEADERBOARD_SIZE: String(LEADERBOARD),
         MARKETPLACE_STREAM_MAX_SUBSCRIBERS: String(Math.max(hubSubscribers, sseClients) + 100)
-      }),
+      }, { plainServer: process.env.BENCH_PLAIN_SERVER === "1" }),
       scope
     )
   )
@@ -199,23 +222,38 @@ const main = async () => {
     marker++
     child.send({ kind: "expect", volume: marker } satisfies ToClient)
     await wait(50)
+    const gcs: Array<PerformanceEntry> = []
+    const gcObserver = new PerformanceObserver((list) => gcs.push(...list.getEntries()))
+    gcObserver.observe({ entryTypes: ["gc"] })
     const t0 = now()
     const cpu0 = process.cpuUsage()
     setVolume(fake, 1, marker)
     await until(() => messages.some((m) => m.kind === "received"), 30_000, "every SSE client's event")
     const cpu = process.cpuUsage(cpu0)
+    gcObserver.disconnect()
     const got = messages.find((m) => m.kind === "received")!
     const poll = firstPollAfter(fake, t0)
+    const written = Effect.runSync(hub.stats).deliveredAt ?? NaN
     const fanOut = Number(got.last) - poll
     const rssMb = (mem.rss - base.rss) / 1024 / 1024
     report({ path: `stream: upstream answer → last of ${sseClients} SSE clients`, service: fanOut, baseline: 0, unit: "ms", goal: "≤ 100 ms", met: fanOut <= 100 })
     report({ path: `stream: server RSS over baseline, ${sseClients} clients`, service: rssMb, baseline: 0, unit: "MB", goal: "≤ 100 MB", met: rssMb <= 100 })
     results.push(
-      ["SSE connections (real sockets)", `${opened.connected} connected, ${opened.failed} failed (opened in ${joined.toFixed(0)} ms)`],
-      ["  server memory (heap / rss over baseline)", `${mb(mem.heap - base.heap)} / ${mb(mem.rss - base.rss)}`],
+      ["SSE connections (real sockets)", `${opened.connected} connected, ${opened.failed} failed ${JSON.stringify(opened.reasons)} (opened in ${joined.toFixed(0)} ms)`],
+      [
+        "  server memory (heap / rss over baseline)",
+        `${mb(mem.heap - base.heap)} / ${mb(mem.rss - base.rss)}  (${((mem.heap - base.heap) / 1024 / Number(opened.connected)).toFixed(1)} KB heap per connection)`
+      ],
       ["  polls over 5 intervals", `${steady.polls} polls, ${steady.requests} upstream requests (${steady.perPoll.toFixed(2)} per poll)`],
       ["  change → last client", `${(Number(got.last) - t0).toFixed(1)} ms (poll interval ${POLL_MS} ms)`],
       ["  upstream answer → first / last client", `${(Number(got.first) - poll).toFixed(1)} / ${(Number(got.last) - poll).toFixed(1)} ms`],
+      // The server's side alone: when the hub's loop had written the change to every socket.
+      ["  upstream answer → written to every socket", `${(written - poll).toFixed(1)} ms`],
+      // Collections that started between the upstream's answer and the last write (the fan-out itself).
+      (() => {
+        const during = gcs.filter((g) => performance.timeOrigin + g.startTime >= poll && performance.timeOrigin + g.startTime <= written)
+        return ["  GC during the fan-out", `${during.length} (${during.reduce((a, g) => a + g.duration, 0).toFixed(1)} ms)`] as [string, string]
+      })(),
       // CPU time is less at the mercy of other work on the machine than the wall-clock figures.
       ["  server CPU, change → last client", `${((cpu.user + cpu.system) / 1000).toFixed(1)} ms (user ${(cpu.user / 1000).toFixed(1)}, system ${(cpu.system / 1000).toFixed(1)})`]
     )

@@ -2,14 +2,13 @@
  * The whole service as one Layer: HTTP server, domain services, database, chain
  * and telemetry. `main.ts` launches it; the process-level tests spawn `main.ts`.
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer, Option } from "effect"
 import type { ConfigError } from "effect/Config"
 import { FetchHttpClient } from "effect/http"
 import { AccountFactoryLive } from "./accounts/AccountFactoryLive.ts"
 import { AnchorLive, AnchorScheduleLive } from "./anchor/Anchor.ts"
 import { EdgeConfig } from "./api/EdgeConfig.ts"
-import { makeNodeServer } from "./api/NodeServer.ts"
+import { NodeServerLive } from "./api/NodeServer.ts"
 import { SignatureVerifier } from "./auth/SignatureVerifier.ts"
 import { AccountStack } from "./chain/Accounts4337.ts"
 import { Bundler } from "./chain/Bundler.ts"
@@ -65,7 +64,7 @@ export const AppLive = serveApp.pipe(
     Layer.unwrap(Effect.gen(function*() {
       const config = yield* AppConfig
       const edge = yield* EdgeConfig.config
-      return NodeHttpServer.layer(() => makeNodeServer(edge), { port: config.port, host: config.host })
+      return NodeServerLive({ ...edge, port: config.port, host: config.host })
     }))
   ),
   Layer.provide(AnchorScheduleLive),

@@ -12,6 +12,7 @@ import { Sessions } from "../auth/Sessions.ts"
 import { makeRateLimiter } from "../platform/RateLimit.ts"
 import { classifySqlError, DatabaseOutage, findSqlError } from "./DatabaseOutage.ts"
 import { EdgeConfig } from "./EdgeConfig.ts"
+import { isWellEncoded, stripVersionPrefix } from "./EdgeUrl.ts"
 import { currentRequestId, isApiError, withRequestId } from "./Envelope.ts"
 import type { ApiError } from "./Errors.ts"
 import {
@@ -30,11 +31,6 @@ import {
 } from "./Errors.ts"
 import { documentRoutes, isBuildRoute, makeRouteTable } from "./Routes.ts"
 
-const V1 = "/v1"
-
-export const stripVersionPrefix = (url: string): string =>
-  url === V1 ? "/" : url.startsWith(`${V1}/`) || url.startsWith(`${V1}?`) ? url.slice(V1.length) || "/" : url
-
 /** The envelope as a response, with `Retry-After` when the error says when to come back. */
 export const envelopeResponse = (e: ApiError) => {
   const response = HttpServerResponse.jsonUnsafe(toEnvelope(e), { status: statusOf(e) })
@@ -42,20 +38,6 @@ export const envelopeResponse = (e: ApiError) => {
   const allow = e.details?.allow
   const withAllow = Array.isArray(allow) ? HttpServerResponse.setHeader(response, "allow", allow.join(", ")) : response
   return retryAfter === undefined ? withAllow : HttpServerResponse.setHeader(withAllow, "retry-after", String(retryAfter))
-}
-
-/** A URL whose every `%` escape is well-formed UTF-8 (anything else is refused with 400). */
-export const isWellEncoded = (url: string): boolean => {
-  if (!url.includes("%")) return true
-  for (const part of url.split(/[/?&=;#]/)) {
-    if (!part.includes("%")) continue
-    try {
-      decodeURIComponent(part)
-    } catch {
-      return false
-    }
-  }
-  return true
 }
 
 const routes = makeRouteTable(documentRoutes)

@@ -31,11 +31,14 @@ const upstream = [UpstreamUnavailableError, UpstreamTimeoutError] as const
 const builds = [BadRequestError, NotFoundError, OutOfScopeError, ServiceUnavailableError, NotImplementedError, ...upstream] as const
 const PositiveAmount = Schema.Finite.check(Schema.isGreaterThan(0))
 
+/** The stream's query; also decoded by the node-level route (`Http.ts`). */
+export const StreamQuery = Schema.Struct({ wallets: Schema.optionalKey(Text) })
+
 /** The public live stats stream: no session needed. */
 export class MarketplaceStreamApi extends HttpApiGroup.make("marketplaceStream")
   .add(
     HttpApiEndpoint.get("stream", "/marketplace/agents/stream", {
-      query: { wallets: Schema.optionalKey(Text) },
+      query: StreamQuery,
       success: HttpApiSchema.StreamSse({ data: AgentStat }),
       error: [BadRequestError, ServiceUnavailableError, ...upstream]
     })

@@ -2,10 +2,11 @@
  * Thin handlers for the `marketplace` (session) and `marketplaceStream`
  * (public) groups. Rules live in `Marketplace` and `StatsHub`.
  */
-import { Effect, Layer } from "effect"
+import { Effect, Exit, Layer, Option, Result, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
+import { NodeRoutes } from "../api/NodeServer.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { AccountRulesLive, OperationBuilderLive, RelayHooksLive } from "../userops/Live.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
@@ -16,6 +17,7 @@ import { LocalJobs } from "./LocalJobs.ts"
 import { MandateGrants } from "./MandateGrants.ts"
 import { ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
 import { ManagedWallets, Marketplace, MarketplaceCallers, MarketplaceServiceLive } from "./Marketplace.ts"
+import { MarketplaceStreamApi, StreamQuery } from "./Api.ts"
 import { MarketplaceUpstreamLive } from "./MarketplaceUpstream.ts"
 import { nodeResponse } from "./SseFanout.ts"
 import { StatsHub, StatsHubLive } from "./StatsHub.ts"
@@ -69,7 +71,8 @@ export const MarketplaceStreamHandlers = HttpApiBuilder.group(
       // change's shared bytes from its poller (no fiber or Effect stream per subscriber; see
       // SseFanout.ts). Validation and capacity answer the envelope before anything is written.
       // The handler completes when the response closes; the framework then writes nothing.
-      // (Combinators, not a generator: nothing but the parked callback stays per connection.)
+      // On the service's `NodeServer` the route below takes the streams it can serve, and this
+      // handler answers only the refusals (and serves every stream on a plain node server).
       stream: ({ query }) =>
         hub.parseFilter(query.wallets).pipe(
           Effect.tap(() => hub.admit),
@@ -80,6 +83,30 @@ export const MarketplaceStreamHandlers = HttpApiBuilder.group(
     })
   })
 )
+
+/**
+ * The stream served by the node server itself, when the app runs on `NodeServer` (otherwise
+ * nothing): the query decoded by the endpoint's own Schema, the wallets and capacity checked
+ * by the hub's plain code, then the response belongs to the hub and no fiber is left for it.
+ * What it would refuse goes on to the handler above, which answers the envelope as ever.
+ */
+export const MarketplaceStreamRoute = Layer.effectDiscard(Effect.gen(function*() {
+  const routes = yield* Effect.serviceOption(NodeRoutes)
+  if (Option.isNone(routes)) return
+  const hub = yield* StatsHub
+  const decodeQuery = Schema.decodeUnknownExit(Schema.toCodecArrayFromSingle(StreamQuery))
+  yield* routes.value.add({
+    method: "GET",
+    path: MarketplaceStreamApi.endpoints.stream.path,
+    serve: (query, _request, response) => {
+      const decoded = decodeQuery(query)
+      if (Exit.isFailure(decoded)) return false
+      const filter = hub.filterOf(decoded.value.wallets)
+      return Result.isSuccess(filter) && hub.attach(filter.success, response)
+    },
+    close: hub.endAll
+  })
+}))
 
 /**
  * Services of the marketplace, without HTTP and without a chain: what the handlers (and
@@ -98,7 +125,7 @@ export const MarketplaceServices = Layer.mergeAll(MarketplaceServiceLive, StatsH
  * with SQL, build from `MarketplaceHandlers`/`MarketplaceStreamHandlers` and
  * provide other `ManagedWallets` / `MarketplaceCallers` layers.
  */
-export const MarketplaceLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceStreamHandlers).pipe(
+export const MarketplaceLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceStreamHandlers, MarketplaceStreamRoute).pipe(
   Layer.provide(MarketplaceServices)
 )
 
@@ -107,7 +134,7 @@ export const MarketplaceLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceSt
  * backed by PostgreSQL, the caller's addresses by the accounts, and the operation builds
  * on the one shared `OperationBuilder`. Needs SqlClient, HttpClient, Accounts and the chain stack.
  */
-export const MarketplaceAppLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceStreamHandlers).pipe(
+export const MarketplaceAppLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceStreamHandlers, MarketplaceStreamRoute).pipe(
   Layer.provide(
     Layer.mergeAll(HiringLive, MandateGrants.layer, LocalJobs.layer, JobWatcherLive.pipe(Layer.provide(AuditLive))).pipe(
       Layer.provideMerge(Layer.mergeAll(MarketplaceServiceLive, StatsHubLive)),

@@ -44,6 +44,7 @@ interface SseSocket {
   on(event: "drain", listener: () => void): unknown
   once(event: "end", listener: () => void): unknown
   off(event: "drain" | "end", listener: () => void): unknown
+  end(): unknown
 }
 
 /** What the fan-out needs of a node `ServerResponse` (HTTP/1.1, or the HTTP/2 compatibility API). */
@@ -140,11 +141,16 @@ export class SseSubscriber<F> {
     this.write(heartbeat)
   }
 
-  /** The hub is going away: end the response (the client sees the end of the stream). */
+  /**
+   * The hub is going away: end the response (the client sees the end of the stream) and, on
+   * HTTP/1.1, the connection after it, or the server's graceful close would wait for it to idle out.
+   */
   end(): void {
     const res = this.res
     this.leave()
-    if (!res.writableEnded && !res.destroyed) res.end()
+    if (res.writableEnded || res.destroyed) return
+    res.end()
+    this.socket?.end()
   }
 
   /** Stats held back for a slow reader (tests, benchmarks). */

@@ -15,9 +15,11 @@
  * current values. One shared ticker sends a heartbeat (an SSE comment line) to
  * every subscriber idle for an interval. A subscriber leaves the hub
  * synchronously when its client goes (the response's `close`, or the client
- * ending its side of the connection, after which node ends it too).
+ * ending its side of the connection, after which node ends it too). On the service's
+ * node server a stream holds no fiber at all (`attach`, from the node-level route in
+ * `Http.ts`); at shutdown the hub ends every stream (`endAll`).
  */
-import { Config, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Result, Schedule, type Scope } from "effect"
 import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
 import type { Address } from "../domain/Primitives.ts"
 import type { Agent, AgentStat } from "./Domain.ts"
@@ -97,11 +99,15 @@ export interface HubStats {
   readonly bufferedBytes: number
   /** When the last subscriber left (ms since the epoch, sub-millisecond); benchmarks time cleanup with it. */
   readonly emptiedAt: number | undefined
+  /** When the last poll's changes had been written to every subscriber (same clock). */
+  readonly deliveredAt: number | undefined
 }
 
 export class StatsHub extends Context.Service<StatsHub, {
   /** Validates the `wallets` query (comma-separated addresses; absent or empty = all leaderboard agents). */
   parseFilter(wallets: string | undefined): Effect.Effect<WalletFilter, BadRequest>
+  /** The same validation as plain code (the node-level route). */
+  filterOf(wallets: string | undefined): Result.Result<WalletFilter, BadRequest>
   /** Fails when the hub is at capacity (checked before a response starts). */
   readonly admit: Effect.Effect<void, ServiceUnavailable>
   /** Joins the hub for the life of the scope, read through `take` (in-process: tests, benchmarks). */
@@ -112,6 +118,10 @@ export class StatsHub extends Context.Service<StatsHub, {
    * (before anything is written) when the hub is at capacity.
    */
   serve(filter: WalletFilter, res: SseResponse): Effect.Effect<void, ServiceUnavailable>
+  /** `serve` as plain code, returning at once (node-level route): false, nothing written, at capacity. */
+  attach(filter: WalletFilter, res: SseResponse): boolean
+  /** Ends every SSE response (shutdown): each client sees the end of its stream. */
+  endAll(): void
   readonly stats: Effect.Effect<HubStats>
   /** Runs one poll cycle now (tests, benchmarks); the shared poller calls the same. */
   readonly pollNow: Effect.Effect<void>
@@ -174,6 +184,7 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
   let leaderboard = new Set<string>()
   let polls = 0
   let emptiedAt: number | undefined
+  let deliveredAt: number | undefined
 
   /**
    * One poll's changes to every subscriber, synchronously: the leaderboard frames are
@@ -233,7 +244,10 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
       latest.set(key, stat)
       changed.push(statFrame(key, stat))
     }
-    if (changed.length > 0) deliver(changed)
+    if (changed.length > 0) {
+      deliver(changed)
+      deliveredAt = performance.timeOrigin + performance.now()
+    }
     // Forget what nobody follows any more, so the cache stays bounded too.
     for (const key of latest.keys()) if (!leaderboard.has(key) && !byWallet.has(key)) latest.delete(key)
     if (Option.isNone(top)) yield* Effect.logWarning("marketplace stats poll: leaderboard unavailable")
@@ -247,18 +261,24 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
   yield* Effect.forkScoped(
     Effect.repeat(Effect.delay(heartbeat, config.heartbeatInterval), Schedule.forever)
   )
-  // On shutdown, end the responses still open (the server interrupts their handlers first).
-  yield* Effect.addFinalizer(() => Effect.sync(() => [...sockets].forEach((s) => s.end())))
+  const endAll = () => [...sockets].forEach((s) => s.end())
+  // On shutdown, end the responses still open (the node server asks first, when it starts closing).
+  yield* Effect.addFinalizer(() => Effect.sync(endAll))
+
+  const filterOf = (wallets: string | undefined): Result.Result<WalletFilter, BadRequest> => {
+    if (wallets === undefined || wallets.trim() === "") return Result.succeed({ _tag: "All" })
+    const parts = [...new Set(wallets.split(",").map((w) => w.trim()).filter((w) => w !== ""))]
+    if (parts.some((w) => !isAddress(w))) {
+      return Result.fail(new BadRequest({ message: `\`wallets\` holds a value that is not an address.` }))
+    }
+    if (parts.length > config.maxWalletsPerSubscriber) {
+      return Result.fail(new BadRequest({ message: `\`wallets\` may name at most ${config.maxWalletsPerSubscriber} wallets.` }))
+    }
+    return Result.succeed({ _tag: "Wallets", wallets: parts as ReadonlyArray<Address> })
+  }
 
   const parseFilter = Effect.fn("StatsHub.parseFilter")(function*(wallets: string | undefined) {
-    if (wallets === undefined || wallets.trim() === "") return { _tag: "All" } as WalletFilter
-    const parts = [...new Set(wallets.split(",").map((w) => w.trim()).filter((w) => w !== ""))]
-    const bad = parts.find((w) => !isAddress(w))
-    if (bad !== undefined) return yield* new BadRequest({ message: `\`wallets\` holds a value that is not an address.` })
-    if (parts.length > config.maxWalletsPerSubscriber) {
-      return yield* new BadRequest({ message: `\`wallets\` may name at most ${config.maxWalletsPerSubscriber} wallets.` })
-    }
-    return { _tag: "Wallets", wallets: parts as ReadonlyArray<Address> } as WalletFilter
+    return yield* Effect.fromResult(filterOf(wallets))
   })
 
   const full = () => subscribers.size >= config.maxSubscribers
@@ -335,24 +355,29 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
   // Registering, the head and the snapshot happen in one synchronous step, so no poll can
   // fall between the snapshot and the first change. No fiber works for this subscriber
   // afterwards: the poller writes to `res`, and the client going removes it at once.
+  const attach = (filter: WalletFilter, res: SseResponse): boolean => {
+    if (res.destroyed) return true
+    if (full()) return false
+    const s = new SseSubscriber(filter, res, forget)
+    add(s)
+    sockets.add(s)
+    let first = ": connected\nretry: 5000\n\n"
+    for (const stat of snapshotOf(filter)) first += `data: ${JSON.stringify(stat)}\n\n`
+    s.start(utf8.encode(first))
+    return true
+  }
+
   const serve = (filter: WalletFilter, res: SseResponse): Effect.Effect<void, ServiceUnavailable> =>
-    Effect.suspend(() => {
-      if (res.destroyed) return Effect.void
-      if (full()) return Effect.fail(capacityError())
-      const s = new SseSubscriber(filter, res, forget)
-      add(s)
-      sockets.add(s)
-      let first = ": connected\nretry: 5000\n\n"
-      for (const stat of snapshotOf(filter)) first += `data: ${JSON.stringify(stat)}\n\n`
-      s.start(utf8.encode(first))
-      return closed(res)
-    })
+    Effect.suspend(() => (attach(filter, res) ? closed(res) : Effect.fail(capacityError())))
 
   return StatsHub.of({
     parseFilter,
+    filterOf,
     admit,
     subscribe,
     serve,
+    attach,
+    endAll,
     stats: Effect.sync(() => {
       let behind = 0
       let heldBack = 0
@@ -362,7 +387,7 @@ export const make = Effect.fn("StatsHub.make")(function*(config: StatsHubConfig)
         heldBack += s.pendingCount
         bufferedBytes += s.buffered
       }
-      return { subscribers: subscribers.size, polls, watchedWallets: byWallet.size, behind, heldBack, bufferedBytes, emptiedAt }
+      return { subscribers: subscribers.size, polls, watchedWallets: byWallet.size, behind, heldBack, bufferedBytes, emptiedAt, deliveredAt }
     }),
     pollNow: pollOnce
   })

@@ -1,7 +1,9 @@
 /**
  * The marketplace handler groups on a real HTTP server (127.0.0.1, port 0),
  * pointed at a fake upstream, with a stand-in bearer check: the token is the
- * signer's address. Also a small SSE client over node:http.
+ * signer's address. The server is the service's `NodeServer` (the stats stream is then
+ * served by its node-level route), or with `{ plainServer: true }` a plain node server
+ * (every stream through the HttpApi handler). Also a small SSE client over node:http.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
@@ -12,7 +14,13 @@ import { ErrorEnvelope, ErrorEnvelopeLive } from "../../src/api/Envelope.ts"
 import { Unauthorized } from "../../src/api/Errors.ts"
 import { Authorization, CurrentSigner } from "../../src/auth/Middleware.ts"
 import { MarketplaceApi, MarketplaceStreamApi } from "../../src/marketplace/Api.ts"
-import { MarketplaceHandlers, MarketplaceServices, MarketplaceStreamHandlers } from "../../src/marketplace/Http.ts"
+import { NodeServerLive } from "../../src/api/NodeServer.ts"
+import {
+  MarketplaceHandlers,
+  MarketplaceServices,
+  MarketplaceStreamHandlers,
+  MarketplaceStreamRoute
+} from "../../src/marketplace/Http.ts"
 import { isAddress } from "../../src/marketplace/UpstreamMapping.ts"
 
 /** Same id as the root API, so the groups' handler layers fit it. */
@@ -37,7 +45,10 @@ export class MarketplaceServer extends Context.Service<MarketplaceServer, { read
   "test/MarketplaceServer"
 ) {}
 
-export const MarketplaceServerLive = (config: Record<string, string>) =>
+export const MarketplaceServerLive = (
+  config: Record<string, string>,
+  options?: { readonly plainServer?: boolean; readonly accessLog?: boolean }
+) =>
   Layer.effect(
     MarketplaceServer,
     Effect.gen(function*() {
@@ -53,11 +64,21 @@ export const MarketplaceServerLive = (config: Record<string, string>) =>
           Layer.provide([MarketplaceHandlers, MarketplaceStreamHandlers]),
           Layer.provide([ErrorEnvelopeLive, AuthorizationTest])
         ),
-        { disableLogger: true }
+        { disableLogger: options?.accessLog !== true }
       )
     ),
+    Layer.provideMerge(MarketplaceStreamRoute),
     Layer.provideMerge(MarketplaceServices),
-    Layer.provideMerge(NodeHttpServer.layer(http.createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(
+      options?.plainServer === true
+        ? NodeHttpServer.layer(http.createServer, { port: 0, host: "127.0.0.1" })
+        : NodeServerLive({
+          maxHeaderBytes: 16 * 1024,
+          port: 0,
+          host: "127.0.0.1",
+          disableLogger: options?.accessLog !== true
+        })
+    ),
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(config)))
   )
@@ -67,6 +88,8 @@ export interface SseClient {
   readonly headers: Promise<http.IncomingHttpHeaders>
   readonly events: Array<{ readonly at: number; readonly data: Record<string, unknown> }>
   readonly comments: Array<string>
+  /** Resolves when the server ends the stream (or the connection goes). */
+  readonly ended: Promise<void>
   readonly close: () => void
 }
 
@@ -78,6 +101,8 @@ export const openSse = (url: string): SseClient => {
   let resolveHeaders!: (h: http.IncomingHttpHeaders) => void
   const status = new Promise<number>((r) => (resolveStatus = r))
   const headers = new Promise<http.IncomingHttpHeaders>((r) => (resolveHeaders = r))
+  let resolveEnded!: () => void
+  const ended = new Promise<void>((r) => (resolveEnded = r))
   const req = http.get(url, { agent: false }, (res) => {
     resolveStatus(res.statusCode ?? 0)
     resolveHeaders(res.headers)
@@ -94,9 +119,12 @@ export const openSse = (url: string): SseClient => {
       }
     })
     res.on("error", () => {})
+    res.on("end", resolveEnded)
+    res.on("close", resolveEnded)
   })
   req.on("error", () => {})
-  return { status, headers, events, comments, close: () => req.destroy() }
+  req.on("close", resolveEnded)
+  return { status, headers, events, comments, ended, close: () => req.destroy() }
 }
 
 export const waitUntil = (check: () => boolean, timeoutMs: number, what: string) =>

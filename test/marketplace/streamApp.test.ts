@@ -1,6 +1,8 @@
 /**
- * The stats stream as the service serves it: the real app (edge middleware, `/v1`
- * prefix, logging, tracing) handing the node response to the hub.
+ * The stats stream as the service serves it: the real app on `NodeServer` (its node-level
+ * route serves the stream; edge middleware, `/v1` prefix, logging, tracing answer the
+ * rest), the node response handed to the hub. Refusals are the app's envelopes with the
+ * request's trace id.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -23,13 +25,27 @@ describe("stats stream in the app", () => {
         yield* waitUntil(() => sse.events.length >= 1, 5_000, "the first poll's stat")
         assert.strictEqual(sse.events[0]!.data.walletAddress, wallet(2))
         assert.include(sse.comments, "connected")
+        const refused = (query: string, status: number, code: string) =>
+          Effect.gen(function*() {
+            const res = yield* Effect.promise(() => fetch(`${baseUrl}/v1/marketplace/agents/stream${query}`))
+            assert.strictEqual(res.status, status, query.slice(0, 80))
+            const { error } = yield* Effect.promise(() => res.json())
+            assert.strictEqual(error.code, code)
+            assert.match(error.requestId, /^[0-9a-f]{32}$/)
+          })
+        // The one slot is taken.
+        yield* refused("", 503, "service_unavailable")
+        yield* refused("?wallets=nope", 400, "bad_request")
+        yield* refused("?wallets=%00", 400, "bad_request")
+        yield* refused(`?wallets=${"a".repeat(9_000)}`, 414, "uri_too_long")
         sse.close()
-        const bad = yield* Effect.promise(() => fetch(`${baseUrl}/v1/marketplace/agents/stream?wallets=nope`))
-        assert.strictEqual(bad.status, 400)
-        assert.strictEqual((yield* Effect.promise(() => bad.json())).error.code, "bad_request")
       }).pipe(
         Effect.provide(Layer.fresh(TestServerLive({
-          config: { MARKETPLACE_API_URL: fake.url, MARKETPLACE_STREAM_POLL_INTERVAL: "100 millis" }
+          config: {
+            MARKETPLACE_API_URL: fake.url,
+            MARKETPLACE_STREAM_POLL_INTERVAL: "100 millis",
+            MARKETPLACE_STREAM_MAX_SUBSCRIBERS: "1"
+          }
         })))
       )
     }))

@@ -2,14 +2,13 @@
  * The real HTTP server on a loopback port, over a fresh database, for contract
  * tests through the typed client.
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { Bundler } from "../../src/chain/Bundler.ts"
 import { Chain } from "../../src/chain/Chain.ts"
 import { FetchHttpClient, HttpServer } from "effect/http"
 import { EdgeConfig } from "../../src/api/EdgeConfig.ts"
-import { makeNodeServer } from "../../src/api/NodeServer.ts"
+import { NodeServerLive } from "../../src/api/NodeServer.ts"
 import { makeClient } from "../../src/client/Client.ts"
 import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { TelemetryLive } from "../../src/platform/Telemetry.ts"
@@ -61,8 +60,7 @@ export const TestServerLive = (options?: {
   ).pipe(
     Layer.provideMerge(serveApp.pipe(Layer.provide(ServicesLive), Layer.provide(TelemetryLive))),
     Layer.provideMerge(
-      Layer.unwrap(Effect.map(EdgeConfig.config, (edge) =>
-        NodeHttpServer.layer(() => makeNodeServer(edge), { port: 0, host: "127.0.0.1" })))
+      Layer.unwrap(Effect.map(EdgeConfig.config, (edge) => NodeServerLive({ ...edge, port: 0, host: "127.0.0.1" })))
     ),
     Layer.provideMerge(TestChainLive(options?.chain)),
     Layer.provideMerge(
