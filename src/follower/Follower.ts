@@ -22,11 +22,12 @@
  *    compensated as in 2;
  * 5. move the cursor.
  */
-import { Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Cause, Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Chain } from "../chain/Chain.ts"
 import { inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
+import { retryLockConflicts } from "../db/Conflicts.ts"
 import { Relay } from "../userops/Relay.ts"
 import { FollowerLog } from "./FollowerLog.ts"
 import { disablesOf, type ObservedEvent, redemptionsOf } from "./Redeemed.ts"
@@ -226,9 +227,15 @@ export const ChainFollowerLive = Layer.effect(
       return { blocks: Number(to - from + 1n), operations, redemptions: redemptions.length, reorged, cursor: to }
     })
 
-    const followOnce = sql.withTransaction(pass).pipe(
-      Effect.tapCause((cause) => Effect.logWarning("follower: pass failed; the next pass retries", cause)),
-      Effect.orElseSucceed(() => NONE),
+    // A pass that lost a lock conflict runs again at once; any other failure, a defect
+    // included (a settlement's own errors die), is logged and left to the next pass: the
+    // loop must outlive it. Interruption (the service stopping) is not caught.
+    const followOnce = retryLockConflicts(sql.withTransaction(pass)).pipe(
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.interrupt
+          : Effect.as(Effect.logWarning("follower: pass failed; the next pass retries", cause), NONE)
+      ),
       Effect.withSpan("ChainFollower.followOnce")
     )
     return ChainFollower.of({ followOnce })

@@ -132,6 +132,33 @@ describe("chain follower", () => {
       yield* third.stop
     }), { timeout: 90_000 })
 
+  it.live("a pass that dies (its record cannot be written) does not stop the follower: once it can, it records", () =>
+    Effect.gen(function*() {
+      const a = yield* startInstance({})
+      const key = generatePrivateKey()
+      const session = yield* signIn(a.baseUrl, privateKeyToAccount(key))
+      const api = yield* makeClient({ baseUrl: a.baseUrl, token: session.token })
+      const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
+      const signed = yield* signBuild(build, key)
+      // Settling writes a notification with the entry; without its table every pass that
+      // reaches this operation dies (the recorder's database errors are defects).
+      yield* a.sql`ALTER TABLE notifications RENAME TO notifications_away`.pipe(Effect.orDie)
+      const hash = yield* a.bundler.sendUserOperation(fromWire(signed)).pipe(Effect.orDie)
+      yield* waitFor("the inclusion on chain", Effect.promise(() =>
+        findInclusion(a.chain.client, testNetwork().entryPoint, hash as Hash, 10_000n).catch(() => undefined)
+      ))
+      yield* Effect.sleep(Duration.seconds(3)) // passes run and die meanwhile
+      const before = yield* api.activity.list({ query: { limit: 50 } })
+      assert.isUndefined(before.items.find((e) => e.action === "account_freeze"))
+      yield* a.sql`ALTER TABLE notifications_away RENAME TO notifications`.pipe(Effect.orDie)
+      const entry = yield* waitFor("the follower's entry", api.activity.list({ query: { limit: 50 } }).pipe(
+        Effect.orDie,
+        Effect.map((page) => page.items.find((e) => e.action === "account_freeze"))
+      ))
+      assert.strictEqual(entry.provenance, "onchain_unrelayed")
+      yield* a.stop
+    }), { timeout: 90_000 })
+
   it.live("an operation nobody built here (the account's own handleOps) is recorded as unrelayed", () =>
     Effect.gen(function*() {
       const a = yield* startInstance({})
