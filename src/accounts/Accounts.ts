@@ -91,13 +91,24 @@ export class Accounts extends Context.Service<Accounts, {
         return yield* rowsOf(signer)
       }, Effect.orDie)
 
-      const create = Effect.fn("Accounts.create")(function*(signer: Address, label?: string) {
-        // The next index; a concurrent create for the same signer loses the unique race and retries.
-        for (let attempt = 0; attempt < 20; attempt++) {
+      // The next index, one create per signer at a time: a transaction-scoped advisory lock on
+      // the signer, so concurrent creates each take the index after the last one committed
+      // (racing for it and retrying let more than a few concurrent creates fail). Only the
+      // primary's lock-free insert at sign-in can take index 0 first: then the next attempt
+      // takes the next index.
+      const createOnce = (signer: Address, label?: string) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`accounts:${signer}`}, 0))`
           const current = yield* rowsOf(signer)
           const index = current.length === 0 ? 0 : Math.max(...current.map((a) => a.index)) + 1
           const inserted = yield* insertAt(signer, index, label ?? `Account ${index + 1}`, index === 0 ? "primary" : "secondary")
-          if (inserted) return (yield* rowsOf(signer)).find((a) => a.index === index)!
+          return inserted ? (yield* rowsOf(signer)).find((a) => a.index === index) : undefined
+        }))
+
+      const create = Effect.fn("Accounts.create")(function*(signer: Address, label?: string) {
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const created = yield* createOnce(signer, label)
+          if (created !== undefined) return created
         }
         return yield* Effect.die(new Error("could not allocate an account index"))
       }, Effect.orDie)
