@@ -61,12 +61,16 @@ export const make = <U, R, E>(options: {
     const alone = (w: Waiting<U, R>) =>
       Effect.forkIn(Effect.flatMap(Effect.exit(options.alone(w.unit)), (exit) => Deferred.done(w.done, exit)), scope)
 
+    /** The units of the combined write in flight (told how it ended if the writer stops in it). */
+    let inFlight: Array<Waiting<U, R>> = []
+
     const writes = Effect.gen(function*() {
       while (true) {
         // Let every submitter already scheduled (those the last write answered, most of
         // all) add its unit before the next write is cut.
         yield* Effect.yieldNow
         const batch = take()
+        inFlight = batch
         if (batch.length === 0) {
           // Checked and cleared in one step: a write after this starts a new writer.
           running = false
@@ -92,9 +96,10 @@ export const make = <U, R, E>(options: {
       Effect.onExit((exit) =>
         Effect.sync(() => {
           if (Exit.isSuccess(exit)) return
-          // Stopped early (its scope closed): nothing waiting will be written.
+          // Stopped early (its scope closed): nothing waiting will be written, and the write
+          // in flight ends with the same cause.
           running = false
-          for (const w of waiting.splice(0)) Deferred.doneUnsafe(w.done, Exit.failCause(exit.cause))
+          for (const w of [...inFlight.splice(0), ...waiting.splice(0)]) Deferred.doneUnsafe(w.done, Exit.failCause(exit.cause))
         })
       )
     )
