@@ -12,7 +12,7 @@
  * match a stored build (docs/relay.md).
  */
 import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { type Address, formatUnits, type Hex, maxUint256 } from "viem"
 import type { Account } from "../accounts/Domain.ts"
 import { OutOfScope, ServiceUnavailable, type TooManyRequests, type UpstreamTimeout, type UpstreamUnavailable } from "../api/Errors.ts"
@@ -25,7 +25,6 @@ import {
   allowanceEstimationData,
   allowancePaymasterData,
   approvalCalls,
-  isPermitPrefix,
   permitDigest,
   permitEstimationData,
   permitSignaturePrefix,
@@ -37,11 +36,11 @@ import {
   type IntentType,
   type Simulation,
   type TokenAmount,
-  UserOperation,
   UserOpBuild,
   type UsdtApproval
 } from "../domain/Operations.ts"
-import { allowanceSetup, type MatchableBuild, matchesBuild, permitMismatch } from "./GasPayment.ts"
+import { makeBuildRepo, type StoredBuild } from "./BuildRepo.ts"
+import { allowanceSetup, matchesBuild, permitMismatch } from "./GasPayment.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen, isRiskReducingIntent } from "./Intents.ts"
 import { chargeQuota, SponsorLimitsConfig, sponsoredFees } from "./Sponsorship.ts"
 import { mapUpstream, toWire, typedDataJson, userOpHashOf } from "./Wire.ts"
@@ -100,31 +99,7 @@ export interface BuiltOperation {
   readonly shared: boolean
 }
 
-/** A stored build, as the relay and the features read it back. */
-export interface StoredBuild extends MatchableBuild {
-  readonly id: string
-  readonly accountId: string
-  readonly signerAddress: string
-  readonly intentType: IntentType
-  readonly chainId: number
-  readonly entryPoint: string
-  readonly sender: string
-  readonly nonce: string
-  readonly callData: string
-  readonly userOp: UserOperation
-  readonly userOpHash: string
-  readonly riskReducing: boolean
-  readonly sponsored: boolean
-  readonly humanSummary: string | null
-  readonly metadata: Schema.JsonObject
-  readonly createdAt: Date
-  readonly expiresAt: Date
-  /**
-   * The account's frozen flag, read in the same statement as the build (`byHash` only: the
-   * relay's policy re-check needs no round trip of its own); undefined when not read.
-   */
-  readonly accountFrozen?: boolean
-}
+export type { StoredBuild }
 
 export type BuildError = OutOfScope | ServiceUnavailable | TooManyRequests | UpstreamUnavailable | UpstreamTimeout
 
@@ -162,54 +137,6 @@ const FALLBACK_GAS = {
   paymasterPostOpGasLimit: 0n
 } as const
 
-const BuildRow = Schema.Struct({
-  id: Schema.String,
-  account_id: Schema.String,
-  signer_address: Schema.String,
-  intent_type: Schema.String,
-  chain_id: Schema.Number,
-  entry_point: Schema.String,
-  sender: Schema.String,
-  nonce: Schema.String,
-  call_data: Schema.String,
-  user_op: UserOperation,
-  user_op_hash: Schema.String,
-  risk_reducing: Schema.Boolean,
-  sponsored: Schema.Boolean,
-  human_summary: Schema.NullOr(Schema.String),
-  metadata: Schema.JsonObject,
-  created_at: Schema.Date,
-  expires_at: Schema.Date
-})
-
-/** A build with its account's frozen flag (the relay's lookup by hash). */
-const BuildWithAccountRow = Schema.Struct({ ...BuildRow.fields, account_frozen: Schema.Boolean })
-
-const toStored = (tokenPaymaster: string | undefined) => (r: typeof BuildRow.Type): StoredBuild => ({
-  id: r.id,
-  accountId: r.account_id,
-  signerAddress: r.signer_address,
-  intentType: r.intent_type as IntentType,
-  chainId: r.chain_id,
-  entryPoint: r.entry_point,
-  sender: r.sender,
-  nonce: r.nonce,
-  callData: r.call_data,
-  userOp: r.user_op,
-  userOpHash: r.user_op_hash,
-  riskReducing: r.risk_reducing,
-  sponsored: r.sponsored,
-  humanSummary: r.human_summary,
-  metadata: r.metadata,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  // A permit build's paymasterData is the token paymaster's permit prefix (the signature comes later).
-  permitSignaturePrefix: tokenPaymaster !== undefined && r.user_op.paymaster?.toLowerCase() === tokenPaymaster &&
-      r.user_op.paymasterData !== undefined && isPermitPrefix(r.user_op.paymasterData.toLowerCase())
-    ? r.user_op.paymasterData.toLowerCase()
-    : undefined
-})
-
 const ETH_DECIMALS = 18
 
 /**
@@ -240,26 +167,7 @@ const make = Effect.gen(function*() {
   const ttl = yield* BuildTtl
   const sponsorLimits = yield* SponsorLimitsConfig
   const tokenPaymasterAddress = network.tokenPaymaster?.address
-
-  const findByHash = SqlSchema.findAll({
-    Request: Schema.Struct({ signer: Schema.String, chainId: Schema.Number, hash: Schema.String }),
-    Result: BuildWithAccountRow,
-    execute: (r) =>
-      sql`SELECT b.*, a.frozen AS account_frozen FROM op_builds b JOIN accounts a ON a.id = b.account_id
-          WHERE b.chain_id = ${r.chainId} AND b.user_op_hash = ${r.hash} AND a.signer_address = ${r.signer}
-          ORDER BY (b.expires_at > now()) DESC, b.created_at DESC, b.id DESC`
-  })
-  const findOne = SqlSchema.findAll({
-    Request: Schema.String,
-    Result: BuildRow,
-    execute: (id) => sql`SELECT * FROM op_builds WHERE id = ${id}`
-  })
-
-  const isFrozen = (accountId: string) =>
-    sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id = ${accountId}`.pipe(
-      Effect.map((rows) => rows[0]?.frozen === true),
-      Effect.orDie
-    )
+  const repo = makeBuildRepo(sql, tokenPaymasterAddress?.toLowerCase())
 
   /** Estimation; a rejection (predicted revert, ...) is a verdict, not an error. */
   const estimate = (op: Parameters<Bundler["Service"]["estimateUserOperationGas"]>[0]) =>
@@ -365,7 +273,7 @@ const make = Effect.gen(function*() {
   const build = Effect.fn("OperationBuilder.build")(function*(request: BuildRequest) {
     const { account, intentType } = request
     const riskReducing = request.riskReducing ?? isRiskReducingIntent(intentType)
-    if (!allowedWhileFrozen(intentType, riskReducing) && (yield* isFrozen(account.id))) {
+    if (!allowedWhileFrozen(intentType, riskReducing) && (yield* repo.isFrozen(account.id))) {
       return yield* new OutOfScope({
         message: "The account is frozen: only risk-reducing operations (and unfreezing) can be built",
         declineReason: ACCOUNT_FROZEN
@@ -579,29 +487,24 @@ const make = Effect.gen(function*() {
     }
 
     const metadata = request.metadata ?? {}
-    const shareKey = request.shareKey ?? JSON.stringify(metadata)
-    // Identical builds (the hash covers every signed field) are one build while it is open:
-    // serialized per hash, so concurrent identical requests cannot store two.
-    const stored = yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`op_build:${userOpHash}`}, 0))`
-      const open = yield* sql<{ id: string; answer: unknown; metadata: Schema.JsonObject }>`
-        SELECT id, answer, metadata FROM op_builds
-        WHERE chain_id = ${network.chainId} AND user_op_hash = ${userOpHash} AND account_id = ${account.id}
-          AND intent_type = ${intentType} AND share_key = ${shareKey} AND answer IS NOT NULL AND expires_at > now()
-          AND NOT EXISTS (SELECT 1 FROM user_operations u WHERE u.chain_id = ${network.chainId}
-                            AND u.user_op_hash = ${userOpHash} AND u.status = 'failed')
-        ORDER BY created_at DESC LIMIT 1`
-      if (open[0] !== undefined) return open[0]
-      yield* sql`
-        INSERT INTO op_builds (id, account_id, signer_address, intent_type, chain_id, entry_point, sender, nonce, call_data,
-                               user_op, user_op_hash, risk_reducing, sponsored, human_summary, metadata, created_at, expires_at,
-                               answer, share_key)
-        VALUES (${buildId}, ${account.id}, ${account.signerAddress}, ${intentType}, ${network.chainId},
-                ${network.entryPoint.toLowerCase()}, ${wire.sender}, ${wire.nonce}, ${wire.callData},
-                ${JSON.stringify(wire)}::jsonb, ${userOpHash}, ${riskReducing}, ${sponsored}, ${request.humanSummary},
-                ${JSON.stringify(metadata)}::jsonb, ${now}, ${expiresAt}, ${JSON.stringify(answer)}::jsonb, ${shareKey})`
-      return undefined
-    })).pipe(Effect.orDie)
+    const stored = yield* repo.storeOrShare({
+      id: buildId,
+      accountId: account.id,
+      signerAddress: account.signerAddress,
+      intentType,
+      chainId: network.chainId,
+      entryPoint: network.entryPoint.toLowerCase(),
+      userOp: wire,
+      userOpHash,
+      riskReducing,
+      sponsored,
+      humanSummary: request.humanSummary,
+      metadata,
+      createdAt: now,
+      expiresAt,
+      answer,
+      shareKey: request.shareKey ?? JSON.stringify(metadata)
+    })
     if (stored !== undefined) {
       const previous = yield* Schema.decodeUnknownEffect(UserOpBuild)(stored.answer).pipe(Effect.orDie)
       return { buildId: stored.id, build: previous, userOp, metadata: stored.metadata, shared: true } satisfies BuiltOperation
@@ -610,22 +513,13 @@ const make = Effect.gen(function*() {
   })
 
   const byHash = Effect.fn("OperationBuilder.byHash")(function*(signer: string, chainId: number, userOpHash: string) {
-    const rows = yield* findByHash({ signer, chainId, hash: userOpHash.toLowerCase() }).pipe(Effect.orDie)
-    const stored = toStored(tokenPaymasterAddress?.toLowerCase())
-    return rows.map((r): StoredBuild => ({ ...stored(r), accountFrozen: r.account_frozen }))
+    return yield* repo.byHash(signer, chainId, userOpHash.toLowerCase())
   })
-
   const hasBuildFor = Effect.fn("OperationBuilder.hasBuildFor")(function*(signer: string, chainId: number, sender: string, nonce: string) {
-    const rows = yield* sql<{ found: boolean }>`
-      SELECT EXISTS (SELECT 1 FROM op_builds b JOIN accounts a ON a.id = b.account_id
-                     WHERE a.signer_address = ${signer} AND b.chain_id = ${chainId}
-                       AND b.sender = ${sender.toLowerCase()} AND b.nonce = ${nonce}) AS found`.pipe(Effect.orDie)
-    return rows[0]?.found === true
+    return yield* repo.hasBuildFor(signer, chainId, sender.toLowerCase(), nonce)
   })
-
   const findById = Effect.fn("OperationBuilder.findById")(function*(buildId: string) {
-    const rows = yield* findOne(buildId).pipe(Effect.orDie)
-    return rows[0] === undefined ? undefined : toStored(tokenPaymasterAddress?.toLowerCase())(rows[0])
+    return yield* repo.findById(buildId)
   })
 
   return OperationBuilder.of({ build, byHash, hasBuildFor, findById })
