@@ -19,41 +19,19 @@ import { OutOfScope, ServiceUnavailable, type TooManyRequests, type UpstreamTime
 import { AccountStack, type Call } from "../chain/Accounts4337.ts"
 import { Bundler, type BundlerRejected, type GasEstimate, type UserOperationV07 } from "../chain/Bundler.ts"
 import { Chain } from "../chain/Chain.ts"
-import { Network, type TokenInfo } from "../chain/Network.ts"
+import { Network } from "../chain/Network.ts"
 import { Paymaster } from "../chain/Paymaster.ts"
-import {
-  allowanceEstimationData,
-  allowancePaymasterData,
-  approvalCalls,
-  permitDigest,
-  permitEstimationData,
-  permitSignaturePrefix,
-  TOKEN_PAYMASTER_GAS,
-  tokenCost
-} from "../chain/TokenPaymaster.ts"
-import {
-  type GasPermit,
-  type IntentType,
-  type Simulation,
-  type TokenAmount,
-  UserOpBuild,
-  type UsdtApproval
-} from "../domain/Operations.ts"
+import { allowanceEstimationData, approvalCalls, permitEstimationData, TOKEN_PAYMASTER_GAS } from "../chain/TokenPaymaster.ts"
+import { type IntentType, type Simulation, type TokenAmount, UserOpBuild } from "../domain/Operations.ts"
 import { makeBuildRepo, type StoredBuild } from "./BuildRepo.ts"
 import { allowanceSetup, matchesBuild, permitMismatch } from "./GasPayment.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen, isRiskReducingIntent } from "./Intents.ts"
 import { chargeQuota, SponsorLimitsConfig, sponsoredFees } from "./Sponsorship.ts"
+import { ACCOUNT_IMPLEMENTATION_VERSION, type GasToken, makeTokenGas } from "./TokenGas.ts"
 import { mapUpstream, toWire, typedDataJson, userOpHashOf } from "./Wire.ts"
 
 export type { Call }
 export { matchesBuild, permitMismatch }
-
-/**
- * How the operation's gas is paid when the caller chooses: `USDC` = the USD stablecoin by
- * EIP-2612 permit (two signatures), `USDT` = the second stablecoin by allowance (an unlimited
- * approve batched into a sponsored operation when needed; one signature). Absent: sponsored or native.
- */
-export type GasToken = "USDC" | "USDT"
 
 export interface BuildRequest {
   /** The account the operation runs as (from `Accounts.resolve`, i.e. already scoped to the signer). */
@@ -99,7 +77,8 @@ export interface BuiltOperation {
   readonly shared: boolean
 }
 
-export type { StoredBuild }
+export type { GasToken, StoredBuild }
+export { ACCOUNT_IMPLEMENTATION_VERSION }
 
 export type BuildError = OutOfScope | ServiceUnavailable | TooManyRequests | UpstreamUnavailable | UpstreamTimeout
 
@@ -139,22 +118,6 @@ const FALLBACK_GAS = {
 
 const ETH_DECIMALS = 18
 
-/**
- * `GasPermit.kernelVersion`: the account implementation whose ERC-1271 `isValidSignature`
- * the token's permit consults (the spec's name comes from Kernel accounts, which wrap the
- * digest in their own EIP-712 domain). HybridDeleGator checks the owner's ECDSA signature
- * of the permit digest itself: nothing to wrap.
- */
-export const ACCOUNT_IMPLEMENTATION_VERSION = "HybridDeleGator 1.3.0"
-
-interface TokenGasChoice {
-  readonly mode: "permit" | "allowance"
-  readonly token: TokenInfo
-  readonly paymaster: Address
-}
-
-const maxOf = (a: bigint, b: bigint) => (a > b ? a : b)
-const lower = <S extends string>(s: S): S => s.toLowerCase() as S
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -168,6 +131,7 @@ const make = Effect.gen(function*() {
   const sponsorLimits = yield* SponsorLimitsConfig
   const tokenPaymasterAddress = network.tokenPaymaster?.address
   const repo = makeBuildRepo(sql, tokenPaymasterAddress?.toLowerCase())
+  const { payInToken, tokenGasChoice } = makeTokenGas({ chain, stack, network })
 
   /** Estimation; a rejection (predicted revert, ...) is a verdict, not an error. */
   const estimate = (op: Parameters<Bundler["Service"]["estimateUserOperationGas"]>[0]) =>
@@ -176,99 +140,6 @@ const make = Effect.gen(function*() {
       Effect.catchTag("BundlerRejected", (rejected) => Effect.succeed({ gas: FALLBACK_GAS, rejected })),
       mapUpstream
     )
-
-  const tokenGasChoice = (gasToken: GasToken): Effect.Effect<TokenGasChoice, ServiceUnavailable> => {
-    if (tokenPaymasterAddress === undefined) {
-      return Effect.fail(new ServiceUnavailable({ message: "Gas in stablecoins needs a token paymaster, and none is configured" }))
-    }
-    if (gasToken === "USDT") {
-      return Effect.succeed({ mode: "allowance", token: network.tokens.usdt, paymaster: tokenPaymasterAddress })
-    }
-    const usd = network.tokens.usd
-    return usd.permitVersion === undefined
-      ? Effect.fail(new ServiceUnavailable({ message: `${usd.symbol} has no EIP-2612 permit configured` }))
-      : Effect.succeed({ mode: "permit", token: usd, paymaster: tokenPaymasterAddress })
-  }
-
-  /**
-   * The token paymaster's fields once gas is estimated: its gas limits, the most it will
-   * charge (its own `tokenCost` of the operation's maximum cost), and either the permit
-   * prefix and digest (USDC) or the allowance, with an approve batched when short (USDT).
-   */
-  const payInToken = Effect.fn("OperationBuilder.payInToken")(function*(a: {
-    readonly tokenGas: TokenGasChoice
-    readonly sender: Address
-    readonly calls: ReadonlyArray<Call>
-    readonly allowance: bigint
-    readonly estimated: GasEstimate
-    readonly totalGasBeforePaymaster: bigint
-    readonly maxFeePerGas: bigint
-    readonly deadline: bigint
-  }) {
-    const { token: info, paymaster: pm } = a.tokenGas
-    const permit = a.tokenGas.mode === "permit"
-    const paymasterVerificationGasLimit = maxOf(a.estimated.paymasterVerificationGasLimit ?? 0n, TOKEN_PAYMASTER_GAS.verificationFloor) +
-      (permit ? TOKEN_PAYMASTER_GAS.permitExtra : 0n)
-    const paymasterPostOpGasLimit = maxOf(a.estimated.paymasterPostOpGasLimit ?? 0n, TOKEN_PAYMASTER_GAS.postOp)
-    const maxCost = (a.totalGasBeforePaymaster + paymasterVerificationGasLimit + paymasterPostOpGasLimit) * a.maxFeePerGas
-    const [maxTokenCost, balance, permitNonce] = yield* mapUpstream(Effect.all([
-      tokenCost(chain, pm, info.address, maxCost),
-      chain.erc20Balance(info.address, a.sender),
-      permit ? chain.permitNonce(info.address, a.sender) : Effect.succeed(0n)
-    ], { concurrency: "unbounded" }))
-    const fields = { paymaster: pm, paymasterVerificationGasLimit, paymasterPostOpGasLimit }
-    const common = { info, maxTokenCost, balance }
-    if (permit) {
-      const signaturePrefix = permitSignaturePrefix(info.address, maxTokenCost, a.deadline)
-      const gasPermit: typeof GasPermit.Type = {
-        paymaster: lower(pm),
-        token: lower(info.address),
-        tokenName: info.name,
-        tokenVersion: info.permitVersion ?? "1",
-        kernelVersion: ACCOUNT_IMPLEMENTATION_VERSION,
-        permitAmount: maxTokenCost.toString(),
-        permitNonce: permitNonce.toString(),
-        permitDeadline: a.deadline.toString(),
-        permitDigest: permitDigest({
-          chainId: network.chainId,
-          token: info,
-          owner: a.sender,
-          spender: pm,
-          value: maxTokenCost,
-          nonce: permitNonce,
-          deadline: a.deadline
-        }),
-        signaturePrefix: lower(signaturePrefix),
-        estimatedFee: Number(formatUnits(maxTokenCost, info.decimals))
-      }
-      return {
-        ...common,
-        method: "token_permit",
-        callData: undefined,
-        paymasterFields: { ...fields, paymasterData: signaturePrefix },
-        gasPermit,
-        usdtApproval: null
-      }
-    }
-    const short = a.allowance < maxTokenCost
-    const approvals = short ? approvalCalls(info.address, pm, maxTokenCost, a.allowance) : []
-    const usdtApproval: typeof UsdtApproval.Type | null = short
-      ? {
-        token: lower(info.address),
-        paymaster: lower(pm),
-        amount: maxTokenCost.toString(),
-        calls: approvals.map((c) => ({ to: lower(c.to), data: lower(c.data), value: c.value.toString() }))
-      }
-      : null
-    return {
-      ...common,
-      method: short ? "token_approval" : "token_allowance",
-      callData: short ? stack.encodeExecute([...approvals, ...a.calls]) : undefined,
-      paymasterFields: { ...fields, paymasterData: allowancePaymasterData(info.address) },
-      gasPermit: null,
-      usdtApproval
-    }
-  })
 
   const build = Effect.fn("OperationBuilder.build")(function*(request: BuildRequest) {
     const { account, intentType } = request
