@@ -1,7 +1,8 @@
 /**
  * The service as a user runs it: `src/main.ts` in its own process on its embedded
  * defaults (its own PostgreSQL under DATA_DIR, its own local chain). It serves,
- * shuts down cleanly on SIGTERM, and its data survives a restart.
+ * shuts down cleanly on SIGTERM (sent to `npm start`, as a process manager would), and its
+ * data survives a restart.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -20,7 +21,8 @@ describe("the service process", () => {
       const env = { PORT: port, HOST: "127.0.0.1", DATA_DIR: dataDir, SIWE_DOMAIN: "app.test", SIWE_URI: "https://app.test" }
       const signer = privateKeyToAccount(generatePrivateKey())
       try {
-        const first = yield* startService(env)
+        // The first run as a user starts it (`npm start`), stopped by a SIGTERM to npm.
+        const first = yield* startService(env, { viaNpm: true })
         const session = yield* signIn(first.baseUrl, signer)
         const code = yield* stop(first.child)
         assert.strictEqual(code, 0, first.output())

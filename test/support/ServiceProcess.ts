@@ -18,13 +18,19 @@ export interface ServiceProcess {
   readonly output: () => string
 }
 
-/** Starts `src/main.ts` with `env` on a free port and waits until it is ready. */
-export const startService = (env: Record<string, string>) =>
+/**
+ * Starts `src/main.ts` with `env` on a free port and waits until it is ready: as `npm start`
+ * runs it (node itself with tsx's loader, so SIGTERM reaches the service directly; the tsx
+ * CLI relays signals and SIGKILLs a child slow to answer), or through `npm start` itself
+ * (`viaNpm`: the child is npm, which passes signals on).
+ */
+export const startService = (env: Record<string, string>, options: { readonly viaNpm?: boolean } = {}) =>
   Effect.promise(async (): Promise<ServiceProcess> => {
     const port = env.PORT ?? String(await freePort())
-    // As `npm start` runs it: node itself with tsx's loader, so SIGTERM reaches the service
-    // directly (the tsx CLI relays signals, and SIGKILLs a child that is slow to answer).
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const [command, args] = options.viaNpm === true
+      ? ["npm", ["start", "--silent"]]
+      : [process.execPath, ["--import", "tsx", "src/main.ts"]]
+    const child = spawn(command, args, {
       cwd: root,
       env: { ...process.env, LOG_FORMAT: "json", ...env, PORT: port, HOST: "127.0.0.1" },
       stdio: ["ignore", "pipe", "pipe"]
