@@ -84,21 +84,13 @@ const toStored = (tokenPaymaster: string | undefined) => (r: typeof BuildRow.Typ
 })
 
 /** What a new build stores (its answer is what identical requests get while it is open). */
-export interface NewBuild {
-  readonly id: string
-  readonly accountId: string
-  readonly signerAddress: string
-  readonly intentType: IntentType
-  readonly chainId: number
-  readonly entryPoint: string
-  readonly userOp: UserOperation
-  readonly userOpHash: string
-  readonly riskReducing: boolean
-  readonly sponsored: boolean
-  readonly humanSummary: string | null
-  readonly metadata: Schema.JsonObject
-  readonly createdAt: Date
-  readonly expiresAt: Date
+export interface NewBuild extends
+  Pick<
+    StoredBuild,
+    | "id" | "accountId" | "signerAddress" | "intentType" | "chainId" | "entryPoint" | "userOp" | "userOpHash"
+    | "riskReducing" | "sponsored" | "humanSummary" | "metadata" | "createdAt" | "expiresAt"
+  >
+{
   readonly answer: unknown
   /** Builds share only with builds of the same key (the request's metadata unless given). */
   readonly shareKey: string
