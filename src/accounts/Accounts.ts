@@ -44,6 +44,16 @@ export const toAccount = (row: AccountRow): Account => ({
   totalFiat: 0
 })
 
+/**
+ * The account's frozen flag as stored now (inside a transaction: as that transaction sees it).
+ * Read apart from the account's row where the flag may have changed since the row was read.
+ */
+export const readFrozen = (sql: SqlClient.SqlClient, accountId: string): Effect.Effect<boolean> =>
+  sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id = ${accountId}`.pipe(
+    Effect.map((rows) => rows[0]?.frozen === true),
+    Effect.orDie
+  )
+
 /** Addresses are compared and stored lowercase; checksummed forms are for display only. */
 export const normalizeAddress = (a: string): Address => a.toLowerCase()
 
@@ -87,9 +97,9 @@ export class Accounts extends Context.Service<Accounts, {
         return rows[0]!
       }, Effect.orDie)
 
-      const list = Effect.fn("Accounts.list")(function*(signer: Address) {
-        return yield* rowsOf(signer)
-      }, Effect.orDie)
+      // A hot read: a span, without `Effect.fn`'s per-call stack capture (docs/performance.md).
+      const listSpan = Effect.withSpan("Accounts.list")
+      const list = (signer: Address) => listSpan(Effect.orDie(rowsOf(signer)))
 
       // The next index, one create per signer at a time: a transaction-scoped advisory lock on
       // the signer, so concurrent creates each take the index after the last one committed

@@ -19,6 +19,7 @@ import { type BuildError, type Call, OperationBuilder } from "../builds/Operatio
 import type { UserOpBuild } from "../domain/Operations.ts"
 import { RelayHooks } from "../userops/RelayHooks.ts"
 import type { AccountRules as AccountRulesWire, Device } from "./Api.ts"
+import { readFrozen } from "./Accounts.ts"
 import type { Account } from "./Domain.ts"
 
 export type RuleIntent = "account_freeze" | "account_unfreeze"
@@ -60,11 +61,7 @@ const make = Effect.gen(function*() {
   yield* hooks.registerOnExecuted("account_freeze", "account_frozen_flag", setFrozen(true))
   yield* hooks.registerOnExecuted("account_unfreeze", "account_frozen_flag", setFrozen(false))
 
-  const currentlyFrozen = (account: Account) =>
-    sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id = ${account.id}`.pipe(
-      Effect.map((rows) => rows[0]?.frozen === true),
-      Effect.orDie
-    )
+  const currentlyFrozen = (account: Account) => readFrozen(sql, account.id)
 
   const rules = Effect.fn("AccountRules.rules")(function*(account: Account) {
     const frozen = yield* currentlyFrozen(account)

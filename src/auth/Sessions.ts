@@ -118,13 +118,15 @@ export class Sessions extends Context.Service<Sessions, {
         return { token, signerAddress: signer, expiresAt, accounts: list }
       })
 
-      const authenticate = Effect.fn("Sessions.authenticate")(function*(token: string) {
+      // Every authenticated request runs this: a span, without `Effect.fn`'s per-call stack capture
+      // (docs/performance.md, "GET /accounts", step 3).
+      const authenticate = Effect.fnUntraced(function*(token: string) {
         const row = yield* findSession(hashToken(token)).pipe(Effect.orDie)
         if (Option.isNone(row)) {
           return yield* new Unauthorized({ message: "Missing, unknown, expired or revoked session token" })
         }
         return { address: row.value.signer_address, sessionId: row.value.id, sessionExpiresAt: row.value.expires_at }
-      })
+      }, Effect.withSpan("Sessions.authenticate"))
 
       const revoke = Effect.fn("Sessions.revoke")(function*(sessionId: string) {
         yield* sql`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL`.pipe(Effect.orDie)

@@ -5,6 +5,7 @@
  */
 import { Effect, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
+import { readFrozen } from "../accounts/Accounts.ts"
 import { isPermitPrefix } from "../chain/TokenPaymaster.ts"
 import { type IntentType, UserOperation } from "../domain/Operations.ts"
 import type { MatchableBuild } from "./GasPayment.ts"
@@ -141,11 +142,7 @@ export const makeBuildRepo = (sql: SqlClient.SqlClient, tokenPaymaster: string |
         Effect.orDie
       ),
 
-    isFrozen: (accountId: string) =>
-      sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id = ${accountId}`.pipe(
-        Effect.map((rows) => rows[0]?.frozen === true),
-        Effect.orDie
-      ),
+    isFrozen: (accountId: string) => readFrozen(sql, accountId),
 
     /**
      * Identical builds (the hash covers every signed field) are one build while it is open:

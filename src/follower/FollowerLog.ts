@@ -8,6 +8,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
+import { readFrozen } from "../accounts/Accounts.ts"
 import { fromRow, entryColumns, EntryRow } from "../audit/AuditChain.ts"
 import { AuditLive, AuditRecorder, type Recorded } from "../audit/Recorder.ts"
 import type { Inclusion } from "../chain/Inclusions.ts"
@@ -136,8 +137,7 @@ export class FollowerLog extends Context.Service<FollowerLog, {
 
       const disabled = (d: ObservedDisable) =>
         Effect.gen(function*() {
-          const frozen = yield* sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id = ${d.accountId}`.pipe(Effect.orDie)
-          if (frozen[0]?.frozen !== true) {
+          if (!(yield* readFrozen(sql, d.accountId))) {
             const touched = yield* repo.disableLegs([d.permissionId], d.delegator.toLowerCase(), d.txHash)
             const revoked = touched.length === 0 ? [] : yield* repo.revokeFullyDisabled([...new Set(touched)], d.txHash)
             if (revoked.length > 0) yield* repo.releaseForDelegations(revoked)

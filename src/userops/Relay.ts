@@ -16,6 +16,7 @@
 import { Config, Context, Duration, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Hash } from "viem"
+import { readFrozen } from "../accounts/Accounts.ts"
 import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
@@ -91,10 +92,7 @@ const make = Effect.gen(function*() {
       ? Effect.void
       : (op.build.accountFrozen !== undefined
         ? Effect.succeed(op.build.accountFrozen)
-        : sql<{ frozen: boolean }>`SELECT frozen FROM accounts WHERE id = ${op.accountId}`.pipe(
-          Effect.orDie,
-          Effect.map((rows) => rows[0]?.frozen === true)
-        )).pipe(Effect.flatMap((frozen) =>
+        : readFrozen(sql, op.accountId)).pipe(Effect.flatMap((frozen) =>
           frozen ? Effect.fail(new OutOfScope({ message: "The account is frozen", declineReason: ACCOUNT_FROZEN })) : Effect.void
         )))
 

@@ -70,6 +70,12 @@ describe("tracing", () => {
       const names = receiver.spans.map((s) => s.name)
       assert.include(names, "Sessions.signIn")
       assert.include(names, "Accounts.ensurePrimary")
+      // The hot paths' spans (withSpan, no per-call stack capture) still arrive, each in a request's trace.
+      for (const name of ["Sessions.authenticate", "Accounts.list"]) {
+        const span = receiver.spans.find((s) => s.name === name)
+        assert.isDefined(span, `${name} is traced`)
+        assert.isTrue(receiver.spans.some((s) => s.spanId === span!.parentSpanId), `${name} has its parent in the export`)
+      }
       const signInSpan = receiver.spans.find((s) => s.name === "Sessions.signIn")!
       const server = receiver.spans.find((s) => s.traceId === signInSpan.traceId && s.kind === 2)
       assert.isDefined(server, "the service span has a server span in its trace")
