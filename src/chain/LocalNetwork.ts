@@ -4,18 +4,16 @@
  * stablecoins, a sponsoring VerifyingPaymaster, an ERC-20 TokenPaymaster (gas in the stablecoins)
  * and the Alto bundler, each on a free port
  * of 127.0.0.1. A scoped resource: closing the scope stops every child process; the
- * children also stop when this process dies (see `spawnGuarded`).
+ * children also stop when this process dies (`spawnGuarded`, in LocalProcesses.ts).
  */
 import entryPointArtifact from "@account-abstraction/contracts/artifacts/EntryPoint.json" with { type: "json" }
 import verifyingPaymasterArtifact from "@account-abstraction/contracts/artifacts/VerifyingPaymaster.json" with { type: "json" }
 import { LogicalOrWrapperEnforcer as logicalOrWrapperEnforcerAbi } from "@metamask/delegation-abis"
 import { LogicalOrWrapperEnforcer as logicalOrWrapperEnforcerBytecode } from "@metamask/delegation-abis/bytecode"
 import { deploySmartAccountsEnvironment } from "@metamask/smart-accounts-kit/utils"
-import { type ChildProcess, spawn } from "node:child_process"
 import { createRequire } from "node:module"
-import * as net from "node:net"
 import * as path from "node:path"
-import { Config, Context, Data, Duration, Effect, Fiber, Layer, Option, Redacted, Schedule } from "effect"
+import { Context, Effect, Fiber, Layer, Redacted } from "effect"
 import {
   type Abi,
   type Address,
@@ -32,7 +30,10 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { argumentCapEnforcerAbi, argumentCapEnforcerBytecode, transferCapEnforcerAbi, transferCapEnforcerBytecode } from "./contracts/Enforcers.ts"
 import { agentCommerceAbi, agentCommerceBytecode } from "./contracts/AgentCommerce.ts"
 import { permitStablecoinAbi, permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
+import { freePort, LocalNetworkError, spawnGuarded, waitReady } from "./LocalProcesses.ts"
 import { type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
+
+export { LocalNetworkError }
 
 /** The deterministic deployment proxy anvil carries by default. */
 const DETERMINISTIC_DEPLOYER: Address = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
@@ -63,146 +64,12 @@ export interface LocalNetworkDescription extends NetworkDescription {
   readonly deployerKey: Redacted.Redacted<Hex>
 }
 
-export class LocalNetworkError extends Data.TaggedError("LocalNetworkError")<{
-  readonly step: string
-  readonly message: string
-  readonly cause?: unknown
-}> {}
-
 export interface LocalNetworkOptions {
   /** Alto's `--block-time` in ms (default 100: faster receipts on an automining anvil). */
   readonly bundlerBlockTimeMs?: number
   /** Echo child process output to this process's stderr (default false). */
   readonly verbose?: boolean
 }
-
-const freePort = Effect.callback<number, LocalNetworkError>((resume) => {
-  const server = net.createServer()
-  server.unref()
-  server.on("error", (cause) => resume(Effect.fail(new LocalNetworkError({ step: "port", message: String(cause), cause }))))
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
-
-/** Children still running, killed synchronously if this process exits without closing scopes. */
-const running = new Set<ChildProcess>()
-let exitHookInstalled = false
-const installExitHook = () => {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.on("exit", () => {
-    for (const child of running) killGroup(child, "SIGKILL")
-  })
-}
-
-const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
-  if (child.pid === undefined) return
-  try {
-    process.kill(-child.pid, signal)
-  } catch {
-    // already gone
-  }
-}
-
-/**
- * What anvil and Alto see of this process's environment: what a process needs to run
- * (PATH, HOME, temp folder, locale), never the service's own configuration or secrets
- * (DATABASE_URL, keys, ...).
- */
-const CHILD_ENV_KEYS = ["PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LC_ALL", "TZ", "USER", "SHELL"] as const
-const childEnv = Effect.gen(function*() {
-  const env: Record<string, string> = { DO_NOT_TRACK: "1" }
-  for (const key of CHILD_ENV_KEYS) {
-    const value = yield* Config.option(Config.String(key))
-    if (Option.isSome(value)) env[key] = value.value
-  }
-  return env
-}).pipe(Effect.orDie)
-
-/**
- * Spawns `command` in its own process group under a tiny shell guard that kills the group
- * when its stdin (a pipe from this process) reaches EOF, i.e. when this process dies,
- * however it dies. Closing the scope sends SIGTERM to the group, then SIGKILL after 2 s.
- */
-const spawnGuarded = (name: string, command: string, args: ReadonlyArray<string>, verbose: boolean) =>
-  Effect.acquireRelease(
-    Effect.flatMap(childEnv, (env) => Effect.sync(() => {
-      installExitHook()
-      const guard = `exec 3<&0; "$@" </dev/null & c=$!; { cat <&3 >/dev/null; kill -TERM 0; } & wait $c`
-      const child = spawn("sh", ["-c", guard, "sh", command, ...args], {
-        detached: true,
-        stdio: ["pipe", "pipe", "pipe"],
-        env
-      })
-      const output: Array<string> = []
-      const collect = (chunk: Buffer) => {
-        const text = chunk.toString()
-        output.push(text)
-        if (output.length > 200) output.shift()
-        if (verbose) process.stderr.write(`[${name}] ${text}`)
-      }
-      child.stdout?.on("data", collect)
-      child.stderr?.on("data", collect)
-      // The pipes must not keep this process alive on their own.
-      child.unref()
-      ;(child.stdout as unknown as { unref?: () => void } | null)?.unref?.()
-      ;(child.stderr as unknown as { unref?: () => void } | null)?.unref?.()
-      ;(child.stdin as unknown as { unref?: () => void } | null)?.unref?.()
-      running.add(child)
-      return { child, output: () => output.join("").slice(-4000) }
-    })),
-    ({ child }) =>
-      Effect.callback<void>((resume) => {
-        if (child.exitCode !== null || child.signalCode !== null) {
-          running.delete(child)
-          return resume(Effect.void)
-        }
-        const timer = setTimeout(() => killGroup(child, "SIGKILL"), 2000)
-        child.once("exit", () => {
-          clearTimeout(timer)
-          running.delete(child)
-          resume(Effect.void)
-        })
-        killGroup(child, "SIGTERM")
-        child.stdin?.end()
-      })
-  )
-
-/** POSTs one JSON-RPC request; succeeds with `result` when there is one. */
-const rpcProbe = (url: string, method: string) =>
-  Effect.tryPromise({
-    try: async (signal) => {
-      const res = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }),
-        signal
-      })
-      const body = (await res.json()) as { result?: unknown }
-      if (body.result === undefined) throw new Error(`${method}: no result`)
-      return body.result
-    },
-    catch: (cause) => new LocalNetworkError({ step: method, message: String(cause), cause })
-  })
-
-const waitReady = (name: string, url: string, method: string, logs: () => string, exited: () => boolean) =>
-  Effect.suspend(() =>
-    exited()
-      ? Effect.fail(new LocalNetworkError({ step: name, message: `${name} exited during start:\n${logs()}` }))
-      : rpcProbe(url, method)
-  ).pipe(
-    Effect.retry({
-      schedule: Schedule.spaced(Duration.millis(50)),
-      while: () => !exited()
-    }),
-    Effect.timeoutOrElse({
-      duration: Duration.seconds(30),
-      orElse: () => Effect.fail(new LocalNetworkError({ step: name, message: `${name} not ready in 30 s:\n${logs()}` }))
-    })
-  )
 
 const requireHere = createRequire(import.meta.url)
 const anvilBinary = () =>

@@ -28,9 +28,9 @@ import {
   BundlerRejected,
   BundlerTimeout,
   BundlerUnavailable,
-  FakeBundlerCalls,
   type UserOperationV07
 } from "../../src/chain/Bundler.ts"
+import { FakeBundlerCalls, layerFakeBundler } from "../../src/chain/FakeBundler.ts"
 import { CallReverted, Chain, viemChainOf } from "../../src/chain/Chain.ts"
 import { permitStablecoinAbi as testStablecoinAbi } from "../../src/chain/contracts/TokenPaymaster.ts"
 import { LocalNetwork } from "../../src/chain/LocalNetwork.ts"
@@ -395,7 +395,7 @@ describe("Bundler over HTTP (stand-in servers)", () => {
     }).pipe(Effect.scoped))
 })
 
-describe("Bundler.layerFake", () => {
+describe("layerFakeBundler", () => {
   const hash: Hash = `0x${"ab".repeat(32)}`
   it.effect("plays scripted results and faults in order and records the calls", () =>
     Effect.gen(function*() {
@@ -415,7 +415,7 @@ describe("Bundler.layerFake", () => {
       assert.deepStrictEqual(calls.getUserOperationReceipt, [hash, hash])
     }).pipe(
       Effect.provide(
-        Bundler.layerFake({
+        layerFakeBundler({
           sendUserOperation: [
             Effect.fail(new BundlerUnavailable({ method: "eth_sendUserOperation", message: "down" })),
             Effect.succeed(hash)
