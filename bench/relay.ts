@@ -10,7 +10,7 @@
  * request's time is outside the server span (the client and the HTTP hop).
  *
  *   npx tsx bench/relay.ts                 (about 30 s; loopback only)
- *   ITERATIONS=40 npx tsx bench/relay.ts
+ *   ITERATIONS=40 WARMUP=10 npx tsx bench/relay.ts   (WARMUP rounds, default 10, are not measured)
  */
 import { Effect, Exit, Scope } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -26,6 +26,7 @@ import { startSpanReceiver } from "./support/span-receiver.ts"
 
 process.env.DO_NOT_TRACK = "1"
 const iterations = Math.min(200, Number(process.env.ITERATIONS ?? 30))
+const warmup = Number(process.env.WARMUP ?? 10)
 
 const scope = Effect.runSync(Scope.make())
 const network = toJson(await Effect.runPromise(startLocalNetwork().pipe(Scope.provide(scope))))
@@ -117,8 +118,9 @@ try {
   const relayMs: Array<number> = []
   const plainMs: Array<number> = []
   const bundlerMs: Array<number> = []
-  // One warm-up round (JIT, pools), then one of each per round, the order rotating.
-  for (let i = 0; i <= iterations; i++) {
+  // Warm-up rounds (JIT, pools) as a served relay is warm, then one of each per round, the
+  // order rotating.
+  for (let i = 1 - warmup; i <= iterations; i++) {
     const [viaRelay, viaPlain, direct] = [await prepare(), await prepare(), await prepare()]
     const runs = [
       async () => {
@@ -138,7 +140,7 @@ try {
         if (i > 0) bundlerMs.push(b)
       }
     ]
-    for (let k = 0; k < 3; k++) await runs[(i + k) % 3]!()
+    for (let k = 0; k < 3; k++) await runs[(((i + k) % 3) + 3) % 3]!()
   }
   // The floor of one HTTP hop each way: the service's cheapest endpoint (no database) and
   // the bundler's cheapest method, alternating, plain fetch.
@@ -205,12 +207,13 @@ try {
     console.log(`\nspans of POST /userops (${traces} traces): median ms × per request`)
     for (const r of rows.slice(0, 30)) console.log(`  ${r.medianMs.toFixed(2).padStart(8)} ms × ${r.perRequest.toFixed(1)}  ${r.name}`)
     // Inside vs outside the server span: each server span paired with the client's time of the same request.
+    // (The warm-up rounds are left out of the pairs; the span medians above include them.)
     const { rows: steps, serverWindows } = receiver.timeline("POST", "/userops")
     console.log(`\ntimeline within the server span (median start → end, ms from its start):`)
     for (const r of steps) console.log(`  ${r.startMs.toFixed(2).padStart(7)} → ${r.endMs.toFixed(2).padStart(7)}  ${r.name}`)
     if (serverWindows.length === relayWindows.length) {
       for (const kind of ["typed client", "plain fetch"]) {
-        const pairs = relayWindows.map((c, i) => ({ c, s: serverWindows[i]! })).slice(2).filter((p) => p.c.kind === kind)
+        const pairs = relayWindows.map((c, i) => ({ c, s: serverWindows[i]! })).slice(2 * warmup).filter((p) => p.c.kind === kind)
         const m = (xs: Array<number>) => quantile(xs, 0.5).toFixed(2)
         console.log(`${kind}: client ${m(pairs.map((p) => p.c.end - p.c.start))} ms, server span ${m(pairs.map((p) => p.s.end - p.s.start))} ms; ` +
           `client start → server span start ${m(pairs.map((p) => p.s.start - p.c.start))} ms, server span end → client end ${m(pairs.map((p) => p.c.end - p.s.end))} ms (medians)`)
