@@ -56,7 +56,7 @@ for (const name of chosen) {
       ? `${(r.service / r.baseline).toFixed(2)}×${range}`
       : r.unit === "ms" && r.baseline > 0
       ? `+${(r.service - r.baseline).toFixed(1)} ms${range}`
-      : fmt(r.service, r.unit)
+      : `${fmt(r.service, r.unit)}${range}`
     rows.push([name, r.path, fmt(r.service, r.unit), r.baseline > 0 && r.unit !== "ratio" ? fmt(r.baseline, r.unit) : "", relative, r.goal, r.goal === "(reference)" ? "—" : r.met ? "yes" : "no"])
   }
 }
