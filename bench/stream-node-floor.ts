@@ -2,7 +2,12 @@
  * Node's own floor for an open SSE stream: heap per response of a bare `node:http` server
  * holding N open responses (the stream's head and first bytes written, one small object and
  * a `close` listener each), N bare keep-alive sockets from a child process. Compare with the
- * "heap per connection" of `bench/marketplace-stream.ts`. About 5 s.
+ * "heap per connection" of `bench/marketplace-stream.ts`. Then node's floor for the fan-out:
+ * one event (pre-framed once as an HTTP/1.1 chunk, as the service's hub does) written to
+ * every socket in one synchronous loop, 4 times one second apart (the first a warm-up): the
+ * loop's wall time and the process's CPU time (user, system) per event. The clients read
+ * everything they get. Compare with "upstream answer → written to every socket" of
+ * `bench/marketplace-stream.ts` (10,000 there). About 10 s.
  *
  *   npx tsx bench/stream-node-floor.ts [connections=2000]
  */
@@ -22,6 +27,7 @@ const clients = (port: number, n: number) => {
     for (let k = 0; k < 250 && i < n; k++, i++) {
       const s = net.connect(port, "127.0.0.1")
       s.on("error", () => {})
+      s.on("data", () => {})
       s.write("GET /marketplace/agents/stream HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
       sockets.push(s)
     }
@@ -55,6 +61,20 @@ const main = async () => {
   await wait(500)
   const used = heap() - base
   console.log(`bare node:http, ${n} open SSE responses: ${(used / 1024 / n).toFixed(2)} KB heap per response`)
+  const data = Buffer.from(`data: {"wallet":"0x${"ab".repeat(20)}","totalVolumeUsd":123456,"jobs":42}\n\n`)
+  const chunk = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from("\r\n")])
+  const sockets = [...held].map((e) => e.res.socket!)
+  const runs: Array<string> = []
+  for (let round = 0; round < 4; round++) {
+    await wait(1000)
+    const cpu0 = process.cpuUsage()
+    const t0 = performance.now()
+    for (const socket of sockets) socket.write(chunk)
+    const ms = performance.now() - t0
+    const cpu = process.cpuUsage(cpu0)
+    if (round > 0) runs.push(`${ms.toFixed(1)} ms (user ${(cpu.user / 1000).toFixed(1)}, system ${(cpu.system / 1000).toFixed(1)})`)
+  }
+  console.log(`bare node:http, one event written to ${n} sockets in one loop: ${runs.join("; ")}`)
   child.kill()
   process.exit(0)
 }
