@@ -6,9 +6,7 @@
  * Rules: docs/marketplace.md ("Hiring", "Managed deposit").
  */
 import { Config, Context, Duration, Effect, Layer, Option } from "effect"
-import { LimitedCallsEnforcer } from "@metamask/delegation-abis"
-import { encodeFunctionData, erc20Abi, getAddress, type Hex, hexToBigInt } from "viem"
-import { argumentCapEnforcerAbi } from "../chain/contracts/Enforcers.ts"
+import { encodeFunctionData, erc20Abi, getAddress, type Hex } from "viem"
 import { Accounts } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, Conflict, NotFound, NotImplemented, OutOfScope } from "../api/Errors.ts"
@@ -35,10 +33,10 @@ import {
   Mandates,
   parseJobId,
   policySummary,
-  selectors,
   toBaseUnits
 } from "./Mandate.ts"
-import { mandateDelegation, mandateLimits, missingMandateEnforcers } from "./MandateDelegation.ts"
+import { mandateDelegation, missingMandateEnforcers } from "./MandateDelegation.ts"
+import { makeStanding } from "./MandateStanding.ts"
 import { ManagedWallets, Marketplace } from "./Marketplace.ts"
 import type { UpstreamError } from "./MarketplaceUpstream.ts"
 
@@ -281,52 +279,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
       ? Effect.void
       : Effect.fail(new BadRequest({ message: `The mandate expired at ${m.expiresAt}; hire again.` }))
 
-  /** Reads one uint256 of an enforcer's state (`eth_call`); the chain's count is the truth. */
-  const readCount = (to: string, data: Hex) =>
-    mapUpstream(chain.call({ to: to as Hex, data }).pipe(
-      Effect.catchTag("CallReverted", (e) => Effect.die(new Error(`enforcer state read reverted: ${e.message}`)))
-    )).pipe(Effect.map((out) => hexToBigInt(out)))
-
-  /**
-   * Declined before anything is signed: a revoked mandate, and one whose job count or total the
-   * agent's own redemptions have used up on chain (the enforcers' counters, keyed by the wrapper).
-   */
-  const standing = Effect.fn("Hiring.standing")(function*(m: MandateRecord, next: { readonly fundUnits?: bigint }) {
-    if (m.revokedAt !== undefined) {
-      return yield* new OutOfScope({ message: `This mandate was revoked at ${m.revokedAt}; hire again.`, declineReason: "mandate_revoked" })
-    }
-    const limits = mandateLimits(network.delegation, m.delegation)
-    const env = network.delegation.caveatEnforcers
-    const wrapper = env["LogicalOrWrapperEnforcer"]
-    if (limits === undefined || wrapper === undefined) return
-    if (next.fundUnits === undefined) {
-      const used = yield* readCount(env["LimitedCallsEnforcer"]!, encodeFunctionData({
-        abi: LimitedCallsEnforcer,
-        functionName: "callCounts",
-        args: [wrapper as Hex, m.mandateId as Hex]
-      }))
-      if (used >= limits.maxJobs) {
-        return yield* new OutOfScope({
-          message: `This mandate's ${limits.maxJobs} jobs are used up on chain; hire again.`,
-          declineReason: "mandate_exhausted",
-          details: { maxJobs: Number(limits.maxJobs), used: Number(used) }
-        })
-      }
-      return
-    }
-    const spent = yield* readCount(env["ArgumentCapEnforcer"]!, encodeFunctionData({
-      abi: argumentCapEnforcerAbi,
-      functionName: "totals",
-      args: [wrapper as Hex, m.mandateId as Hex, selectors.setBudgetWithPaymentToken]
-    }))
-    if (spent + next.fundUnits > limits.total) {
-      return yield* new OutOfScope({
-        message: `This mandate's total is spent (${spent} of ${limits.total} base units funded on chain).`,
-        declineReason: "cap_exceeded",
-        details: { total: limits.total.toString(), funded: spent.toString() }
-      })
-    }
-  })
+  const standing = makeStanding(chain, network)
 
   const createJob = Effect.fn("Hiring.createJob")(function*(signer: Address, input: CreateJobInput) {
     const m = yield* mandateOf(signer, input.mandateId)
