@@ -225,10 +225,11 @@ const main = async () => {
     const steady = await steadyPolls(fake, hub, 5)
     // BENCH_ROUNDS changes (default 3), one per poll, each round's fan-out measured alone, after
     // one unmeasured change that warms the write loop (a served stream writes one every poll).
-    const rounds: Array<{ fanOut: number; first: number; last: number; sinceChange: number; written: number; gcCount: number; gcMs: number; cpu: NodeJS.CpuUsage }> = []
+    const rounds: Array<{ first: number; last: number; sinceChange: number; written: number; gcCount: number; gcMs: number; cpu: NodeJS.CpuUsage }> = []
+    const received = () => messages.filter((m) => m.kind === "received")
     for (let round = -1; round < fanOutRounds; round++) {
       marker++
-      const answered = messages.filter((m) => m.kind === "received").length
+      const answered = received().length
       child.send({ kind: "expect", volume: marker } satisfies ToClient)
       await wait(50)
       const gcs: Array<PerformanceEntry> = []
@@ -237,17 +238,16 @@ const main = async () => {
       const t0 = now()
       const cpu0 = process.cpuUsage()
       setVolume(fake, 1, marker)
-      await until(() => messages.filter((m) => m.kind === "received").length > answered, 30_000, "every SSE client's event")
+      await until(() => received().length > answered, 30_000, "every SSE client's event")
       const cpu = process.cpuUsage(cpu0)
       gcObserver.disconnect()
-      const got = messages.filter((m) => m.kind === "received").at(-1)!
+      const got = received().at(-1)!
       const poll = firstPollAfter(fake, t0)
       const written = Effect.runSync(hub.stats).deliveredAt ?? NaN
       // Collections that started between the upstream's answer and the last write (the fan-out itself).
       const during = gcs.filter((g) => performance.timeOrigin + g.startTime >= poll && performance.timeOrigin + g.startTime <= written)
       if (round < 0) continue
       rounds.push({
-        fanOut: Number(got.last) - poll,
         first: Number(got.first) - poll,
         last: Number(got.last) - poll,
         sinceChange: Number(got.last) - t0,
@@ -257,8 +257,8 @@ const main = async () => {
         cpu
       })
     }
-    const fanOuts = spread(rounds.map((r) => r.fanOut))
-    const median = [...rounds].sort((a, b) => a.fanOut - b.fanOut)[rounds.length >> 1]!
+    const fanOuts = spread(rounds.map((r) => r.last))
+    const median = [...rounds].sort((a, b) => a.last - b.last)[rounds.length >> 1]!
     const each = (f: (r: (typeof rounds)[number]) => number) => rounds.map((r) => f(r).toFixed(1)).join(", ")
     const cpu = median.cpu
     const fanOut = fanOuts.median

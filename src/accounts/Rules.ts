@@ -61,10 +61,8 @@ const make = Effect.gen(function*() {
   yield* hooks.registerOnExecuted("account_freeze", "account_frozen_flag", setFrozen(true))
   yield* hooks.registerOnExecuted("account_unfreeze", "account_frozen_flag", setFrozen(false))
 
-  const currentlyFrozen = (account: Account) => readFrozen(sql, account.id)
-
   const rules = Effect.fn("AccountRules.rules")(function*(account: Account) {
-    const frozen = yield* currentlyFrozen(account)
+    const frozen = yield* readFrozen(sql, account.id)
     return {
       accountId: account.id,
       address: account.address,
@@ -74,7 +72,7 @@ const make = Effect.gen(function*() {
   })
 
   const build = Effect.fn("AccountRules.build")(function*(account: Account, intent: RuleIntent) {
-    const frozen = yield* currentlyFrozen(account)
+    const frozen = yield* readFrozen(sql, account.id)
     if (intent === "account_freeze" && frozen) return yield* new Conflict({ message: "The account is already frozen" })
     if (intent === "account_unfreeze" && !frozen) return yield* new Conflict({ message: "The account is not frozen" })
     const contributions = yield* Effect.forEach([...plans.values()], (plan) => plan(account))

@@ -16,7 +16,6 @@ import {
 } from "./Bundler.ts"
 import { ENTRY_POINT_V07 } from "./Network.ts"
 
-
 /**
  * One method's script: a list of outcomes consumed in order (the last one repeats), or a
  * function of the call (with its 0-based index). Outcomes are Effects, so a step can
