@@ -11,6 +11,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { transactionRetryingConflicts } from "../db/Conflicts.ts"
 import type { Notification } from "../notifications/Domain.ts"
 import { Notifications, type NotifyInput } from "../notifications/Notifications.ts"
 import { type AppendInput, AuditChain, type AuditDuplicate } from "./AuditChain.ts"
@@ -97,12 +98,12 @@ export class AuditRecorder extends Context.Service<AuditRecorder, {
   static readonly layer = Layer.effect(
     AuditRecorder,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
+      const transaction = transactionRetryingConflicts(yield* SqlClient.SqlClient)
       const chain = yield* AuditChain
       const notifications = yield* Notifications
 
       const record = Effect.fn("AuditRecorder.record")(function*(input: AppendInput) {
-        return yield* sql.withTransaction(Effect.gen(function*() {
+        return yield* transaction(Effect.gen(function*() {
           const entry = yield* chain.append(input)
           const notification = yield* notifications.notifyAccount(entry.accountId, notificationFor(entry))
           return { entry, notification }

@@ -12,6 +12,7 @@ import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { AccountRow, toAccount } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
+import { transactionRetryingConflicts } from "../db/Conflicts.ts"
 import type { PolicySet } from "./Domain.ts"
 import {
   BuildRow,
@@ -41,7 +42,7 @@ export {
 } from "./DelegationRows.ts"
 
 export class DelegationRepo extends Context.Service<DelegationRepo, {
-  /** Runs `self` in a transaction (a savepoint inside an open one). */
+  /** Runs `self` in a transaction (a savepoint inside an open one); one of its own is run again if it lost a lock conflict. */
   withTransaction<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R>
 
   // delegation_builds
@@ -161,7 +162,7 @@ const make = Effect.gen(function*() {
     delegations(sql`SELECT d.*, a.frozen FROM delegations d JOIN accounts a ON a.id = d.account_id WHERE ${where}`)
 
   return DelegationRepo.of({
-    withTransaction: (self) => sql.withTransaction(self),
+    withTransaction: transactionRetryingConflicts(sql),
 
     insertBuild: (b) =>
       run(sql`

@@ -25,6 +25,7 @@ import { Bundler, BundlerRejected } from "../chain/Bundler.ts"
 import { Chain } from "../chain/Chain.ts"
 import type { Inclusion } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
+import { transactionRetryingConflicts } from "../db/Conflicts.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { makeChainRecord } from "./ChainRecord.ts"
 import { buildOfSubmission, priorVerdict, signatureDigest } from "./Matching.ts"
@@ -204,8 +205,8 @@ const make = Effect.gen(function*() {
     decline: OutOfScope
   ) {
     const { id, build, hash, wire, signer } = base
-    // Persisted first, then its audit entry, in one transaction.
-    const stored = yield* sql.withTransaction(Effect.gen(function*() {
+    // Persisted first, then its audit entry, in one transaction (run again if it lost a lock conflict).
+    const stored = yield* transactionRetryingConflicts(sql)(Effect.gen(function*() {
       const inserted = yield* sql`
         INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
                                      user_op_hash, signature_digest, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)

@@ -6,12 +6,12 @@
  * on-failed effects likewise when it reverted, was rejected, or was declined at submit.
  * The relay, its reconciler and the chain follower (ChainRecord.ts) all settle through here.
  */
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Provenance } from "../audit/AuditChain.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire } from "../builds/Wire.ts"
-import { retryLockConflicts } from "../db/Conflicts.ts"
+import { transactionRetryingConflicts } from "../db/Conflicts.ts"
 import { Network } from "../chain/Network.ts"
 import type { IntentType, UserOpOutcome, UserOpStatus } from "../domain/Operations.ts"
 import { OperationRow, rejectionReason, type Verdict } from "./OperationRow.ts"
@@ -20,6 +20,7 @@ import { type RelayedOperation, RelayHooks } from "./RelayHooks.ts"
 
 export const makeSettlement = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const transaction = transactionRetryingConflicts(sql)
   const network = yield* Network
   const builder = yield* OperationBuilder
   const hooks = yield* RelayHooks
@@ -118,8 +119,7 @@ export const makeSettlement = Effect.gen(function*() {
     // A transaction of its own (not the follower's pass) is run again if it lost a lock
     // conflict: hooks and audit appends lock rows of several accounts (the owner's log of a
     // delegated action, say), which concurrent writers may take in another order.
-    const ownTransaction = Option.isNone(yield* Effect.serviceOption(sql.transactionService))
-    const transaction = sql.withTransaction(Effect.gen(function*() {
+    return yield* transaction(Effect.gen(function*() {
       const moved = yield* sql`
         UPDATE user_operations
         SET status = ${status}, outcome = ${outcome}, transaction_hash = ${txHash ?? null},
@@ -155,8 +155,7 @@ export const makeSettlement = Effect.gen(function*() {
       )
       yield* sql`UPDATE user_operations SET audit_event_id = ${auditId} WHERE id = ${row.id}`
       return true
-    }))
-    return yield* (ownTransaction ? retryLockConflicts(transaction) : transaction).pipe(Effect.orDie)
+    })).pipe(Effect.orDie)
   })
 
   return { byId, byHash, load, relayedOf, buildOf, auditFacts, settle }
