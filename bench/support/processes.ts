@@ -3,7 +3,8 @@ import { Effect, Exit, Scope } from "effect"
 import { spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { freePort, startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
+import { startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
+import { freePort } from "../../src/platform/FreePort.ts"
 
 export const root = path.resolve(import.meta.dirname, "../..")
 

@@ -5,8 +5,8 @@
  * JSON-RPC.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import * as net from "node:net"
 import { Config, Data, Duration, Effect, Option, Schedule } from "effect"
+import { freePort as freeLoopbackPort, httpPortToAvoid } from "../platform/FreePort.ts"
 
 export class LocalNetworkError extends Data.TaggedError("LocalNetworkError")<{
   readonly step: string
@@ -14,16 +14,12 @@ export class LocalNetworkError extends Data.TaggedError("LocalNetworkError")<{
   readonly cause?: unknown
 }> {}
 
-export const freePort = Effect.callback<number, LocalNetworkError>((resume) => {
-  const server = net.createServer()
-  server.unref()
-  server.on("error", (cause) => resume(Effect.fail(new LocalNetworkError({ step: "port", message: String(cause), cause }))))
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
+/** A loopback port for a child process (`platform/FreePort.ts`), never the service's own HTTP port. */
+export const freePort = Effect.flatMap(httpPortToAvoid, (avoid) =>
+  Effect.tryPromise({
+    try: () => freeLoopbackPort(avoid),
+    catch: (cause) => new LocalNetworkError({ step: "port", message: String(cause), cause })
+  }))
 
 /** Children still running, killed synchronously if this process exits without closing scopes. */
 const running = new Set<ChildProcess>()

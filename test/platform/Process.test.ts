@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+import { freePort } from "../../src/platform/FreePort.ts"
 import { startService, stopService as stop } from "../support/ServiceProcess.ts"
 import { signIn } from "../../src/client/signIn.ts"
 
@@ -17,7 +17,7 @@ describe("the service process", () => {
   it.live("serves on its embedded defaults, stops cleanly on SIGTERM, and keeps its data across a restart", () =>
     Effect.gen(function*() {
       const dataDir = `/tmp/das-process-test-${process.pid}-${Date.now()}`
-      const port = String(yield* Effect.promise(freePort))
+      const port = String(yield* Effect.promise(() => freePort()))
       const env = { PORT: port, HOST: "127.0.0.1", DATA_DIR: dataDir, SIWE_DOMAIN: "app.test", SIWE_URI: "https://app.test" }
       const signer = privateKeyToAccount(generatePrivateKey())
       try {

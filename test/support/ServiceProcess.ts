@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { spawn, type ChildProcess } from "node:child_process"
 import * as path from "node:path"
 import { configEnvOf, toJson } from "../../src/chain/LocalNetwork.ts"
-import { freePort } from "../../src/db/EmbeddedPostgres.ts"
+import { freePort } from "../../src/platform/FreePort.ts"
 import { testNetwork } from "./TestChain.ts"
 import { databaseUrl } from "./TestDatabase.ts"
 
