@@ -1,0 +1,101 @@
+/**
+ * A settlement that loses a deadlock is run again, never answered 500. Under the full
+ * suite's load a settlement met another writer taking the same rows in the other order,
+ * PostgreSQL failed it (`40P01`) inside the audit recorder, which turns database errors
+ * into defects, and `GET /userops/:id` answered 500. Here the deadlock is made on purpose:
+ * a transaction holds the account's audit head, the poll's settlement moves the operation's
+ * row and its audit append waits for the head, and the transaction then asks for the
+ * operation's row.
+ * The settlement waited first, so its deadlock check (once, a second into its wait) is the one
+ * that finds the cycle: PostgreSQL fails the settlement.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { GENESIS_HASH } from "../../src/audit/Chain.ts"
+import { makeClient } from "../../src/client/Client.ts"
+import { signIn } from "../../src/client/signIn.ts"
+import { testNetwork } from "../support/TestChain.ts"
+import { TestServer, TestServerLive } from "../support/TestServer.ts"
+import { auditEntriesOf, signBuild } from "./helpers.ts"
+
+process.env.DO_NOT_TRACK = "1"
+
+/** Whether the bundler has the operation's receipt (it was bundled and mined). */
+const receiptAvailable = (userOpHash: string) =>
+  Effect.promise(async () => {
+    const response = await fetch(testNetwork().bundlerUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getUserOperationReceipt", params: [userOpHash] })
+    })
+    const body = (await response.json()) as { result?: unknown }
+    return body.result !== null && body.result !== undefined
+  })
+
+describe("relay: lock conflicts", () => {
+  it.live("a settlement that loses a deadlock runs again: the poll answers the operation, settled once", () =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(TestServerLive({
+        // Only the test's poll settles: no reconciler pass, no follower.
+        config: { RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds" }
+      }))
+      const baseUrl = Context.get(context, TestServer).baseUrl
+      const sql = Context.get(context, SqlClient.SqlClient)
+      const key = generatePrivateKey()
+      const session = yield* signIn(baseUrl, privateKeyToAccount(key))
+      const api = yield* makeClient({ baseUrl, token: session.token })
+      const accountId = session.accounts[0]!.id
+      // The account's first operation: its settlement moves the operation's row, the account's (deployed, frozen), then appends.
+      const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
+      const submitted = yield* api.userops.submit({ payload: yield* signBuild(build, key) })
+      assert.strictEqual(submitted.status, "submitted")
+      yield* receiptAvailable(build.userOpHash).pipe(
+        Effect.repeat({ until: (ok) => ok, schedule: Schedule.spaced("100 millis"), times: 100 })
+      )
+      const deadlocksBefore = yield* deadlocks(sql)
+
+      // The account's audit head as its first append would create it, so that it can be held.
+      yield* sql`INSERT INTO audit_heads (account_id, length, head_hash, executed_count)
+                 VALUES (${accountId}, 0, ${GENESIS_HASH}, 0) ON CONFLICT DO NOTHING`
+      const headHeld = yield* Deferred.make<void>()
+      // Run inside the crossing transaction: someone (the settlement's audit append) waits for the head it holds.
+      const settlementWaits = sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))`.pipe(
+        Effect.map((rows) => rows[0]!.n > 0),
+        Effect.repeat({ until: (waiting) => waiting, schedule: Schedule.spaced("20 millis"), times: 250 }),
+        Effect.filterOrFail((waiting) => waiting, () => new Error("the settlement never waited for the audit head"))
+      )
+      const crossing = sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT account_id FROM audit_heads WHERE account_id = ${accountId} FOR UPDATE`
+        yield* Deferred.succeed(headHeld, undefined)
+        yield* settlementWaits
+        yield* sql`SELECT id FROM user_operations WHERE id = ${submitted.userOpId} FOR UPDATE`
+      }))
+      const other = yield* Effect.forkChild(Effect.exit(crossing))
+      yield* Deferred.await(headHeld)
+      const polled = yield* api.userops.get({ params: { userOpId: submitted.userOpId } }).pipe(Effect.exit)
+      const otherExit = yield* Fiber.join(other)
+
+      assert.isTrue(Exit.isSuccess(otherExit), `the crossing transaction went through: ${Exit.isFailure(otherExit) ? String(otherExit.cause) : ""}`)
+      // Each backend reports its statistics when it goes idle, within a second or so.
+      const broken = yield* deadlocks(sql).pipe(
+        Effect.repeat({ until: (n) => n > deadlocksBefore, schedule: Schedule.spaced("100 millis"), times: 50 })
+      )
+      assert.strictEqual(broken - deadlocksBefore, 1, "PostgreSQL broke one deadlock")
+      assert.isTrue(Exit.isSuccess(polled), `the poll answered the operation, not ${Exit.isFailure(polled) ? String(polled.cause) : ""}`)
+      if (Exit.isSuccess(polled)) assert.strictEqual(polled.value.status, "included")
+      const entries = yield* auditEntriesOf(submitted.userOpId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      assert.deepStrictEqual(entries.map((e) => e.status), ["executed"], "one audit entry")
+      const [account] = yield* sql<{ frozen: boolean; deployment_status: string }>`
+        SELECT frozen, deployment_status FROM accounts WHERE id = ${accountId}`
+      assert.deepStrictEqual({ ...account }, { frozen: true, deployment_status: "deployed" }, "its effects applied once")
+    }).pipe(Effect.scoped), { timeout: 60_000 })
+})
+
+const deadlocks = (sql: SqlClient.SqlClient) =>
+  sql<{ n: number }>`SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()`.pipe(
+    Effect.map((rows) => rows[0]!.n),
+    Effect.orDie
+  )
