@@ -4,15 +4,11 @@
  * reaching the bundler from the submits, every answer the stored operation, one audit entry.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { makeClient } from "../../src/client/Client.ts"
-import { signIn } from "../../src/client/signIn.ts"
 import { testNetwork } from "../support/TestChain.ts"
-import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { bundlerProxy, type ProxyMode } from "./bundlerProxy.ts"
-import { auditEntriesOf, settle, signBuild } from "./helpers.ts"
+import { auditEntriesOf, serviceWithFreeze, settle } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -20,20 +16,13 @@ process.env.DO_NOT_TRACK = "1"
 const setup = (mode: ProxyMode) =>
   Effect.gen(function*() {
     const proxy = yield* bundlerProxy(testNetwork().bundlerUrl, mode)
-    const context = yield* Layer.build(TestServerLive({
+    const { sql, api, build, signed } = yield* serviceWithFreeze({
       config: {
         RELAY_RECONCILE_INTERVAL: "1 hour", // only the test's polls reconcile
         BUNDLER_RETRIES: "0"
       },
       chain: { bundlerUrl: proxy.url }
-    }))
-    const baseUrl = Context.get(context, TestServer).baseUrl
-    const sql = Context.get(context, SqlClient.SqlClient)
-    const key = generatePrivateKey()
-    const session = yield* signIn(baseUrl, privateKeyToAccount(key))
-    const api = yield* makeClient({ baseUrl, token: session.token })
-    const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
-    const signed = yield* signBuild(build, key)
+    })
     const rowsOf = sql<{ id: string; status: string }>`
       SELECT id, status FROM user_operations WHERE user_op_hash = ${build.userOpHash}`.pipe(Effect.orDie)
     const entriesOf = (id: string) => auditEntriesOf(id).pipe(Effect.provideService(SqlClient.SqlClient, sql))

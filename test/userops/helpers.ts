@@ -2,15 +2,15 @@
  * Shared steps of the relay tests: sign in a fresh key, sign a build's typed data with
  * viem, poll fast, and read the audit log straight from the database.
  */
-import { Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import type { ApiClient } from "../../src/client/Client.ts"
+import { type ApiClient, makeClient } from "../../src/client/Client.ts"
 import { pollUserOp } from "../../src/client/poll.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import type { Eip712TypedData, UserOpBuild, UserOperation } from "../../src/domain/Operations.ts"
-import { client, TestServer } from "../support/TestServer.ts"
+import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
 
 export const newUser = Effect.gen(function*() {
   const { baseUrl } = yield* TestServer
@@ -50,3 +50,21 @@ export const auditEntriesOf = (operationId: string) =>
                             FROM audit_entries WHERE operation_id = ${operationId}`
     return yield* Schema.decodeUnknownEffect(Schema.Array(Entry))(rows)
   }).pipe(Effect.orDie)
+
+/**
+ * A service of its own (`options`: its configuration, the chain it is given) with a fresh
+ * signer signed in and the signer's freeze built and signed: the account's first operation,
+ * which the relay's attack tests submit, lose, re-send and settle. Released with the scope.
+ */
+export const serviceWithFreeze = (options: Parameters<typeof TestServerLive>[0]) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(TestServerLive(options))
+    const baseUrl = Context.get(context, TestServer).baseUrl
+    const sql = Context.get(context, SqlClient.SqlClient)
+    const key = generatePrivateKey()
+    const session = yield* signIn(baseUrl, privateKeyToAccount(key))
+    const api = yield* makeClient({ baseUrl, token: session.token })
+    const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
+    const signed = yield* signBuild(build, key)
+    return { context, sql, accountId: session.accounts[0]!.id, api, build, signed }
+  })

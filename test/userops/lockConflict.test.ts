@@ -10,15 +10,11 @@
  * that finds the cycle: PostgreSQL fails the settlement.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Schedule } from "effect"
+import { Deferred, Effect, Exit, Fiber, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { GENESIS_HASH } from "../../src/audit/Chain.ts"
-import { makeClient } from "../../src/client/Client.ts"
-import { signIn } from "../../src/client/signIn.ts"
 import { testNetwork } from "../support/TestChain.ts"
-import { TestServer, TestServerLive } from "../support/TestServer.ts"
-import { auditEntriesOf, signBuild } from "./helpers.ts"
+import { auditEntriesOf, serviceWithFreeze } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -37,19 +33,12 @@ const receiptAvailable = (userOpHash: string) =>
 describe("relay: lock conflicts", () => {
   it.live("a settlement that loses a deadlock runs again: the poll answers the operation, settled once", () =>
     Effect.gen(function*() {
-      const context = yield* Layer.build(TestServerLive({
+      // The account's first operation: its settlement moves the operation's row, the account's (deployed, frozen), then appends.
+      const { sql, accountId, api, build, signed } = yield* serviceWithFreeze({
         // Only the test's poll settles: no reconciler pass, no follower.
         config: { RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds" }
-      }))
-      const baseUrl = Context.get(context, TestServer).baseUrl
-      const sql = Context.get(context, SqlClient.SqlClient)
-      const key = generatePrivateKey()
-      const session = yield* signIn(baseUrl, privateKeyToAccount(key))
-      const api = yield* makeClient({ baseUrl, token: session.token })
-      const accountId = session.accounts[0]!.id
-      // The account's first operation: its settlement moves the operation's row, the account's (deployed, frozen), then appends.
-      const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
-      const submitted = yield* api.userops.submit({ payload: yield* signBuild(build, key) })
+      })
+      const submitted = yield* api.userops.submit({ payload: signed })
       assert.strictEqual(submitted.status, "submitted")
       yield* receiptAvailable(build.userOpHash).pipe(
         Effect.repeat({ until: (ok) => ok, schedule: Schedule.spaced("100 millis"), times: 100 })

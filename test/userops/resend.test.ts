@@ -4,17 +4,13 @@
  * and the operation must stay `submitted`: it may well have executed (here it did).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Context, Duration, Effect, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Hash } from "viem"
 import { Bundler } from "../../src/chain/Bundler.ts"
-import { makeClient } from "../../src/client/Client.ts"
-import { signIn } from "../../src/client/signIn.ts"
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { testNetwork } from "../support/TestChain.ts"
-import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { bundlerProxy } from "./bundlerProxy.ts"
-import { auditEntriesOf, signBuild } from "./helpers.ts"
+import { auditEntriesOf, serviceWithFreeze } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -22,7 +18,7 @@ describe("relay re-send", () => {
   it.live("a refused re-send while the bundler denies knowing the operation is settled from the chain, never rejected", () =>
     Effect.gen(function*() {
       const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
-      const context = yield* Layer.build(TestServerLive({
+      const { context, api, signed } = yield* serviceWithFreeze({
         config: {
           RELAY_RECONCILE_INTERVAL: "1 hour", // only the test's polls reconcile
           RELAY_RESEND_AFTER: "1 second",
@@ -31,14 +27,9 @@ describe("relay re-send", () => {
           BUNDLER_TIMEOUT: "3 seconds"
         },
         chain: { bundlerUrl: proxy.url }
-      }))
-      const baseUrl = Context.get(context, TestServer).baseUrl
+      })
       const bundler = Context.get(context, Bundler)
-      const key = generatePrivateKey()
-      const session = yield* signIn(baseUrl, privateKeyToAccount(key))
-      const api = yield* makeClient({ baseUrl, token: session.token })
-      const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
-      const submitted = yield* api.userops.submit({ payload: yield* signBuild(build, key) })
+      const submitted = yield* api.userops.submit({ payload: signed })
       assert.strictEqual(submitted.status, "submitted")
       // Included on chain, not yet settled by the service (nobody polled).
       yield* bundler.getUserOperationReceipt(submitted.userOpHash as Hash).pipe(
@@ -71,7 +62,7 @@ describe("relay re-send", () => {
   it.live("the sent mark lost after the bundler's answer (a killed process): no re-send while the lease holds, then one, settled once", () =>
     Effect.gen(function*() {
       const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
-      const context = yield* Layer.build(TestServerLive({
+      const { sql, api, signed } = yield* serviceWithFreeze({
         config: {
           RELAY_RECONCILE_INTERVAL: "1 hour", // only the test's polls reconcile
           RELAY_SEND_LEASE: "2 seconds",
@@ -79,14 +70,8 @@ describe("relay re-send", () => {
           BUNDLER_RETRIES: "0"
         },
         chain: { bundlerUrl: proxy.url }
-      }))
-      const baseUrl = Context.get(context, TestServer).baseUrl
-      const sql = Context.get(context, SqlClient.SqlClient)
-      const key = generatePrivateKey()
-      const session = yield* signIn(baseUrl, privateKeyToAccount(key))
-      const api = yield* makeClient({ baseUrl, token: session.token })
-      const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
-      const submitted = yield* api.userops.submit({ payload: yield* signBuild(build, key) })
+      })
+      const submitted = yield* api.userops.submit({ payload: signed })
       const row = sql<{ sent_at: Date | null; send_attempts: number; status: string }>`
         SELECT sent_at, send_attempts, status FROM user_operations WHERE id = ${submitted.userOpId}`.pipe(
         Effect.map((rows) => rows[0]!),
