@@ -17,15 +17,28 @@
  * synchronously when its client goes (the response's `close`, or the client
  * ending its side of the connection, after which node ends it too). On the service's
  * node server a stream holds no fiber at all (`attach`, from the node-level route in
- * `Http.ts`); at shutdown the hub ends every stream (`endAll`).
+ * `Http.ts`); at shutdown the hub ends every stream (`endAll`). Who follows it, and the
+ * frame a changed stat becomes: `HubSubscribers.ts`.
  */
 import { Config, Context, Duration, Effect, Layer, Option, Result, Schedule, type Scope } from "effect"
 import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
 import type { Address } from "../domain/Primitives.ts"
 import type { Agent, AgentStat } from "./Domain.ts"
+import {
+  type Batch,
+  LocalSubscriber,
+  type StatFrame,
+  statFrame,
+  type Subscriber,
+  type Subscription,
+  utf8,
+  type WalletFilter
+} from "./HubSubscribers.ts"
 import { MarketplaceUpstream } from "./MarketplaceUpstream.ts"
-import { type Frame, joinFrames, type SseResponse, SseSubscriber, Wire } from "./SseFanout.ts"
+import { joinFrames, type SseResponse, SseSubscriber } from "./SseFanout.ts"
 import { isAddress, toAgentStat } from "./UpstreamMapping.ts"
+
+export type { Batch, Subscription, WalletFilter }
 
 export interface StatsHubConfig {
   readonly pollInterval: Duration.Duration
@@ -55,38 +68,6 @@ export const StatsHubConfig: Config.Config<StatsHubConfig> = Config.all({
     maxSubscribers: Math.max(1, c.maxSubscribers)
   }))
 )
-
-/** Which wallets a subscription follows: every leaderboard agent, or the named ones. */
-export type WalletFilter = { readonly _tag: "All" } | { readonly _tag: "Wallets"; readonly wallets: ReadonlyArray<Address> }
-
-/** A stat as it goes on the wire: encoded once, the same bytes written to every subscriber. */
-interface StatFrame extends Frame {
-  readonly stat: AgentStat
-}
-
-/** One follower of the hub: an SSE response (`SseSubscriber`) or an in-process subscription. */
-interface Subscriber {
-  readonly filter: WalletFilter
-  /** This poll's changes it follows (at most one per wallet, in poll order) and their bytes joined. */
-  send(frames: ReadonlyArray<StatFrame>, joined: Wire): void
-  /** The shared heartbeat tick. */
-  beat(): void
-  /** The hub shuts down. */
-  end(): void
-}
-
-/** What one read of a subscription yields: stats to send, and whether a heartbeat is due. */
-export interface Batch {
-  readonly stats: ReadonlyArray<AgentStat>
-  readonly heartbeat: boolean
-}
-
-export interface Subscription {
-  /** Waits until something is due, then drains it. */
-  readonly take: Effect.Effect<Batch>
-  /** Latest known stats for the followed wallets, at subscribe time. */
-  readonly snapshot: ReadonlyArray<AgentStat>
-}
 
 export interface HubStats {
   readonly subscribers: number
@@ -130,47 +111,6 @@ export class StatsHub extends Context.Service<StatsHub, {
 const sameStat = (a: AgentStat, b: AgentStat) =>
   a.successRate === b.successRate && a.totalJobs === b.totalJobs && a.rating === b.rating &&
   a.pricePerJobUsd === b.pricePerJobUsd && a.totalVolumeUsd === b.totalVolumeUsd
-
-/** SSE framing: `data:` events (no event name, as `HttpApiSchema.StreamSse({ data })` reads them). */
-const utf8 = new TextEncoder()
-const statFrame = (key: string, stat: AgentStat): StatFrame => ({
-  key,
-  stat,
-  wire: new Wire(utf8.encode(`data: ${JSON.stringify(stat)}\n\n`))
-})
-
-/** An in-process subscriber: at most one pending frame per wallet (newest wins), woken on news. */
-class LocalSubscriber implements Subscriber {
-  readonly pending = new Map<string, StatFrame>()
-  heartbeat = false
-  wake: (() => void) | undefined = undefined
-  constructor(readonly filter: WalletFilter) {}
-  get due(): boolean {
-    return this.pending.size > 0 || this.heartbeat
-  }
-  send(frames: ReadonlyArray<StatFrame>): void {
-    for (const f of frames) this.pending.set(f.key, f)
-    this.wakeUp()
-  }
-  beat(): void {
-    this.heartbeat = true
-    this.wakeUp()
-  }
-  end(): void {}
-  drain(): Batch {
-    const batch = { stats: [...this.pending.values()].map((f) => f.stat), heartbeat: this.heartbeat }
-    this.pending.clear()
-    this.heartbeat = false
-    return batch
-  }
-  private wakeUp(): void {
-    const w = this.wake
-    if (w !== undefined) {
-      this.wake = undefined
-      w()
-    }
-  }
-}
 
 const capacityError = () => new ServiceUnavailable({ message: "The stats stream is at capacity; retry shortly." })
 
