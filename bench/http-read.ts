@@ -5,10 +5,10 @@
  * same read on Effect's HttpRouter + sql-pg with nothing else (effect-read-server.ts): the
  * floor the stack itself sets. Each side's server CPU per request is printed too.
  *
- * Both sides are warmed first; then ROUNDS rounds (default 3) of DURATION seconds per side
+ * Both sides are warmed first; then ROUNDS rounds (default 5) of DURATION seconds per side
  * (default 5), the order alternating, and the ratio's median and spread are printed.
  *
- *   npx tsx bench/http-read.ts            (about 50 s; loopback only)
+ *   npx tsx bench/http-read.ts            (about 80 s; loopback only)
  *   DURATION=10 ROUNDS=5 CONNECTIONS=64 npx tsx bench/http-read.ts
  */
 import autocannon from "autocannon"
@@ -20,7 +20,7 @@ import { cpuMicros, freePort, startPostgres, startProcess } from "./support/proc
 import { report, spread } from "./support/results.ts"
 
 const duration = Number(process.env.DURATION ?? 5)
-const rounds = Number(process.env.ROUNDS ?? 3)
+const rounds = Number(process.env.ROUNDS ?? 5)
 const warmSeconds = 3
 const connections = Number(process.env.CONNECTIONS ?? 32)
 

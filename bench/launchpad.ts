@@ -2,11 +2,11 @@
  * Requests/s of `GET /launchpad/tokens?chain=all...` through the real HTTP stack, cached
  * (long TTL) and uncached (TTL 0: every request refreshes from the loopback fake upstream;
  * single flight still merges identical requests that overlap), beside a bare `node:http`
- * handler that serves the same cached JSON. Loopback only; about 50 s. Cached and bare are
+ * handler that serves the same cached JSON. Loopback only; about 70 s. Cached and bare are
  * measured in alternating order over `rounds` rounds (each load warms its side 0.5 s first);
  * the ratio's median and spread are printed.
  *
- *   npx tsx bench/launchpad.ts [seconds-per-phase=4] [concurrency=16] [rounds=3]
+ *   npx tsx bench/launchpad.ts [seconds-per-phase=4] [concurrency=16] [rounds=5]
  *
  * The load generator runs in a worker thread so it does not share the servers' event loop.
  */
@@ -20,7 +20,7 @@ import { report, spread } from "./support/results.ts"
 
 const seconds = Number(process.argv[2] ?? 4)
 const concurrency = Number(process.argv[3] ?? 16)
-const rounds = Number(process.argv[4] ?? 3)
+const rounds = Number(process.argv[4] ?? 5)
 const path = "/launchpad/tokens?chain=all&sort=volume24h&page=2&pageSize=30"
 
 const load = (url: string) => loadFor(url, seconds, concurrency)
