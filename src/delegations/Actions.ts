@@ -6,9 +6,11 @@
  */
 import { Config, Duration, Effect } from "effect"
 import type { Address } from "viem"
+import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, OutOfScope } from "../api/Errors.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { Network } from "../chain/Network.ts"
+import { makeSingleFlight } from "../platform/SingleFlight.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { redeemCall } from "./Caveats.ts"
 import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
@@ -44,6 +46,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
   const reservationTtl = yield* ReservationTtl
   const dm = network.delegation.DelegationManager
   const { decimalsOf, usageOf, findUsable } = reads
+  const actOnce = makeSingleFlight()
 
   // ---------------------------------------------------------------------------------
   // Actions: evaluate + reserve under the row lock
@@ -136,6 +139,20 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
       action.token ?? "",
       action.gasToken ?? ""
     ].join(":")
+    // Identical requests at once in this process are one run: the others wait for its answer
+    // (each was authorized above). Otherwise each would hold a reservation until the builds
+    // meet on their share key, and near the budget the last ones would be declined for it.
+    return yield* actOnce(`${delegate.id}|${shareKey}`, buildAction(signer, id, action, row, delegate, shareKey))
+  })
+
+  const buildAction = Effect.fnUntraced(function*(
+    signer: Signer,
+    id: string,
+    action: ActionInput,
+    row: DelegationRow,
+    delegate: Account,
+    shareKey: string
+  ) {
     const open = yield* repo.findOpenAction(shareKey, delegate.id)
     // Still re-evaluated (expiry, revocation, freeze), counting its one reservation once.
     const reserved = yield* reserveFor(signer, id, action, open?.reservation_id)

@@ -125,4 +125,29 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
       const view = yield* owner.api.delegations.get({ params: { delegationId: created.id } })
       assert.deepStrictEqual(view.spentToDate.map((s) => [s.spent, s.remaining]), [[3, 97]])
     }))
+
+  it.effect("identical requests at once where the budget holds one action: every request answered the same build", () =>
+    Effect.gen(function*() {
+      // Before identical requests in one process were one run, each held a reservation until
+      // the builds met on their share key: with room for one, the others were declined for it.
+      const owner = yield* newSession()
+      const delegate = yield* newSession()
+      const recipient = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
+      yield* mint("usd", owner.account.address as Hex, 3)
+      const { created } = yield* enabled(owner, delegate, { budget: 3, perAction: 3, maxActions: 5 })
+      const answers = yield* Effect.forEach(
+        Array.from({ length: 30 }, (_, i) => i),
+        () => owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 3 } }).pipe(
+          Effect.map((b) => b.buildId),
+          Effect.catch((e) => Effect.succeed(`${e._tag}: ${e.message}`))
+        ),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual([...new Set(answers)].length, 1, `one answer: ${[...new Set(answers)].join(" | ")}`)
+      assert.match(answers[0]!, /^[^:]+$/, "a build, not an error")
+      assert.deepStrictEqual(yield* statuses(created.id), ["reserved"], "one reservation")
+      // A different action (another amount) is a request of its own: over the budget now.
+      const other = yield* failure(owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 1 } }))
+      assert.strictEqual(other.tag, "OutOfScope")
+    }))
 })
