@@ -37,6 +37,11 @@ class ConflictDefect {
 export const retryLockConflicts = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   transaction.pipe(
     Effect.catchDefect((defect) => isLockConflict(defect) ? Effect.fail(new ConflictDefect(defect)) : Effect.die(defect)),
+    Effect.tapError((e: E | ConflictDefect) =>
+      e instanceof ConflictDefect || isLockConflict(e)
+        ? Effect.logInfo("a transaction lost a lock conflict (deadlock or serialization failure); it runs again")
+        : Effect.void
+    ),
     Effect.retry({
       while: (e: E | ConflictDefect) => e instanceof ConflictDefect || isLockConflict(e),
       times: 4,
