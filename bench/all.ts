@@ -53,7 +53,9 @@ for (const name of chosen) {
     const relative = r.unit === "ratio"
       ? `${r.service.toFixed(2)}×${range}`
       : r.unit === "req/s"
-      ? `${(r.service / r.baseline).toFixed(2)}×${range}`
+      // Over rounds: the median of the rounds' ratios, which the goal is judged on (the two
+      // sides' median rates need not come from the same round).
+      ? `${(r.spread?.median ?? r.service / r.baseline).toFixed(2)}×${range}`
       : r.unit === "ms" && r.baseline > 0
       ? `+${(r.service - r.baseline).toFixed(1)} ms${range}`
       : `${fmt(r.service, r.unit)}${range}`
