@@ -17,7 +17,7 @@ import { signIn } from "../../src/client/signIn.ts"
 import { makeAttacker } from "../delegations/attacker.ts"
 import { testNetwork } from "../support/TestChain.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
-import { signBuild } from "../userops/helpers.ts"
+import { serviceWithFreeze } from "../userops/helpers.ts"
 import { miniBundler } from "./miniBundler.ts"
 
 process.env.DO_NOT_TRACK = "1"
@@ -84,17 +84,10 @@ describe("chain follower and reorgs", () => {
       const shared = testNetwork()
       const fork = yield* startFork(shared.rpcUrl)
       const bundler = yield* miniBundler(fork.rpcUrl, shared.entryPoint, shared.chainId)
-      const context = yield* Layer.build(TestServerLive({
+      const { sql, accountId, api, signed } = yield* serviceWithFreeze({
         chain: { rpcUrl: fork.rpcUrl, bundlerUrl: bundler.url },
         config: { FOLLOWER_INTERVAL: "4 seconds", RELAY_RECONCILE_INTERVAL: "1 hour", RELAY_RESEND_AFTER: "1 second", RELAY_SEND_LEASE: "1 second" }
-      }))
-      const baseUrl = Context.get(context, TestServer).baseUrl
-      const sql = Context.get(context, SqlClient.SqlClient)
-      const key = generatePrivateKey()
-      const session = yield* signIn(baseUrl, privateKeyToAccount(key))
-      const api = yield* makeClient({ baseUrl, token: session.token })
-      const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
-      const signed = yield* signBuild(build, key)
+      })
       // Once the follower has caught up with the head: the relay then usually settles from the
       // receipt before the follower's next pass reads the block (the vanished-settlement path);
       // if the follower reads it first, the reorg path applies. Either way the record follows.
@@ -122,7 +115,7 @@ describe("chain follower and reorgs", () => {
       yield* rpc(fork.rpcUrl, "anvil_mine", ["0x3"])
       const statuses = () =>
         sql<{ status: string; provenance: string }>`SELECT status, provenance FROM audit_entries
-          WHERE account_id = ${session.accounts[0]!.id} ORDER BY chain_index`.pipe(Effect.orDie)
+          WHERE account_id = ${accountId} ORDER BY chain_index`.pipe(Effect.orDie)
       const afterReorg = yield* statuses().pipe(
         Effect.flatMap((rows) => rows.length >= 2 ? Effect.succeed(rows) : Effect.fail("no compensation yet")),
         Effect.retry(Schedule.spaced(Duration.millis(200))),
@@ -140,7 +133,7 @@ describe("chain follower and reorgs", () => {
       )
       assert.notStrictEqual(again.transactionHash, undefined)
       assert.deepStrictEqual((yield* statuses()).map((r) => r.status), ["executed", "reorged", "executed"])
-      const verified = yield* Effect.flatMap(AuditChain, (c) => c.verify(session.accounts[0]!.id)).pipe(
+      const verified = yield* Effect.flatMap(AuditChain, (c) => c.verify(accountId)).pipe(
         Effect.provide(AuditChain.layer),
         Effect.provideService(SqlClient.SqlClient, sql)
       )

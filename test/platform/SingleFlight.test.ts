@@ -7,23 +7,28 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber } from "effect"
 import { makeSingleFlight } from "../../src/platform/SingleFlight.ts"
 
+/** Work that counts its runs and waits at a gate until the test opens it; `end` gives its outcome. */
+const gated = <A, E>(end: (run: number) => Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const gate = yield* Deferred.make<void>()
+    const count = { runs: 0 }
+    const work = Effect.suspend(() => {
+      const run = ++count.runs
+      return Effect.andThen(Deferred.await(gate), end(run))
+    })
+    return { count, work, open: Deferred.succeed(gate, undefined) }
+  })
+
 describe("single flight", () => {
   it.effect("50 calls at once run once and all get its answer; the next call runs again", () =>
     Effect.gen(function*() {
       const once = makeSingleFlight()
-      let runs = 0
-      const gate = yield* Deferred.make<void>()
-      const work = Effect.gen(function*() {
-        runs++
-        yield* Deferred.await(gate)
-        return `answer ${runs}`
-      })
+      const { count, work, open } = yield* gated((run) => Effect.succeed(`answer ${run}`))
       const fibers = yield* Effect.forEach(Array.from({ length: 50 }), () => Effect.forkChild(once("k", work)))
       yield* Effect.yieldNow
-      yield* Deferred.succeed(gate, undefined)
-      const answers = yield* Fiber.joinAll(fibers)
-      assert.strictEqual(runs, 1)
-      assert.deepStrictEqual([...new Set(answers)], ["answer 1"])
+      yield* open
+      assert.deepStrictEqual([...new Set(yield* Fiber.joinAll(fibers))], ["answer 1"])
+      assert.strictEqual(count.runs, 1)
       assert.strictEqual(yield* once("k", work), "answer 2", "nothing kept once the run ended")
       assert.strictEqual(yield* once("other", work), "answer 3", "keys are apart")
     }))
@@ -31,39 +36,27 @@ describe("single flight", () => {
   it.effect("a failure reaches every waiter, from one run", () =>
     Effect.gen(function*() {
       const once = makeSingleFlight()
-      let runs = 0
-      const gate = yield* Deferred.make<void>()
-      const work = Effect.gen(function*() {
-        runs++
-        yield* Deferred.await(gate)
-        return yield* Effect.fail("declined")
-      })
+      const { count, work, open } = yield* gated(() => Effect.fail("declined"))
       const fibers = yield* Effect.forEach(Array.from({ length: 10 }), () => Effect.forkChild(Effect.flip(once("k", work))))
       yield* Effect.yieldNow
-      yield* Deferred.succeed(gate, undefined)
+      yield* open
       assert.deepStrictEqual([...new Set(yield* Fiber.joinAll(fibers))], ["declined"])
-      assert.strictEqual(runs, 1)
+      assert.strictEqual(count.runs, 1)
     }))
 
   it.effect("the first caller interrupted: its waiters run it again themselves, once", () =>
     Effect.gen(function*() {
       const once = makeSingleFlight()
-      let runs = 0
-      const gate = yield* Deferred.make<void>()
-      const work = Effect.gen(function*() {
-        runs++
-        yield* Deferred.await(gate)
-        return "done"
-      })
+      const { count, work, open } = yield* gated(() => Effect.succeed("done"))
       const first = yield* Effect.forkChild(once("k", work))
       yield* Effect.yieldNow
       const waiters = yield* Effect.forEach(Array.from({ length: 5 }), () => Effect.forkChild(once("k", work)))
       yield* Effect.yieldNow
       yield* Fiber.interrupt(first)
       yield* Effect.yieldNow
-      yield* Deferred.succeed(gate, undefined)
+      yield* open
       assert.deepStrictEqual(yield* Fiber.joinAll(waiters), ["done", "done", "done", "done", "done"])
       assert.isTrue(Exit.hasInterrupts(yield* Fiber.await(first)))
-      assert.strictEqual(runs, 2, "the interrupted run, then one run for all the waiters")
+      assert.strictEqual(count.runs, 2, "the interrupted run, then one run for all the waiters")
     }))
 })
