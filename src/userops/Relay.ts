@@ -72,6 +72,7 @@ export class Relay extends Context.Service<Relay, {
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const transaction = transactionRetryingConflicts(sql)
   const bundler = yield* Bundler
   const network = yield* Network
   const chain = yield* Chain
@@ -206,7 +207,7 @@ const make = Effect.gen(function*() {
   ) {
     const { id, build, hash, wire, signer } = base
     // Persisted first, then its audit entry, in one transaction (run again if it lost a lock conflict).
-    const stored = yield* transactionRetryingConflicts(sql)(Effect.gen(function*() {
+    const stored = yield* transaction(Effect.gen(function*() {
       const inserted = yield* sql`
         INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
                                      user_op_hash, signature_digest, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)

@@ -2,9 +2,10 @@
  * Shared steps of the relay tests: sign in a fresh key, sign a build's typed data with
  * viem, poll fast, and read the audit log straight from the database.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Schedule, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Hex } from "viem"
+import type { Hash, Hex } from "viem"
+import { Bundler } from "../../src/chain/Bundler.ts"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { type ApiClient, makeClient } from "../../src/client/Client.ts"
 import { pollUserOp } from "../../src/client/poll.ts"
@@ -68,3 +69,13 @@ export const serviceWithFreeze = (options: Parameters<typeof TestServerLive>[0])
     const signed = yield* signBuild(build, key)
     return { context, sql, accountId: session.accounts[0]!.id, api, build, signed }
   })
+
+/** Waits (up to 20 s) until the service's bundler has the operation's receipt: on chain, whether or not the service settled it. */
+export const bundled = (context: Context.Context<Bundler>, userOpHash: string) =>
+  Context.get(context, Bundler).getUserOperationReceipt(userOpHash as Hash).pipe(
+    Effect.orDie,
+    Effect.flatMap((r) => (r === null ? Effect.fail("no receipt yet") : Effect.succeed(r))),
+    Effect.retry(Schedule.spaced(Duration.millis(100))),
+    Effect.timeout(Duration.seconds(20)),
+    Effect.orDie
+  )

@@ -13,36 +13,21 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { GENESIS_HASH } from "../../src/audit/Chain.ts"
-import { testNetwork } from "../support/TestChain.ts"
-import { auditEntriesOf, serviceWithFreeze } from "./helpers.ts"
+import { auditEntriesOf, bundled, serviceWithFreeze } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
-
-/** Whether the bundler has the operation's receipt (it was bundled and mined). */
-const receiptAvailable = (userOpHash: string) =>
-  Effect.promise(async () => {
-    const response = await fetch(testNetwork().bundlerUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getUserOperationReceipt", params: [userOpHash] })
-    })
-    const body = (await response.json()) as { result?: unknown }
-    return body.result !== null && body.result !== undefined
-  })
 
 describe("relay: lock conflicts", () => {
   it.live("a settlement that loses a deadlock runs again: the poll answers the operation, settled once", () =>
     Effect.gen(function*() {
       // The account's first operation: its settlement moves the operation's row, the account's (deployed, frozen), then appends.
-      const { sql, accountId, api, build, signed } = yield* serviceWithFreeze({
+      const { context, sql, accountId, api, signed } = yield* serviceWithFreeze({
         // Only the test's poll settles: no reconciler pass, no follower.
         config: { RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds" }
       })
       const submitted = yield* api.userops.submit({ payload: signed })
       assert.strictEqual(submitted.status, "submitted")
-      yield* receiptAvailable(build.userOpHash).pipe(
-        Effect.repeat({ until: (ok) => ok, schedule: Schedule.spaced("100 millis"), times: 100 })
-      )
+      yield* bundled(context, submitted.userOpHash)
       const deadlocksBefore = yield* deadlocks(sql)
 
       // The account's audit head as its first append would create it, so that it can be held.

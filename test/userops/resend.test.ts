@@ -6,11 +6,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Duration, Effect, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Hash } from "viem"
-import { Bundler } from "../../src/chain/Bundler.ts"
 import { testNetwork } from "../support/TestChain.ts"
 import { bundlerProxy } from "./bundlerProxy.ts"
-import { auditEntriesOf, serviceWithFreeze } from "./helpers.ts"
+import { auditEntriesOf, bundled, serviceWithFreeze } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -28,17 +26,10 @@ describe("relay re-send", () => {
         },
         chain: { bundlerUrl: proxy.url }
       })
-      const bundler = Context.get(context, Bundler)
       const submitted = yield* api.userops.submit({ payload: signed })
       assert.strictEqual(submitted.status, "submitted")
       // Included on chain, not yet settled by the service (nobody polled).
-      yield* bundler.getUserOperationReceipt(submitted.userOpHash as Hash).pipe(
-        Effect.orDie,
-        Effect.flatMap((r) => (r === null ? Effect.fail("no receipt yet") : Effect.succeed(r))),
-        Effect.retry(Schedule.spaced(Duration.millis(100))),
-        Effect.timeout(Duration.seconds(20)),
-        Effect.orDie
-      )
+      yield* bundled(context, submitted.userOpHash)
       yield* Effect.sleep(Duration.millis(1200)) // due for a re-send
 
       // The bundler claims not to know it, refuses the re-send (its nonce is used), then cannot be reached:
