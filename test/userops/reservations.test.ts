@@ -23,14 +23,21 @@ const statuses = (delegationId: string) =>
     return rows.map((r) => r.status)
   })
 
+/** A fresh owner holding `budget` USDC, its grant to a fresh delegate (enabled on chain), and a fresh recipient. */
+const granted = (limits: { readonly budget: number; readonly perAction: number; readonly maxActions: number }) =>
+  Effect.gen(function*() {
+    const owner = yield* newSession()
+    const delegate = yield* newSession()
+    const recipient = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
+    yield* mint("usd", owner.account.address as Hex, limits.budget)
+    const { created } = yield* enabled(owner, delegate, limits)
+    return { owner, delegate, recipient, created }
+  })
+
 layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: true })("reservations at the relay", (it) => {
   it.effect("a copy of an action with other signed fields cannot free the real operation's reservation", () =>
     Effect.gen(function*() {
-      const owner = yield* newSession()
-      const delegate = yield* newSession()
-      const recipient = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
-      yield* mint("usd", owner.account.address as Hex, 30)
-      const { created } = yield* enabled(owner, delegate, { budget: 30, perAction: 25, maxActions: 5 })
+      const { owner, delegate, recipient, created } = yield* granted({ budget: 30, perAction: 25, maxActions: 5 })
       const action = yield* owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 21 } })
       const real = yield* signOp(delegate.key, action.userOp)
       const submitted = yield* delegate.api.userops.submit({ payload: real })
@@ -52,11 +59,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
 
   it.effect("an action first sent with a bad signature (refused) still goes through when correctly signed", () =>
     Effect.gen(function*() {
-      const owner = yield* newSession()
-      const delegate = yield* newSession()
-      const recipient = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
-      yield* mint("usd", owner.account.address as Hex, 10)
-      const { created } = yield* enabled(owner, delegate, { budget: 10, perAction: 5, maxActions: 1 })
+      const { owner, delegate, recipient, created } = yield* granted({ budget: 10, perAction: 5, maxActions: 1 })
       const action = yield* owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 5 } })
       const forged = yield* relay(delegate.api, yield* signOp(generatePrivateKey(), action.userOp))
       assert.deepStrictEqual([forged.status, forged.outcome], ["failed", "rejected"])
@@ -72,12 +75,8 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
 
   it.effect("identical action requests are one build and one reservation; another build at the same nonce is freed when one executes", () =>
     Effect.gen(function*() {
-      const owner = yield* newSession()
-      const delegate = yield* newSession()
-      const recipient = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
+      const { owner, delegate, recipient, created } = yield* granted({ budget: 30, perAction: 10, maxActions: 5 })
       const other = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
-      yield* mint("usd", owner.account.address as Hex, 30)
-      const { created } = yield* enabled(owner, delegate, { budget: 30, perAction: 10, maxActions: 5 })
       const act = (to: string) =>
         owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient: to, amount: 10 } })
       const first = yield* act(recipient)
@@ -105,11 +104,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
 
   it.effect("100 identical concurrent action requests: one reservation per distinct build, all freed but the executed one at once", () =>
     Effect.gen(function*() {
-      const owner = yield* newSession()
-      const delegate = yield* newSession()
-      const recipient = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
-      yield* mint("usd", owner.account.address as Hex, 100)
-      const { created } = yield* enabled(owner, delegate, { budget: 100, perAction: 3, maxActions: 100 })
+      const { owner, delegate, recipient, created } = yield* granted({ budget: 100, perAction: 3, maxActions: 100 })
       const builds = yield* Effect.forEach(
         Array.from({ length: 100 }, (_, i) => i),
         () => owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 3 } }),
@@ -130,11 +125,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
     Effect.gen(function*() {
       // Before identical requests in one process were one run, each held a reservation until
       // the builds met on their share key: with room for one, the others were declined for it.
-      const owner = yield* newSession()
-      const delegate = yield* newSession()
-      const recipient = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
-      yield* mint("usd", owner.account.address as Hex, 3)
-      const { created } = yield* enabled(owner, delegate, { budget: 3, perAction: 3, maxActions: 5 })
+      const { owner, recipient, created } = yield* granted({ budget: 3, perAction: 3, maxActions: 5 })
       const answers = yield* Effect.forEach(
         Array.from({ length: 30 }, (_, i) => i),
         () => owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 3 } }).pipe(
