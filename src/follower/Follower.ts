@@ -55,7 +55,8 @@ export class ChainFollower extends Context.Service<ChainFollower, {
   readonly followOnce: Effect.Effect<PassResult>
 }>()("das/follower/ChainFollower") {}
 
-const ADVISORY_KEY = 0x666f6c6c // "foll"
+/** One follower at a time per chain: a pass holds this advisory lock (with the chain id) for its transaction. */
+export const ADVISORY_KEY = 0x666f6c6c // "foll"
 const CursorRow = Schema.Struct({ block_number: Schema.String, block_hash: Schema.String })
 const NONE: PassResult = { blocks: 0, operations: 0, redemptions: 0, reorged: 0, cursor: undefined }
 
@@ -173,6 +174,15 @@ export const ChainFollowerLive = Layer.effect(
       const accountOf = new Map(managed.map((a) => [a.address, a.id]))
       const ours = events.filter((e) => accountOf.has(senderOfEvent(e)))
       const inclusions = yield* rpc(() => inclusionsOfEvents(client, network.entryPoint, ours))
+      // Lock order: an operation's row before any audit head. A relay settlement moves its
+      // operation's row, then appends to the account's log; this pass may settle several
+      // operations, so it takes all their rows (in one order) before its first append, and
+      // never holds a head while it waits for a row (docs/follower.md).
+      if (inclusions.length > 0) {
+        yield* sql`SELECT id FROM user_operations WHERE chain_id = ${chainId}
+                   AND user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}
+                   ORDER BY id FOR UPDATE`
+      }
       const blocksWithOurs = new Map<bigint, string>()
       /** Records one event once (by block hash and log index): `write` runs only for a new one. */
       const recordOnce = (e: ObservedEvent, write: Effect.Effect<string | undefined, unknown>) =>

@@ -1,0 +1,121 @@
+/**
+ * Lock order between the follower's pass and a relay settlement: an operation's row is
+ * always locked before any audit head. A settlement moves its operation's row, then
+ * appends to the account's log (its head). The pass settles several operations in one
+ * transaction, so it locks the rows of every operation it may settle before its first
+ * append: it never holds a head while it waits for a row. Before, it settled the first of
+ * an account's two operations (holding the account's head) and then waited for the second
+ * one's row, which a settlement held while it waited for that head: a deadlock, broken by
+ * PostgreSQL after a second (`deadlock_timeout`) and run again.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Duration, Effect, Exit, Fiber, Schedule } from "effect"
+import type { SqlClient } from "effect/sql"
+import type { Hash } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { GENESIS_HASH } from "../../src/audit/Chain.ts"
+import { makeClient } from "../../src/client/Client.ts"
+import { signIn } from "../../src/client/signIn.ts"
+import { ADVISORY_KEY } from "../../src/follower/Follower.ts"
+import { startInstance } from "../support/TestServer.ts"
+import { signBuild } from "../userops/helpers.ts"
+
+process.env.DO_NOT_TRACK = "1"
+
+const waitFor = <A>(what: string, check: Effect.Effect<A | undefined>, seconds = 30) =>
+  check.pipe(
+    Effect.flatMap((a) => (a === undefined ? Effect.fail(`not yet: ${what}`) : Effect.succeed(a))),
+    Effect.retry(Schedule.spaced(Duration.millis(100))),
+    Effect.timeout(Duration.seconds(seconds)),
+    Effect.orDie
+  )
+
+/** Holds `lock` in a transaction of its own until the returned release runs. */
+const holding = (sql: SqlClient.SqlClient, lock: Effect.Effect<unknown, unknown>) =>
+  Effect.gen(function*() {
+    const held = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const fiber = yield* Effect.forkChild(sql.withTransaction(
+      Effect.andThen(lock, Effect.andThen(Deferred.succeed(held, undefined), Deferred.await(release)))
+    ).pipe(Effect.orDie))
+    yield* Deferred.await(held)
+    return Deferred.succeed(release, undefined).pipe(Effect.andThen(Fiber.join(fiber)))
+  })
+
+describe("chain follower: lock order", () => {
+  it.live("the pass holds no audit head while it waits for an operation's row", () =>
+    Effect.gen(function*() {
+      // The reconciler's first pass runs at start (nothing to settle yet) and not again; no poll.
+      const service = yield* startInstance({ config: { FOLLOWER_INTERVAL: "100 millis", RELAY_RECONCILE_INTERVAL: "1 hour" } })
+      const { sql } = service
+      const chainId = yield* Effect.promise(() => service.chain.client.getChainId())
+      const cursor = sql<{ n: string }>`SELECT block_number::text AS n FROM chain_cursor`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows[0]?.n)
+      )
+      yield* waitFor("the follower's first pass", cursor)
+      // No pass until the two operations below are on chain.
+      const resumeFollower = yield* holding(sql, sql`SELECT pg_advisory_xact_lock(${ADVISORY_KEY}, ${chainId})`)
+
+      const key = generatePrivateKey()
+      const session = yield* signIn(service.baseUrl, privateKeyToAccount(key))
+      const accountId = session.accounts[0]!.id
+      const api = yield* makeClient({ baseUrl: service.baseUrl, token: session.token })
+      // Two operations of one account on chain, both still `submitted` here (the second built
+      // once the first is on chain, so it takes the next nonce).
+      const submitOne = Effect.gen(function*() {
+        const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
+        const receipt = yield* api.userops.submit({ payload: yield* signBuild(build, key) })
+        yield* waitFor("inclusion", service.bundler.getUserOperationReceipt(receipt.userOpHash as Hash).pipe(
+          Effect.orDie,
+          Effect.map((r) => r ?? undefined)
+        ))
+        return receipt.userOpId
+      })
+      const first = yield* submitOne
+      const second = yield* submitOne
+      const statuses = sql<{ status: string }>`SELECT status FROM user_operations WHERE id IN ${sql.in([first, second])}`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows.map((r) => r.status))
+      )
+      assert.deepStrictEqual(yield* statuses, ["submitted", "submitted"])
+
+      // A settlement of the second operation, under way: its row moved, its append next.
+      yield* sql`INSERT INTO audit_heads (account_id, length, head_hash, executed_count)
+                 VALUES (${accountId}, 0, ${GENESIS_HASH}, 0) ON CONFLICT DO NOTHING`
+      const rowHeld = yield* Deferred.make<void>()
+      const someoneWaits = Effect.gen(function*() {
+        // pg_stat_activity stays as first read within a transaction unless the snapshot is cleared.
+        yield* sql`SELECT pg_stat_clear_snapshot()`
+        const [row] = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))`
+        return row!.n > 0
+      }).pipe(
+        Effect.repeat({ until: (waiting) => waiting, schedule: Schedule.spaced("50 millis"), times: 400 }),
+        Effect.filterOrFail((waiting) => waiting, () => new Error("the follower never waited for the operation's row"))
+      )
+      const settlement = sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT id FROM user_operations WHERE id = ${second} FOR UPDATE`
+        yield* Deferred.succeed(rowHeld, undefined)
+        yield* someoneWaits
+        // Well under `deadlock_timeout`: a head the pass holds makes this fail, not PostgreSQL's check.
+        yield* sql`SET LOCAL lock_timeout = '500ms'`
+        yield* sql`SELECT account_id FROM audit_heads WHERE account_id = ${accountId} FOR UPDATE`
+      }))
+      const settling = yield* Effect.forkChild(Effect.exit(settlement))
+      yield* Deferred.await(rowHeld)
+      yield* resumeFollower
+
+      const settled = yield* Fiber.join(settling)
+      assert.isTrue(
+        Exit.isSuccess(settled),
+        `the settlement took the account's head while the pass waited: ${Exit.isFailure(settled) ? String(settled.cause) : ""}`
+      )
+      // Then the pass settles both, one entry each.
+      yield* waitFor("both settled", statuses.pipe(Effect.map((s) => (s.includes("submitted") ? undefined : s))))
+      const entries = yield* sql<{ operation_id: string }>`
+        SELECT operation_id FROM audit_entries WHERE operation_id IN ${sql.in([first, second])} ORDER BY operation_id`
+      assert.deepStrictEqual(entries.map((e) => e.operation_id), [first, second].sort())
+      yield* service.stop
+    }), { timeout: 90_000 })
+})
