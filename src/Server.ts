@@ -59,4 +59,9 @@ export const RedactionLive = Layer.succeed(UrlParams.CurrentRedactedNames, [
   "requestId"
 ])
 
-export const serveApp = HttpRouter.serve(AppLive).pipe(Layer.provide(RedactionLive))
+/**
+ * The access line is the edge's (`GlobalEnvelope.ts`), not the server's logger middleware:
+ * a server with no middleware, when nothing exports spans, serves each request on Effect's
+ * single-frame path (docs/performance.md, "GET /accounts", step 4).
+ */
+export const serveApp = HttpRouter.serve(AppLive, { disableLogger: true }).pipe(Layer.provide(RedactionLive))

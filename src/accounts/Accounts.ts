@@ -7,6 +7,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { NotFound } from "../api/Errors.ts"
 import type { Address } from "../domain/Primitives.ts"
+import { hotSpan } from "../platform/HotSpan.ts"
 import { AccountFactory } from "./AccountFactory.ts"
 import type { Account } from "./Domain.ts"
 
@@ -98,7 +99,7 @@ export class Accounts extends Context.Service<Accounts, {
       }, Effect.orDie)
 
       // A hot read: a span, without `Effect.fn`'s per-call stack capture (docs/performance.md).
-      const listSpan = Effect.withSpan("Accounts.list")
+      const listSpan = hotSpan("Accounts.list")
       const list = (signer: Address) => listSpan(Effect.orDie(rowsOf(signer)))
 
       // The next index, one create per signer at a time: a transaction-scoped advisory lock on

@@ -6,7 +6,7 @@
  * document and the typed client know them on every endpoint.
  */
 import { Cause, Effect, Layer, Option, SchemaIssue, Tracer } from "effect"
-import { HttpEffect, HttpServerResponse } from "effect/http"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
 import { isSqlError } from "effect/sql/SqlError"
 import type { ApiError } from "./Errors.ts"
@@ -50,11 +50,38 @@ const issuesOf = (error: HttpApiError.HttpApiSchemaError) => {
 }
 
 /** The current request's trace id, used as the envelope's `requestId`. */
-export const currentRequestId: Effect.Effect<string | undefined> = Effect.serviceOption(Tracer.ParentSpan).pipe(
-  // Not `Effect.currentParentSpan`: without a span it fails with an error whose stack trace
-  // is captured, and the edge asks on every request (docs/performance.md).
-  Effect.map((span) => (Option.isSome(span) ? span.value.traceId : undefined))
+/** Ids of requests nothing traces, made when first asked for, kept with the request's source (node's message). */
+const untracedIds = new WeakMap<object, string>()
+
+const untracedRequestId: Effect.Effect<string | undefined> = Effect.map(
+  Effect.serviceOption(HttpServerRequest.HttpServerRequest),
+  (request) => {
+    const source = Option.isSome(request) ? request.value.source : undefined
+    if (typeof source !== "object" || source === null) return undefined
+    let id = untracedIds.get(source)
+    if (id === undefined) {
+      id = crypto.randomUUID().replaceAll("-", "")
+      untracedIds.set(source, id)
+    }
+    return id
+  }
 )
+
+/**
+ * The request's id for the envelope and the access log: its trace id when spans are exported
+ * (the request's server span and every span under it share it), otherwise an id of its own.
+ * With no exporter Effect serves a request without a server span (its native tracer's spans
+ * are seen by nobody), so the spans a service opens are each their own trace (docs/decisions.md).
+ */
+export const currentRequestId: Effect.Effect<string | undefined> = Effect.flatMap(Tracer.Tracer, (tracer) =>
+  tracer === Tracer.nativeTracer
+    ? untracedRequestId
+    // Not `Effect.currentParentSpan`: without a span it fails with an error whose stack trace
+    // is captured (docs/performance.md).
+    : Effect.flatMap(
+      Effect.serviceOption(Tracer.ParentSpan),
+      (span) => (Option.isSome(span) ? Effect.succeed(span.value.traceId) : untracedRequestId)
+    ))
 
 export const isApiError = (u: unknown): u is ApiError =>
   typeof u === "object" && u !== null && "_tag" in u && (u._tag as string) in errorClasses && u instanceof Error

@@ -10,6 +10,7 @@ import { Accounts, normalizeAddress } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
 import type { Address } from "../domain/Primitives.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
+import { hotSpan } from "../platform/HotSpan.ts"
 import type { Signer } from "./Middleware.ts"
 import { SignatureVerifier } from "./SignatureVerifier.ts"
 import { checkSiweMessage } from "./Siwe.ts"
@@ -120,13 +121,14 @@ export class Sessions extends Context.Service<Sessions, {
 
       // Every authenticated request runs this: a span, without `Effect.fn`'s per-call stack capture
       // (docs/performance.md, "GET /accounts", step 3).
+      const authenticateSpan = hotSpan("Sessions.authenticate")
       const authenticate = Effect.fnUntraced(function*(token: string) {
         const row = yield* findSession(hashToken(token)).pipe(Effect.orDie)
         if (Option.isNone(row)) {
           return yield* new Unauthorized({ message: "Missing, unknown, expired or revoked session token" })
         }
         return { address: row.value.signer_address, sessionId: row.value.id, sessionExpiresAt: row.value.expires_at }
-      }, Effect.withSpan("Sessions.authenticate"))
+      }, authenticateSpan)
 
       const revoke = Effect.fn("Sessions.revoke")(function*(sessionId: string) {
         yield* sql`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL`.pipe(Effect.orDie)
