@@ -5,7 +5,7 @@
  * defects (500, logged with their cause, never shown to the client). Every one
  * answers with the contract's envelope and the request's trace id.
  */
-import { ByteSize, Cause, Duration, Effect, Exit, Option, type Types } from "effect"
+import { ByteSize, Cause, Context, Duration, Effect, Exit, Logger, Option, References, type Types } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpServerError } from "effect/http"
 import { Sessions } from "../auth/Sessions.ts"
@@ -208,20 +208,38 @@ const EdgeMiddleware = Effect.gen(function*() {
 
   /**
    * The access line, as Effect's `HttpMiddleware.logger` writes it (message, method, path,
-   * status, the `http.span` duration), plus the `requestId` of an error. The edge writes it
-   * rather than the server's logger middleware: with any middleware there, Effect serves every
-   * request on its slower path, with a server span nobody sees when nothing exports spans
-   * (docs/performance.md, "GET /accounts", step 4).
+   * status, the `http.span` duration since `start`), plus the `requestId` of an error. The edge
+   * writes it rather than the server's logger middleware: with any middleware there, Effect
+   * serves every request on its slower path, with a server span nobody sees when nothing
+   * exports spans (docs/performance.md, "GET /accounts", step 4). Its annotations and log span
+   * are set in one context update, and none when no logger is installed.
    */
-  const accessLine = (request: HttpServerRequest.HttpServerRequest, exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>) => {
-    const failed = Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)
-    const status = Exit.isSuccess(exit) ? exit.value.status : failed ? 500 : 499
-    const line = failed ? Effect.logError("Sent HTTP response", (exit as Exit.Failure<unknown, unknown>).cause) : Effect.log("Sent HTTP response")
-    const fields = { "http.method": request.method, "http.url": pathOf(request.url), "http.status": status }
-    return status < 400
-      ? Effect.annotateLogs(line, fields)
-      : Effect.flatMap(currentRequestId, (requestId) => Effect.annotateLogs(line, requestId === undefined ? fields : { ...fields, requestId }))
-  }
+  const withLogContext = (
+    line: Effect.Effect<void>,
+    annotations: Record<string, unknown>,
+    spans: ReadonlyArray<[label: string, timestamp: number]>
+  ) =>
+    Effect.updateContext(line, (context: Context.Context<never>) =>
+      Context.add(Context.add(context, References.CurrentLogAnnotations, annotations), References.CurrentLogSpans, spans))
+
+  const accessLine = (
+    request: HttpServerRequest.HttpServerRequest,
+    exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>,
+    start: number
+  ) =>
+    Effect.withFiber((fiber) => {
+      if (fiber.getRef(Logger.CurrentLoggers).size === 0) return Effect.void
+      const failed = Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)
+      const status = Exit.isSuccess(exit) ? exit.value.status : failed ? 500 : 499
+      const line = failed ? Effect.logError("Sent HTTP response", (exit as Exit.Failure<unknown, unknown>).cause) : Effect.log("Sent HTTP response")
+      const fields = { "http.method": request.method, "http.url": pathOf(request.url), "http.status": status }
+      const spans: ReadonlyArray<[label: string, timestamp: number]> = [["http.span", start], ...fiber.getRef(References.CurrentLogSpans)]
+      const annotations = { ...fiber.getRef(References.CurrentLogAnnotations), ...fields }
+      return status < 400
+        ? withLogContext(line, annotations, spans)
+        : Effect.flatMap(currentRequestId, (requestId) =>
+          withLogContext(line, requestId === undefined ? annotations : { ...annotations, requestId }, spans))
+    })
 
   /** The router's answer, its failures as envelopes (or `OPTIONS`, or the edge's refusal). */
   const proceed = (
@@ -269,11 +287,13 @@ const EdgeMiddleware = Effect.gen(function*() {
 
   // Written with plain combinators, not a generator: every request runs through here.
   return (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (original) => Effect.suspend(() => answer(original, httpEffect)).pipe(
-      Effect.catchCause(renderUnlessInterrupted),
-      Effect.onExit((exit) => accessLine(original, exit)),
-      Effect.withLogSpan("http.span")
-    )) as Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (original) => {
+      const start = Date.now()
+      return Effect.suspend(() => answer(original, httpEffect)).pipe(
+        Effect.catchCause(renderUnlessInterrupted),
+        Effect.onExit((exit) => accessLine(original, exit, start))
+      )
+    }) as Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest>
 })
 
 /** The URL's path, without query or fragment (the access line never holds a query's secrets). */
