@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Formatter, Redacted } from "effect"
-import { formatLine, isPlainRecord } from "../../src/platform/JsonLog.ts"
+import { Effect, Formatter, Logger, Redacted } from "effect"
+import { formatLine, isPlainRecord, plainLine } from "../../src/platform/JsonLog.ts"
 
 const record = (over: Record<string, unknown> = {}) => ({
   message: "Sent HTTP response",
@@ -37,4 +37,29 @@ describe("JSON log lines", () => {
     }
     expect(formatLine(record({ annotations: { value: Redacted.make("secret-token") } }))).not.toContain("secret-token")
   })
+
+  it.effect("a line written straight from the logger's input has the bytes of the structured record's", () =>
+    Effect.gen(function*() {
+      const seen: Array<{ readonly direct: string | undefined; readonly structured: string }> = []
+      const compare = Logger.make((input) => {
+        seen.push({ direct: plainLine(input), structured: Formatter.formatJson(Logger.formatStructured.log(input)) })
+      })
+      const logged = Effect.gen(function*() {
+        yield* Effect.log("Sent HTTP response").pipe(
+          Effect.annotateLogs({ "http.method": "GET", "http.url": "/accounts", "http.status": 200 }),
+          Effect.withLogSpan("http.span")
+        )
+        yield* Effect.logWarning("two", "parts \"quoted\" \u2028", 3).pipe(
+          Effect.annotateLogs({ s: "ünïcødé 🎉", n: 1.5, t: true, z: null }),
+          Effect.withLogSpan("outer"),
+          Effect.withLogSpan("inner")
+        )
+        yield* Effect.log("bigint").pipe(Effect.annotateLogs({ value: 10n ** 30n }))
+        yield* Effect.log("secret").pipe(Effect.annotateLogs({ value: Redacted.make("secret-token") }))
+        yield* Effect.logError("with a cause", new Error("boom"))
+      })
+      yield* logged.pipe(Effect.provide(Logger.layer([compare])))
+      expect(seen.map((s) => s.direct === undefined)).toEqual([false, false, true, true, true])
+      for (const { direct, structured } of seen.slice(0, 2)) expect(direct).toBe(structured)
+    }))
 })
