@@ -49,7 +49,6 @@ const issuesOf = (error: HttpApiError.HttpApiSchemaError) => {
   }))
 }
 
-/** The current request's trace id, used as the envelope's `requestId`. */
 /** Ids of requests nothing traces, made when first asked for, kept with the request's source (node's message). */
 const untracedIds = new WeakMap<object, string>()
 

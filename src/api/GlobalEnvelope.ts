@@ -3,7 +3,8 @@
  * (the contract is served with and without it), the edge's limits (URL length, body
  * size, rate limits), unknown routes (404) and wrong methods (405), `OPTIONS`, and
  * defects (500, logged with their cause, never shown to the client). Every one
- * answers with the contract's envelope and the request's trace id.
+ * answers with the contract's envelope and the request's id (`currentRequestId`). The
+ * edge also writes each request's access line.
  */
 import { ByteSize, Cause, Context, Duration, Effect, Exit, Logger, Option, References, type Types } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
