@@ -9,7 +9,7 @@
  * - a bundler that loses one answer in four: every operation's record equals the chain.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Schedule } from "effect"
+import { Duration, Effect } from "effect"
 import type { Address, Hash } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { fromWire } from "../../src/builds/Wire.ts"
@@ -20,19 +20,11 @@ import { makeAttacker } from "../delegations/attacker.ts"
 import { testNetwork } from "../support/TestChain.ts"
 import { testDatabaseName } from "../support/TestDatabase.ts"
 import { startInstance } from "../support/TestServer.ts"
+import { waitFor } from "../support/waitFor.ts"
 import { bundlerProxy } from "../userops/bundlerProxy.ts"
 import { signBuild } from "../userops/helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
-
-
-const waitFor = <A>(what: string, check: Effect.Effect<A | undefined>, seconds = 30) =>
-  check.pipe(
-    Effect.flatMap((a) => (a === undefined ? Effect.fail(`not yet: ${what}`) : Effect.succeed(a))),
-    Effect.retry(Schedule.spaced(Duration.millis(200))),
-    Effect.timeout(Duration.seconds(seconds)),
-    Effect.orDie
-  )
 
 describe("chain follower", () => {
   it.live("a build sent around the relay is recorded once (two instances following), its effect applied", () =>

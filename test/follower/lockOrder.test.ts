@@ -9,7 +9,7 @@
  * PostgreSQL after a second (`deadlock_timeout`) and run again.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Exit, Fiber, Schedule } from "effect"
+import { Deferred, Effect, Exit, Fiber, Schedule } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { Hash } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -18,17 +18,10 @@ import { makeClient } from "../../src/client/Client.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { ADVISORY_KEY } from "../../src/follower/Follower.ts"
 import { startInstance } from "../support/TestServer.ts"
+import { waitFor } from "../support/waitFor.ts"
 import { signBuild } from "../userops/helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
-
-const waitFor = <A>(what: string, check: Effect.Effect<A | undefined>, seconds = 30) =>
-  check.pipe(
-    Effect.flatMap((a) => (a === undefined ? Effect.fail(`not yet: ${what}`) : Effect.succeed(a))),
-    Effect.retry(Schedule.spaced(Duration.millis(100))),
-    Effect.timeout(Duration.seconds(seconds)),
-    Effect.orDie
-  )
 
 /** Holds `lock` in a transaction of its own until the returned release runs. */
 const holding = (sql: SqlClient.SqlClient, lock: Effect.Effect<unknown, unknown>) =>
