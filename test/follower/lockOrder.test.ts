@@ -9,7 +9,7 @@
  * PostgreSQL after a second (`deadlock_timeout`) and run again.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Schedule } from "effect"
+import { Deferred, Effect, Exit, Fiber } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { Hash } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -18,6 +18,7 @@ import { makeClient } from "../../src/client/Client.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { ADVISORY_KEY } from "../../src/follower/Follower.ts"
 import { startInstance } from "../support/TestServer.ts"
+import { awaitWaiter } from "../support/locks.ts"
 import { waitFor } from "../support/waitFor.ts"
 import { signBuild } from "../userops/helpers.ts"
 
@@ -77,20 +78,10 @@ describe("chain follower: lock order", () => {
       yield* sql`INSERT INTO audit_heads (account_id, length, head_hash, executed_count)
                  VALUES (${accountId}, 0, ${GENESIS_HASH}, 0) ON CONFLICT DO NOTHING`
       const rowHeld = yield* Deferred.make<void>()
-      const someoneWaits = Effect.gen(function*() {
-        // pg_stat_activity stays as first read within a transaction unless the snapshot is cleared.
-        yield* sql`SELECT pg_stat_clear_snapshot()`
-        const [row] = yield* sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))`
-        return row!.n > 0
-      }).pipe(
-        Effect.repeat({ until: (waiting) => waiting, schedule: Schedule.spaced("50 millis"), times: 400 }),
-        Effect.filterOrFail((waiting) => waiting, () => new Error("the follower never waited for the operation's row"))
-      )
       const settlement = sql.withTransaction(Effect.gen(function*() {
         yield* sql`SELECT id FROM user_operations WHERE id = ${second} FOR UPDATE`
         yield* Deferred.succeed(rowHeld, undefined)
-        yield* someoneWaits
+        yield* awaitWaiter(sql, "the follower (for the operation's row)")
         // Well under `deadlock_timeout`: a head the pass holds makes this fail, not PostgreSQL's check.
         yield* sql`SET LOCAL lock_timeout = '500ms'`
         yield* sql`SELECT account_id FROM audit_heads WHERE account_id = ${accountId} FOR UPDATE`

@@ -13,6 +13,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { GENESIS_HASH } from "../../src/audit/Chain.ts"
+import { awaitWaiter } from "../support/locks.ts"
 import { auditEntriesOf, bundled, serviceWithFreeze } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
@@ -34,17 +35,11 @@ describe("relay: lock conflicts", () => {
       yield* sql`INSERT INTO audit_heads (account_id, length, head_hash, executed_count)
                  VALUES (${accountId}, 0, ${GENESIS_HASH}, 0) ON CONFLICT DO NOTHING`
       const headHeld = yield* Deferred.make<void>()
-      // Run inside the crossing transaction: someone (the settlement's audit append) waits for the head it holds.
-      const settlementWaits = sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))`.pipe(
-        Effect.map((rows) => rows[0]!.n > 0),
-        Effect.repeat({ until: (waiting) => waiting, schedule: Schedule.spaced("20 millis"), times: 250 }),
-        Effect.filterOrFail((waiting) => waiting, () => new Error("the settlement never waited for the audit head"))
-      )
       const crossing = sql.withTransaction(Effect.gen(function*() {
         yield* sql`SELECT account_id FROM audit_heads WHERE account_id = ${accountId} FOR UPDATE`
         yield* Deferred.succeed(headHeld, undefined)
-        yield* settlementWaits
+        // Someone (the settlement's audit append) waits for the head it holds.
+        yield* awaitWaiter(sql, "the settlement (for the audit head)")
         yield* sql`SELECT id FROM user_operations WHERE id = ${submitted.userOpId} FOR UPDATE`
       }))
       const other = yield* Effect.forkChild(Effect.exit(crossing))

@@ -1,0 +1,18 @@
+import { Effect, Schedule } from "effect"
+import type { SqlClient } from "effect/sql"
+
+/**
+ * Run inside a transaction: waits (up to `seconds`) until another backend waits for a lock this
+ * one holds, and fails with "`who` never waited" otherwise. pg_stat_activity stays as first
+ * read within a transaction unless its snapshot is cleared, so each poll clears it.
+ */
+export const awaitWaiter = (sql: SqlClient.SqlClient, who: string, seconds = 20) =>
+  Effect.gen(function*() {
+    yield* sql`SELECT pg_stat_clear_snapshot()`
+    const [row] = yield* sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))`
+    return row!.n > 0
+  }).pipe(
+    Effect.repeat({ until: (waiting) => waiting, schedule: Schedule.spaced("50 millis"), times: seconds * 20 }),
+    Effect.filterOrFail((waiting) => waiting, () => new Error(`${who} never waited`))
+  )
