@@ -13,12 +13,11 @@ import { Deferred, Effect, Exit, Fiber } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { Hash } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { GENESIS_HASH } from "../../src/audit/Chain.ts"
 import { makeClient } from "../../src/client/Client.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { ADVISORY_KEY } from "../../src/follower/Follower.ts"
 import { startInstance } from "../support/TestServer.ts"
-import { awaitWaiter } from "../support/locks.ts"
+import { awaitWaiter, ensureAuditHead } from "../support/locks.ts"
 import { waitFor } from "../support/waitFor.ts"
 import { signBuild } from "../userops/helpers.ts"
 
@@ -75,8 +74,7 @@ describe("chain follower: lock order", () => {
       assert.deepStrictEqual(yield* statuses, ["submitted", "submitted"])
 
       // A settlement of the second operation, under way: its row moved, its append next.
-      yield* sql`INSERT INTO audit_heads (account_id, length, head_hash, executed_count)
-                 VALUES (${accountId}, 0, ${GENESIS_HASH}, 0) ON CONFLICT DO NOTHING`
+      yield* ensureAuditHead(sql, accountId)
       const rowHeld = yield* Deferred.make<void>()
       const settlement = sql.withTransaction(Effect.gen(function*() {
         yield* sql`SELECT id FROM user_operations WHERE id = ${second} FOR UPDATE`

@@ -1,5 +1,6 @@
 import { Effect, Schedule } from "effect"
 import type { SqlClient } from "effect/sql"
+import { GENESIS_HASH } from "../../src/audit/Chain.ts"
 
 /**
  * Run inside a transaction: waits (up to `seconds`) until another backend waits for a lock this
@@ -16,3 +17,8 @@ export const awaitWaiter = (sql: SqlClient.SqlClient, who: string, seconds = 20)
     Effect.repeat({ until: (waiting) => waiting, schedule: Schedule.spaced("50 millis"), times: seconds * 20 }),
     Effect.filterOrFail((waiting) => waiting, () => new Error(`${who} never waited`))
   )
+
+/** The account's audit head as its first append would create it, so that a test can hold it. */
+export const ensureAuditHead = (sql: SqlClient.SqlClient, accountId: string) =>
+  sql`INSERT INTO audit_heads (account_id, length, head_hash, executed_count)
+      VALUES (${accountId}, 0, ${GENESIS_HASH}, 0) ON CONFLICT DO NOTHING`.pipe(Effect.orDie)

@@ -12,8 +12,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
-import { GENESIS_HASH } from "../../src/audit/Chain.ts"
-import { awaitWaiter } from "../support/locks.ts"
+import { awaitWaiter, ensureAuditHead } from "../support/locks.ts"
 import { auditEntriesOf, bundled, serviceWithFreeze } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
@@ -31,9 +30,7 @@ describe("relay: lock conflicts", () => {
       yield* bundled(context, submitted.userOpHash)
       const deadlocksBefore = yield* deadlocks(sql)
 
-      // The account's audit head as its first append would create it, so that it can be held.
-      yield* sql`INSERT INTO audit_heads (account_id, length, head_hash, executed_count)
-                 VALUES (${accountId}, 0, ${GENESIS_HASH}, 0) ON CONFLICT DO NOTHING`
+      yield* ensureAuditHead(sql, accountId)
       const headHeld = yield* Deferred.make<void>()
       const crossing = sql.withTransaction(Effect.gen(function*() {
         yield* sql`SELECT account_id FROM audit_heads WHERE account_id = ${accountId} FOR UPDATE`
