@@ -11,7 +11,7 @@ import type { Address, Hash, Hex } from "viem"
 import { formatUserOperationRequest, type UserOperation } from "viem/account-abstraction"
 import { revertReason } from "./Chain.ts"
 import { decodeRevert, isRevertData } from "./RevertReasons.ts"
-import { Network } from "./Network.ts"
+import { Network, type NetworkDescription } from "./Network.ts"
 
 /** A user operation for EntryPoint v0.7 (viem's shape: bigints, optional factory/paymaster). */
 export type UserOperationV07 = UserOperation<"0.7">
@@ -230,9 +230,11 @@ const revertReasonIn = (message: string): { revertReason?: string } => {
   return reason !== undefined ? { revertReason: reason } : {}
 }
 
-const make = (options: BundlerOptions) =>
+const make = (options: BundlerOptions) => Network.use((network) => makeBundler(network, options))
+
+/** A bundler client for `network` (one per chain: `Chains`). */
+export const makeBundler = (network: Pick<NetworkDescription, "bundlerUrl" | "entryPoint">, options: BundlerOptions) =>
   Effect.gen(function*() {
-    const network = yield* Network
     const http = yield* HttpClient.HttpClient
     const timeout = Duration.fromInputUnsafe(options.timeout ?? Duration.seconds(10))
     const retries = options.retries ?? 2

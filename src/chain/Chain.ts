@@ -109,21 +109,17 @@ export class Chain extends Context.Service<Chain, {
   getTransactionReceipt(hash: Hash): Effect.Effect<TransactionReceipt | null, ChainUnavailable>
 }>()("app/chain/Chain") {
   /** Over a viem public client for the `Network` in context. */
-  static readonly layer = Layer.effect(
-    Chain,
-    Effect.gen(function*() {
-      const network = yield* Network
-      const client = createPublicClient({
-        chain: viemChainOf(network),
-        transport: http(network.rpcUrl, { timeout: 10_000, retryCount: 2 }),
-        pollingInterval: 250
-      }) as PublicClient
-      return makeWith(client, network)
-    })
-  )
+  static readonly layer = Layer.effect(Chain, Network.useSync((network) => makeChain(network)))
+}
 
-  /** From configuration (a real network). */
-  static readonly layerConfig = Chain.layer.pipe(Layer.provide(Network.layerConfig))
+/** A chain reader over a viem public client for `network` (one per chain: `Chains`). */
+export const makeChain = (network: NetworkDescription): Chain["Service"] => {
+  const client = createPublicClient({
+    chain: viemChainOf(network),
+    transport: http(network.rpcUrl, { timeout: 10_000, retryCount: 2 }),
+    pollingInterval: 250
+  }) as PublicClient
+  return makeWith(client, network)
 }
 
 const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Service"] => {

@@ -29,8 +29,13 @@ export class Delegations extends Context.Service<Delegations, {
   create(signer: Signer, input: CreateInput): Effect.Effect<Delegation, BadRequest | NotFound | Conflict | BuildError>
   list(
     signer: Signer,
-    query: { readonly status?: DelegationStatus; readonly accountId?: string; readonly role?: "owner" | "delegatee" }
-  ): Effect.Effect<ReadonlyArray<Delegation>, NotFound>
+    query: {
+      readonly status?: DelegationStatus
+      readonly accountId?: string
+      readonly chainId?: number
+      readonly role?: "owner" | "delegatee"
+    }
+  ): Effect.Effect<ReadonlyArray<Delegation>, NotFound | BadRequest>
   get(signer: Signer, id: string): Effect.Effect<Delegation, NotFound>
   snapshots(signer: Signer, id: string): Effect.Effect<ReadonlyArray<PolicySnapshotType>, NotFound>
   /** Evaluates and reserves under the delegation's row lock; `OutOfScope` (recorded) on a decline. */

@@ -11,9 +11,8 @@ import { Accounts } from "../accounts/Accounts.ts"
 import { BadRequest, Conflict, UpstreamTimeout } from "../api/Errors.ts"
 import { OperationBuilder } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
-import { AccountStack } from "../chain/Accounts4337.ts"
 import type { UserOpReceipt as BundlerReceipt, UserOpLog } from "../chain/Bundler.ts"
-import { Network } from "../chain/Network.ts"
+import { Chains } from "../chain/Chains.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { enableCalls, enabledPermissionIds, legTypedData, randomSalt, recoverLegSigner } from "./Caveats.ts"
@@ -61,22 +60,21 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
   const accounts = yield* Accounts
   const tokens = yield* TokenRegistry
   const builder = yield* OperationBuilder
-  const stack = yield* AccountStack
-  const network = yield* Network
+  const chains = yield* Chains
   const relay = yield* Relay
   const enableWait = yield* EnableWait
   const minLifetimeMs = Duration.toMillis(yield* MinLifetime)
-  const dm = network.delegation.DelegationManager
+  const managerOf = (chainId: number) => chains.find(chainId)?.network.delegation.DelegationManager
   const { decimalsOf, render } = reads
 
   // ---------------------------------------------------------------------------------
   // Build
 
   const build = Effect.fn("Delegations.build")(function*(signer: Signer, input: BuildInput) {
-    const account = yield* accounts.resolve(signer.address, input.accountId)
-    if (input.chainId !== network.chainId) {
-      return yield* new BadRequest({ message: `chainId ${input.chainId} is not served here (this service runs chain ${network.chainId})` })
-    }
+    const net = yield* chains.get(input.chainId)
+    const { network, accounts: stack } = net
+    const dm = network.delegation.DelegationManager
+    const account = yield* accounts.resolve(signer.address, { accountId: input.accountId, chainId: input.chainId })
     const budgetTokens = yield* Effect.forEach(input.budgets, (b) => tokens.resolve(input.chainId, b.token.symbol))
     const now = new Date()
     const made = makePolicySet(input, budgetTokens, now, minLifetimeMs)
@@ -160,7 +158,8 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     Effect.gen(function*() {
       const row = yield* repo.lockByEnableHash(userOpHash)
       if (row === undefined || row.status !== "pending") return
-      const enabled = new Set(enabledPermissionIds(dm, outcome.logs).map(lower))
+      const dm = managerOf(row.chain_id)
+      const enabled = new Set(dm === undefined ? [] : enabledPermissionIds(dm, outcome.logs).map(lower))
       const allEnabled = row.legs.every((l) => enabled.has(lower(l.permissionId)))
       if (allEnabled) {
         yield* repo.activate(row.id, outcome.transactionHash)
@@ -201,9 +200,9 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
    * Waits (bounded) for the relayed enable to settle. Execution activates the delegation
    * inside the relay's settlement (the on-executed hook); a failed operation fails it here.
    */
-  const awaitEnable = (signer: Signer, userOpHash: string, first?: UserOpReceipt) =>
+  const awaitEnable = (signer: Signer, chainId: number, userOpHash: string, first?: UserOpReceipt) =>
     Effect.gen(function*() {
-      const stored = yield* repo.operationIdByHash(userOpHash, network.chainId)
+      const stored = yield* repo.operationIdByHash(userOpHash, chainId)
       const opId = first?.userOpId ?? stored
       if (opId === undefined) return
       const deadline = Date.now() + Duration.toMillis(enableWait)
@@ -223,8 +222,10 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
       return yield* new BadRequest({ message: "POST /delegations takes the signed enable operation (intentType delegation_enable)" })
     }
     const op = input.userOp
-    if (op.chainId !== network.chainId || lower(op.entryPoint) !== lower(network.entryPoint)) {
-      return yield* new BadRequest({ message: "The operation is for another chain or EntryPoint" })
+    const { network } = yield* chains.get(op.chainId)
+    const dm = network.delegation.DelegationManager
+    if (lower(op.entryPoint) !== lower(network.entryPoint)) {
+      return yield* new BadRequest({ message: `The operation is for another EntryPoint (chain ${network.chainId} uses ${network.entryPoint})` })
     }
     const userOpHash = yield* Effect.try({
       try: () => userOpHashOf(fromWire(op), network.chainId, network.entryPoint),
@@ -241,7 +242,7 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     // A repeated request: answer from what happened (waiting again while pending).
     const existing = yield* repo.findByBuild(dbuild.id)
     if (existing !== undefined) {
-      if (existing.status === "pending") yield* awaitEnable(signer, userOpHash)
+      if (existing.status === "pending") yield* awaitEnable(signer, network.chainId, userOpHash)
       return yield* answerEnable(existing.id)
     }
     if (dbuild.expires_at.getTime() <= Date.now()) {
@@ -307,7 +308,7 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
           ? Effect.void
           : repo.failPending(id, `refused by the relay: ${e.message}`))
     )
-    yield* awaitEnable(signer, userOpHash, submitted)
+    yield* awaitEnable(signer, network.chainId, userOpHash, submitted)
     return yield* answerEnable(id)
   })
 

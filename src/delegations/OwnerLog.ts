@@ -13,7 +13,7 @@
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
+import { Chains } from "../chain/Chains.ts"
 import type { AuditStatus } from "../audit/AuditChain.ts"
 import { AuditLive, AuditRecorder } from "../audit/Recorder.ts"
 import type { UserOpReceipt } from "../chain/Bundler.ts"
@@ -31,6 +31,7 @@ export const OwnerLogLive = Layer.effectDiscard(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const hooks = yield* RelayHooks
   const recorder = yield* AuditRecorder
+  const chains = yield* Chains
   const tokens = yield* TokenRegistry
 
   const meta = (op: RelayedOperation, key: string) => {
@@ -65,7 +66,7 @@ export const OwnerLogLive = Layer.effectDiscard(Effect.gen(function*() {
         actor: grant.delegatee_address,
         action: "delegated_action",
         ...facts,
-        chain: chainNameOf(op.chainId),
+        chain: chains.nameOf(op.chainId),
         chainId: op.chainId,
         status: entry.status,
         ...(entry.declineReason === undefined ? {} : { declineReason: entry.declineReason }),

@@ -6,7 +6,7 @@
  * - the relay (`Relay`, `RelayHooks`) and the one operation builder.
  */
 import { Context, Effect, Layer } from "effect"
-import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
+import { Chains } from "../chain/Chains.ts"
 import { AuditLive, AuditRecorder } from "../audit/Recorder.ts"
 
 export { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
@@ -33,6 +33,7 @@ export class DeclineRecorder extends Context.Service<DeclineRecorder, {
     DeclineRecorder,
     Effect.gen(function*() {
       const audit = yield* AuditRecorder
+      const chains = yield* Chains
       const record = Effect.fn("DeclineRecorder.record")(function*(d: DeclineRecord) {
         const recorded = yield* audit.recordDecline({
           accountId: d.accountId,
@@ -40,7 +41,7 @@ export class DeclineRecorder extends Context.Service<DeclineRecorder, {
           action: "delegated_action",
           ...(d.amount === undefined ? {} : { amount: d.amount }),
           ...(d.token === undefined ? {} : { token: d.token }),
-          chain: chainNameOf(d.chainId),
+          chain: chains.nameOf(d.chainId),
           chainId: d.chainId,
           declineReason: d.reason,
           delegationId: d.delegationId

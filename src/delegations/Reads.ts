@@ -6,10 +6,10 @@
  */
 import { Effect } from "effect"
 import { Accounts } from "../accounts/Accounts.ts"
-import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
+import type { BadRequest, NotFound as NotFoundError } from "../api/Errors.ts"
 import { NotFound } from "../api/Errors.ts"
 import type { CurrentSigner } from "../auth/Middleware.ts"
-import { Network } from "../chain/Network.ts"
+import { Chains } from "../chain/Chains.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
 import type { Delegation, DelegationStatus, PolicySet } from "./Domain.ts"
@@ -41,9 +41,11 @@ export const makeReads = Effect.gen(function*() {
   const repo = yield* DelegationRepo
   const accounts = yield* Accounts
   const tokens = yield* TokenRegistry
-  const network = yield* Network
+  const chains = yield* Chains
 
-  const decimalsOf = (address: string) => tokens.byAddress(network.chainId, address)?.decimals ?? 18
+  // A token's decimals by address; the same address is taken to be the same token on every chain
+  // (the registry lists each chain's tokens; a clash would be a configuration error).
+  const decimalsOf = (address: string) => tokens.all.find((t) => t.address === lower(address))?.decimals ?? 18
   const usageOf = yield* makeUsage(decimalsOf)
 
   const findOwn = (signer: Signer, id: string) => repo.findOwned(id, lower(signer.address)).pipe(Effect.flatMap(visible(id)))
@@ -66,7 +68,7 @@ export const makeReads = Effect.gen(function*() {
       kind: row.kind,
       icon: row.icon,
       delegateeAddress: row.delegatee_address,
-      chain: chainNameOf(row.chain_id),
+      chain: chains.nameOf(row.chain_id),
       chainId: row.chain_id,
       status: status === "pending" || status === "failed" ? "revoked" : status,
       humanSummary: row.human_summary,
@@ -85,15 +87,25 @@ export const makeReads = Effect.gen(function*() {
     ).pipe(Effect.orDie)
   }
 
-  const list = Effect.fn("Delegations.list")(function*(
+  /**
+   * The grants of the signer's accounts: the one `accountId` names, else the lowest visible
+   * index on every served chain (or on `chainId`), newest first.
+   */
+  const list: (
     signer: Signer,
-    query: { readonly status?: DelegationStatus; readonly accountId?: string; readonly role?: "owner" | "delegatee" }
-  ) {
-    const account = yield* accounts.resolve(signer.address, query.accountId)
-    const rows = query.role === "delegatee"
-      // Grants the account holds (any owner's), never the holder's own grants to others.
-      ? yield* repo.listHeld(lower(account.address))
-      : yield* repo.listOwned(account.id, lower(signer.address))
+    query: {
+      readonly status?: DelegationStatus
+      readonly accountId?: string
+      readonly chainId?: number
+      readonly role?: "owner" | "delegatee"
+    }
+  ) => Effect.Effect<ReadonlyArray<Delegation>, NotFoundError | BadRequest> = Effect.fn("Delegations.list")(function*(signer, query) {
+    const scoped = yield* accounts.resolveAll(signer.address, { accountId: query.accountId, chainId: query.chainId })
+    const rows = (yield* Effect.forEach(scoped, (account) =>
+      query.role === "delegatee"
+        // Grants the account holds (any owner's), never the holder's own grants to others.
+        ? repo.listHeld(lower(account.address), account.chainId)
+        : repo.listOwned(account.id, lower(signer.address)))).flat()
     const sorted = [...rows].sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? -1 : 1))
     const all = yield* render(sorted)
     return query.status === undefined ? all : all.filter((d) => d.status === query.status)

@@ -15,8 +15,7 @@
 import { LimitedCallsEnforcer, MultiTokenPeriodEnforcer } from "@metamask/delegation-abis"
 import { Effect } from "effect"
 import { decodeFunctionResult, encodeFunctionData, type Hash, type Hex, hexToBigInt, slice } from "viem"
-import { Chain } from "../chain/Chain.ts"
-import { Network } from "../chain/Network.ts"
+import { Chains } from "../chain/Chains.ts"
 import type { Delegation as DfDelegation } from "./Caveats.ts"
 import { DelegationRepo } from "./DelegationRepo.ts"
 import type { PolicySet } from "./Domain.ts"
@@ -27,6 +26,7 @@ import { fromUnits, toUnits } from "./Policy.ts"
 /** What usage needs of a delegation row. */
 export interface UsageRow {
   readonly id: string
+  readonly chain_id: number
   readonly policy_set: PolicySet
   readonly legs: ReadonlyArray<{ readonly permissionId: Hash; readonly delegation: DfDelegation; readonly scope?: GrantScope }>
 }
@@ -58,15 +58,17 @@ const decoded = <A>(f: () => A) => Effect.try({ try: f, catch: (cause) => new Er
 /** `decimalsOf`: a token's decimals by lowercase address. */
 export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen(function*() {
   const repo = yield* DelegationRepo
-  const chain = yield* Chain
-  const network = yield* Network
-  const dm = network.delegation.DelegationManager
-  const period = network.delegation.caveatEnforcers["MultiTokenPeriodEnforcer"]
-  const limited = network.delegation.caveatEnforcers["LimitedCallsEnforcer"]
+  const chains = yield* Chains
 
   /** The enforcers' state for a grant (one leg with a scope); `undefined` for other shapes or when unreadable. */
   const onChain = (row: UsageRow, now: Date) =>
     Effect.gen(function*() {
+      const net = chains.find(row.chain_id)
+      if (net === undefined) return undefined
+      const { chain, network } = net
+      const dm = network.delegation.DelegationManager
+      const period = network.delegation.caveatEnforcers["MultiTokenPeriodEnforcer"]
+      const limited = network.delegation.caveatEnforcers["LimitedCallsEnforcer"]
       const leg = row.legs[0]
       if (leg === undefined || leg.scope === undefined || row.legs.length !== 1 || period === undefined || limited === undefined) {
         return undefined

@@ -7,12 +7,11 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
 import { readFrozen } from "../accounts/Accounts.ts"
 import { fromRow, entryColumns, EntryRow } from "../audit/AuditChain.ts"
 import { AuditLive, AuditRecorder, type Recorded } from "../audit/Recorder.ts"
 import type { Inclusion } from "../chain/Inclusions.ts"
-import { Network } from "../chain/Network.ts"
+import { Chains } from "../chain/Chains.ts"
 import { describeTransfer } from "../delegations/Redemptions.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { DelegationRepo } from "../delegations/DelegationRepo.ts"
@@ -28,19 +27,19 @@ export interface Compensation {
 
 export class FollowerLog extends Context.Service<FollowerLog, {
   /** The entry id the relay wrote for this inclusion's operation. */
-  entryOfOperation(inclusion: Inclusion): Effect.Effect<string | undefined>
+  entryOfOperation(chainId: number, inclusion: Inclusion): Effect.Effect<string | undefined>
   /** An operation of a managed account unknown to the relay: its own entry. */
-  foreignOperation(accountId: string, inclusion: Inclusion): Effect.Effect<string | undefined>
+  foreignOperation(chainId: number, accountId: string, inclusion: Inclusion): Effect.Effect<string | undefined>
   /** A redemption of a known delegation: the owner's entry (written here when the relay did not carry it). */
-  redemption(r: ObservedRedemption): Effect.Effect<string | undefined>
+  redemption(chainId: number, r: ObservedRedemption): Effect.Effect<string | undefined>
   /**
    * A known delegation disabled around the relay (the owner's other wallet): while the
    * account is not frozen that is a revoke; the record follows the chain, and the owner's
    * log says so. Answers the entry id.
    */
-  disabled(d: ObservedDisable): Effect.Effect<string | undefined>
+  disabled(chainId: number, d: ObservedDisable): Effect.Effect<string | undefined>
   /** A `reorged` entry after the one whose block left the chain. */
-  compensate(c: Compensation): Effect.Effect<void>
+  compensate(chainId: number, c: Compensation): Effect.Effect<void>
 }>()("das/follower/FollowerLog") {
   static readonly layer = Layer.effect(
     FollowerLog,
@@ -48,10 +47,8 @@ export class FollowerLog extends Context.Service<FollowerLog, {
       const sql = yield* SqlClient.SqlClient
       const recorder = yield* AuditRecorder
       const tokens = yield* TokenRegistry
-      const network = yield* Network
+      const chains = yield* Chains
       const repo = yield* DelegationRepo
-      const chainId = network.chainId
-      const chain = chainNameOf(chainId)
 
       const byKey = (key: string) =>
         sql<{ id: string }>`SELECT id FROM audit_entries WHERE decline_id = ${key}`.pipe(
@@ -64,7 +61,7 @@ export class FollowerLog extends Context.Service<FollowerLog, {
           Effect.catchTag("AuditDuplicate", () => byKey(key))
         )
 
-      const entryOfOperation = (inclusion: Inclusion) =>
+      const entryOfOperation = (chainId: number, inclusion: Inclusion) =>
         sql<{ audit_event_id: string | null }>`
           SELECT audit_event_id FROM user_operations
           WHERE chain_id = ${chainId} AND user_op_hash = ${inclusion.userOpHash.toLowerCase()}
@@ -74,7 +71,8 @@ export class FollowerLog extends Context.Service<FollowerLog, {
           Effect.map((rows) => rows[0]?.audit_event_id ?? undefined)
         )
 
-      const foreignOperation = (accountId: string, inclusion: Inclusion) => {
+      const foreignOperation = (chainId: number, accountId: string, inclusion: Inclusion) => {
+        const chain = chains.nameOf(chainId)
         const key = `chain:${inclusion.blockHash.toLowerCase()}:${inclusion.logIndex}`
         return recorder.record({
           accountId,
@@ -90,8 +88,9 @@ export class FollowerLog extends Context.Service<FollowerLog, {
         }).pipe(written(key))
       }
 
-      const redemption = (r: ObservedRedemption) => {
+      const redemption = (chainId: number, r: ObservedRedemption) => {
         if (r.operationId !== undefined) return byKey(`delegated:${r.operationId}`)
+        const chain = chains.nameOf(chainId)
         const key = `redeemed:${r.blockHash}:${r.logIndex}`
         const moved = r.transfers[0]
         return recorder.record({
@@ -109,8 +108,9 @@ export class FollowerLog extends Context.Service<FollowerLog, {
         }).pipe(written(key))
       }
 
-      const compensate = (c: Compensation) =>
+      const compensate = (chainId: number, c: Compensation) =>
         Effect.gen(function*() {
+          const chain = chains.nameOf(chainId)
           const original = c.entryId === null ? [] : yield* sql`
             SELECT ${sql.literal(entryColumns)} FROM audit_entries WHERE id = ${c.entryId}`.pipe(
             Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(EntryRow))),
@@ -135,8 +135,9 @@ export class FollowerLog extends Context.Service<FollowerLog, {
           }).pipe(Effect.asVoid, Effect.catchTag("AuditDuplicate", () => Effect.void))
         })
 
-      const disabled = (d: ObservedDisable) =>
+      const disabled = (chainId: number, d: ObservedDisable) =>
         Effect.gen(function*() {
+          const chain = chains.nameOf(chainId)
           if (!(yield* readFrozen(sql, d.accountId))) {
             const touched = yield* repo.disableLegs([d.permissionId], d.delegator.toLowerCase(), d.txHash)
             const revoked = touched.length === 0 ? [] : yield* repo.revokeFullyDisabled([...new Set(touched)], d.txHash)

@@ -26,7 +26,7 @@ const Handlers = HttpApiBuilder.group(
     const signer = Effect.map(CurrentSigner, (s) => s.address)
     return handlers
       .handle("list", ({ query }) =>
-        Effect.flatMap(CurrentSigner, (s) => notifications.list(s.address, { unreadOnly: query.unreadOnly })))
+        Effect.flatMap(CurrentSigner, (s) => notifications.list(s.address, { unreadOnly: query.unreadOnly, chainId: query.chainId })))
       .handle("stream", ({ headers }) =>
         Effect.gen(function*() {
           const signer = yield* CurrentSigner

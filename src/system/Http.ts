@@ -2,19 +2,22 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { ServiceUnavailable } from "../api/Errors.ts"
+import { Chains } from "../chain/Chains.ts"
 import { ping } from "../db/Database.ts"
 
 export const SystemHandlers = HttpApiBuilder.group(
   Api,
   "system",
   Effect.fn(function*(handlers) {
+    const chains = yield* Chains
     return handlers
       .handle("live", () => Effect.succeed({ status: "ok" as const }))
       .handle("ready", () =>
         ping.pipe(
           Effect.timeout("2 seconds"),
-          Effect.as({ status: "ready" as const, database: "ok" as const }),
-          Effect.catchCause(() => Effect.fail(new ServiceUnavailable({ message: "database is not reachable" })))
+          Effect.catchCause(() => Effect.fail(new ServiceUnavailable({ message: "database is not reachable" }))),
+          Effect.andThen(chains.health),
+          Effect.map((statuses) => ({ status: "ready" as const, database: "ok" as const, chains: statuses }))
         ))
   })
 )

@@ -21,10 +21,9 @@ import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable 
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
-import { Bundler, BundlerRejected } from "../chain/Bundler.ts"
-import { Chain } from "../chain/Chain.ts"
+import { BundlerRejected, BundlerUnavailable } from "../chain/Bundler.ts"
+import { Chains } from "../chain/Chains.ts"
 import type { Inclusion } from "../chain/Inclusions.ts"
-import { Network } from "../chain/Network.ts"
 import { transactionRetryingConflicts } from "../db/Conflicts.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { makeChainRecord } from "./ChainRecord.ts"
@@ -56,16 +55,18 @@ export class Relay extends Context.Service<Relay, {
   >
   /** The signer's operation, re-polled at the bundler when not yet settled. */
   get(signer: string, userOpId: string): Effect.Effect<UserOpReceipt, NotFound>
-  /** One pass over operations nobody has settled (the reconciler's work); answers how many settled. */
+  /** One pass over operations nobody has settled (the reconciler's work), every chain side by side; answers how many settled. */
   readonly reconcilePending: Effect.Effect<number>
+  /** The same on one chain. */
+  reconcileChain(chainId: number): Effect.Effect<number>
   /**
    * What the chain shows about an operation (the chain follower's call, inside its transaction):
    * settles ours from it, corrects one recorded as refused, or adopts one built here and sent
    * around the relay. `unknown`: nothing of ours has this hash.
    */
-  observe(inclusion: Inclusion): Effect.Effect<"settled" | "recorded" | "corrected" | "adopted" | "unknown">
+  observe(chainId: number, inclusion: Inclusion): Effect.Effect<"settled" | "recorded" | "corrected" | "adopted" | "unknown">
   /** The operation's inclusion left the chain (a reorg): it is `submitted` again, watched and re-sent. */
-  reopen(userOpHash: string, transactionHash: string): Effect.Effect<ReadonlyArray<string>>
+  reopen(chainId: number, userOpHash: string, transactionHash: string): Effect.Effect<ReadonlyArray<string>>
 }>()("das/userops/Relay") {
   static readonly layer = Layer.effect(Relay, Effect.suspend(() => make))
 }
@@ -73,9 +74,7 @@ export class Relay extends Context.Service<Relay, {
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const transaction = transactionRetryingConflicts(sql)
-  const bundler = yield* Bundler
-  const network = yield* Network
-  const chain = yield* Chain
+  const chains = yield* Chains
   const builder = yield* OperationBuilder
   const hooks = yield* RelayHooks
   const audit = yield* RelayAudit
@@ -83,8 +82,6 @@ const make = Effect.gen(function*() {
   const background = yield* Effect.scope
   const leaseMs = Duration.toMillis(config.sendLease)
   const resendAfterMs = Duration.toMillis(config.resendAfter)
-  const chainId = network.chainId
-  const entryPoint = network.entryPoint.toLowerCase()
 
   // A frozen account relays only risk-reducing operations (and its unfreeze). The flag comes
   // with the build (read by the same statement as the lookup: no round trip of its own);
@@ -110,6 +107,13 @@ const make = Effect.gen(function*() {
    * unreachable bundler leaves it unsent, with the error, for the next pass.
    */
   const forward = Effect.fn("Relay.forward")(function*(row: OperationRow, isResend: boolean, markSentLater = false) {
+    const net = chains.find(row.chain_id)
+    if (net === undefined) {
+      const error = new BundlerUnavailable({ method: "eth_sendUserOperation", message: `chain ${row.chain_id} is not served by this process` })
+      yield* markUnsent(row.id, error.message)
+      return { _tag: "Down" as const, error }
+    }
+    const { bundler, chain, network } = net
     const sent = yield* bundler.sendUserOperation(fromWire(row.user_op)).pipe(
       Effect.map(() => ({ _tag: "Sent" as const })),
       Effect.catchTag("BundlerRejected", (error) => Effect.succeed({ _tag: "Rejected" as const, error })),
@@ -183,7 +187,9 @@ const make = Effect.gen(function*() {
   /** Brings one unsettled operation forward: settle it if the bundler has a receipt, else (re-)send it when due. */
   const reconcile = Effect.fn("Relay.reconcile")(function*(row: OperationRow) {
     if (row.status !== "submitted") return row
-    const receipt = yield* bundler.getUserOperationReceipt(row.user_op_hash as Hash).pipe(
+    const net = chains.find(row.chain_id)
+    if (net === undefined) return row // a chain no longer served: left as it is
+    const receipt = yield* net.bundler.getUserOperationReceipt(row.user_op_hash as Hash).pipe(
       Effect.tapError((e) => Effect.logDebug(`relay: receipt of ${row.id} not available: ${e.message}`)),
       Effect.orElseSucceed(() => undefined)
     )
@@ -211,7 +217,7 @@ const make = Effect.gen(function*() {
       const inserted = yield* sql`
         INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
                                      user_op_hash, signature_digest, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)
-        VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
+        VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${wire.chainId}, ${wire.sender.toLowerCase()},
                 ${wire.nonce}, ${hash}, ${signatureDigest(wire)}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
                 ${`declined: ${decline.declineReason}`}, ${decline.declineReason}, now(), now())
         ON CONFLICT DO NOTHING
@@ -228,7 +234,7 @@ const make = Effect.gen(function*() {
       return true
     })).pipe(Effect.orDie)
     if (!stored) {
-      const raced = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
+      const raced = priorVerdict(yield* byHash(wire.chainId, hash).pipe(Effect.orDie), signer, wire.signature)
       if (raced?._tag === "Same") return toReceipt(raced.row)
       return yield* new BadRequest({ message: "This operation was already submitted" })
     }
@@ -243,11 +249,11 @@ const make = Effect.gen(function*() {
     if (/^0x0*$/.test(wire.signature)) {
       return yield* new BadRequest({ message: "The operation has no signature: sign the build's typedData and set userOp.signature" })
     }
-    if (wire.chainId !== chainId) {
-      return yield* new BadRequest({ message: `This relay serves chain ${chainId}, not ${wire.chainId}` })
-    }
-    if (wire.entryPoint.toLowerCase() !== entryPoint) {
-      return yield* new BadRequest({ message: `This relay serves EntryPoint ${entryPoint}` })
+    // Routed by the operation's chain; its hash (and the owner's signature domain) names that chain.
+    const { network } = yield* chains.get(wire.chainId)
+    const chainId = network.chainId
+    if (wire.entryPoint.toLowerCase() !== network.entryPoint.toLowerCase()) {
+      return yield* new BadRequest({ message: `The relay serves EntryPoint ${network.entryPoint.toLowerCase()} on chain ${chainId}` })
     }
     const op = fromWire(wire)
     // viem refuses values its packing cannot hold (a nonce ≥ 2^256, a gas limit ≥ 2^128): the client's mistake.
@@ -258,7 +264,7 @@ const make = Effect.gen(function*() {
     // Both lookups at once (two round trips in the time of one): earlier submissions of this
     // hash, and the signer's build it matches. Both only read.
     const [earlier, matched] = yield* Effect.all([
-      byHash(hash).pipe(Effect.orDie),
+      byHash(chainId, hash).pipe(Effect.orDie),
       Effect.result(buildOfSubmission({
         builder,
         signer,
@@ -308,7 +314,7 @@ const make = Effect.gen(function*() {
       ON CONFLICT DO NOTHING
       RETURNING *`.pipe(Effect.orDie, Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))), Effect.orDie)
     if (inserted.length === 0) {
-      const raced = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
+      const raced = priorVerdict(yield* byHash(chainId, hash).pipe(Effect.orDie), signer, wire.signature)
       if (raced?._tag === "Same") return toReceipt(raced.row)
       return yield* new BadRequest({ message: "This operation was already submitted" })
     }
@@ -339,16 +345,17 @@ const make = Effect.gen(function*() {
   })
 
   const pending = SqlSchema.findAll({
-    Request: Schema.Void,
+    Request: Schema.Number,
     Result: OperationRow,
-    execute: () =>
+    execute: (chainId) =>
       // Least recently visited first: a backlog of stuck operations cannot starve newer ones.
       sql`SELECT * FROM user_operations WHERE status = 'submitted' AND chain_id = ${chainId}
           ORDER BY reconciled_at NULLS FIRST, submitted_at LIMIT 200`
   })
 
-  const reconcilePending = Effect.gen(function*() {
-    const rows = yield* pending().pipe(Effect.orDie)
+  // Per chain: a chain whose bundler is down makes its own pass slow, never the others'.
+  const reconcileChain = (chainId: number) => Effect.gen(function*() {
+    const rows = yield* pending(chainId).pipe(Effect.orDie)
     if (rows.length > 0) {
       yield* sql`UPDATE user_operations SET reconciled_at = now() WHERE id IN ${sql.in(rows.map((r) => r.id))}`.pipe(Effect.orDie)
     }
@@ -362,23 +369,30 @@ const make = Effect.gen(function*() {
       { concurrency: 4 }
     )
     return settled.filter(Boolean).length
-  }).pipe(Effect.withSpan("Relay.reconcilePending"))
+  }).pipe(Effect.withSpan("Relay.reconcilePending", { attributes: { chainId } }))
 
+  const reconcilePending = Effect.forEach(chains.ids, reconcileChain, { concurrency: "unbounded" }).pipe(
+    Effect.map((counts) => counts.reduce((a, b) => a + b, 0))
+  )
 
-  return Relay.of({ submit, get, reconcilePending, observe, reopen })
+  return Relay.of({ submit, get, reconcilePending, reconcileChain, observe, reopen })
 })
 
 /** Settles what nobody polls, and whatever a previous process left behind: a scoped fiber. */
 export const ReconcilerLive = Layer.effectDiscard(Effect.gen(function*() {
   const relay = yield* Relay
+  const chains = yield* Chains
   const interval = yield* Config.Duration("RELAY_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.seconds(5)))
-  yield* Effect.gen(function*() {
-    while (true) {
-      const settled = yield* relay.reconcilePending.pipe(
-        Effect.catchCause((cause) => Effect.logWarning("relay: reconciler pass failed", cause).pipe(Effect.as(0)))
-      )
-      if (settled > 0) yield* Effect.logInfo(`relay: reconciler settled ${settled} operation(s)`)
-      yield* Effect.sleep(interval)
-    }
-  }).pipe(Effect.forkScoped)
+  // One loop per chain (see reconcileChain).
+  for (const chainId of chains.ids) {
+    yield* Effect.gen(function*() {
+      while (true) {
+        const settled = yield* relay.reconcileChain(chainId).pipe(
+          Effect.catchCause((cause) => Effect.logWarning(`relay: reconciler pass on chain ${chainId} failed`, cause).pipe(Effect.as(0)))
+        )
+        if (settled > 0) yield* Effect.logInfo(`relay: reconciler settled ${settled} operation(s) on chain ${chainId}`)
+        yield* Effect.sleep(interval)
+      }
+    }).pipe(Effect.forkScoped)
+  }
 }))

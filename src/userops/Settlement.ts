@@ -12,7 +12,6 @@ import type { Provenance } from "../audit/AuditChain.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire } from "../builds/Wire.ts"
 import { transactionRetryingConflicts } from "../db/Conflicts.ts"
-import { Network } from "../chain/Network.ts"
 import type { IntentType, UserOpOutcome, UserOpStatus } from "../domain/Operations.ts"
 import { OperationRow, rejectionReason, type Verdict } from "./OperationRow.ts"
 import { RelayAudit, type OperationAuditStatus } from "./RelayAudit.ts"
@@ -21,24 +20,24 @@ import { type RelayedOperation, RelayHooks } from "./RelayHooks.ts"
 export const makeSettlement = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const transaction = transactionRetryingConflicts(sql)
-  const network = yield* Network
   const builder = yield* OperationBuilder
   const hooks = yield* RelayHooks
   const audit = yield* RelayAudit
-  const chainId = network.chainId
 
   const byId = SqlSchema.findAll({
     Request: Schema.String,
     Result: OperationRow,
     execute: (id) => sql`SELECT * FROM user_operations WHERE id = ${id}`
   })
-  const byHash = SqlSchema.findAll({
-    Request: Schema.String,
+  const byHashOn = SqlSchema.findAll({
+    Request: Schema.Struct({ chainId: Schema.Number, hash: Schema.String }),
     Result: OperationRow,
-    execute: (hash) =>
+    execute: ({ chainId, hash }) =>
       sql`SELECT * FROM user_operations WHERE chain_id = ${chainId} AND user_op_hash = ${hash}
           ORDER BY (status <> 'failed') DESC, submitted_at DESC`
   })
+  /** The operations stored with this hash on `chainId` (a hash names one chain: its domain has the chain id). */
+  const byHash = (chainId: number, hash: string) => byHashOn({ chainId, hash })
   const load = (id: string) =>
     byId(id).pipe(
       Effect.orDie,

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process"
 import * as path from "node:path"
 import { configEnvOf, toJson } from "../../src/chain/LocalNetwork.ts"
 import { freePort } from "../../src/platform/FreePort.ts"
-import { testNetwork } from "./TestChain.ts"
+import { testNetworks } from "./TestChain.ts"
 import { databaseUrl } from "./TestDatabase.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -63,7 +63,7 @@ export const stopService = (child: ChildProcess) =>
 export const replicaEnv = (database: string, overrides: Record<string, string> = {}): Record<string, string> => {
   return {
     DATABASE_URL: databaseUrl(database),
-    ...configEnvOf(toJson(testNetwork())),
+    ...configEnvOf(testNetworks().map(toJson)),
     SIWE_DOMAIN: "app.test",
     SIWE_URI: "https://app.test",
     ANCHOR_INTERVAL: "0 seconds",

@@ -28,6 +28,8 @@ import auditAppendMany from "./0191_audit_append_many.ts"
 import auditEntryIndexes from "./0192_audit_entry_indexes.ts"
 import auditAppendAccounts from "./0193_audit_append_accounts.ts"
 
+import accountsPerChain from "./0250_accounts_per_chain.ts"
+
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
   "0002_audit": audit,
@@ -51,5 +53,6 @@ export const migrations = Migrator.fromRecord({
   "0190_anchor_entries_root": anchorEntriesRoot,
   "0191_audit_append_many": auditAppendMany,
   "0192_audit_entry_indexes": auditEntryIndexes,
-  "0193_audit_append_accounts": auditAppendAccounts
+  "0193_audit_append_accounts": auditAppendAccounts,
+  "0250_accounts_per_chain": accountsPerChain
 })
