@@ -108,7 +108,7 @@ const TRANSFER = "0xa9059cbb"
  * (exactly 68 bytes of call data, no native value) of a token of the rule, at most its threshold.
  */
 export const needsApproval = (rule: ApprovalRule, execution: Execution): boolean => {
-  if (execution.value !== 0n || size(execution.callData) !== 68 || sliceHex(execution.callData, 0, 4) !== TRANSFER) return true
+  if (execution.value !== 0n || size(execution.callData) !== 68 || sliceHex(execution.callData, 0, 4).toLowerCase() !== TRANSFER) return true
   // The contract reads the first entry naming the token.
   const entry = rule.thresholds.find((t) => isAddressEqual(t.token, execution.target))
   return entry === undefined || BigInt(sliceHex(execution.callData, 36, 68)) > entry.units
@@ -249,6 +249,7 @@ export const verifyApprovals = (
       to: input.enforcer,
       data: encodeFunctionData({ abi: approvalEnforcerAbi, functionName: "spent", args: [input.caller, input.delegationHash, set.nonce] })
     }).pipe(Effect.catchTag("CallReverted", (e: CallReverted) => Effect.die(e)))
+    if (size(spent) !== 32) return yield* Effect.die(new Error(`no ApprovalEnforcer answers at ${input.enforcer}`))
     if (BigInt(spent) !== 0n) return refuse("ApprovalEnforcer:nonce-used")
     const digest = approvalDigest({ ...input, nonce: set.nonce, deadline: set.deadline })
     const seen = new Set<number>()

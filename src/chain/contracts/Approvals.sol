@@ -55,7 +55,7 @@ contract ApprovalEnforcer {
         require(bytes1(_mode << 8) == 0x00, "ApprovalEnforcer:invalid-execution-type");
         require(_executionCallData.length >= 52, "ApprovalEnforcer:invalid-execution-length");
         uint256 m = requiredOf(_terms);
-        if (!exceedsThreshold(_terms, _executionCallData)) return;
+        if (!gated(_terms, _executionCallData)) return;
         require(_args.length != 0, "ApprovalEnforcer:not-enough-approvals");
         (uint256 nonce, uint256 deadline, Approval[] memory approvals) = abi.decode(_args, (uint256, uint256, Approval[]));
         require(approvals.length >= m, "ApprovalEnforcer:not-enough-approvals");
@@ -109,10 +109,11 @@ contract ApprovalEnforcer {
     function needsApproval(bytes calldata _terms, bytes calldata _executionCallData) external pure returns (bool) {
         requiredOf(_terms);
         require(_executionCallData.length >= 52, "ApprovalEnforcer:invalid-execution-length");
-        return exceedsThreshold(_terms, _executionCallData);
+        return gated(_terms, _executionCallData);
     }
 
-    function exceedsThreshold(bytes calldata _terms, bytes calldata _executionCallData) private pure returns (bool) {
+    /// Whether the execution is anything but a transfer at or below its token's threshold.
+    function gated(bytes calldata _terms, bytes calldata _executionCallData) private pure returns (bool) {
         bytes calldata callData = _executionCallData[52:];
         if (uint256(bytes32(_executionCallData[20:52])) != 0 || callData.length != 68 || bytes4(callData[0:4]) != TRANSFER) return true;
         address token = address(bytes20(_executionCallData[0:20]));
