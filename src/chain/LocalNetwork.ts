@@ -27,6 +27,7 @@ import {
   parseEther
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { approvalEnforcerAbi, approvalEnforcerBytecode } from "./contracts/Approvals.ts"
 import { argumentCapEnforcerAbi, argumentCapEnforcerBytecode, transferCapEnforcerAbi, transferCapEnforcerBytecode } from "./contracts/Enforcers.ts"
 import { agentCommerceAbi, agentCommerceBytecode } from "./contracts/AgentCommerce.ts"
 import { permitStablecoinAbi, permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
@@ -237,7 +238,9 @@ export const make = (options: LocalNetworkOptions = {}) =>
       ),
       TransferCapEnforcer: yield* deploy("TransferCapEnforcer", transferCapEnforcerAbi as Abi, transferCapEnforcerBytecode, []),
       // Marketplace mandates cap approve/createJob/setBudget amounts per call and in total (Enforcers.sol).
-      ArgumentCapEnforcer: yield* deploy("ArgumentCapEnforcer", argumentCapEnforcerAbi as Abi, argumentCapEnforcerBytecode, [])
+      ArgumentCapEnforcer: yield* deploy("ArgumentCapEnforcer", argumentCapEnforcerAbi as Abi, argumentCapEnforcerBytecode, []),
+      // Approvals above a threshold, m of n named approvers (Approvals.sol).
+      ApprovalEnforcer: yield* deploy("ApprovalEnforcer", approvalEnforcerAbi as Abi, approvalEnforcerBytecode, [])
     }
     // The local agent-commerce (ACP) contract, so hiring runs end to end here (AgentCommerce.sol).
     const acpAddress = yield* deploy("agent commerce", agentCommerceAbi as Abi, agentCommerceBytecode, [])

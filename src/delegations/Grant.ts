@@ -16,14 +16,19 @@
  *   MultiTokenPeriodEnforcer   total budget per token: one allowance per token whose single
  *                              period covers the grant's whole life (or, with a budget period,
  *                              an allowance that renews every period)
+ *   ApprovalEnforcer           with an approval rule only: a transfer above its token's threshold
+ *                              needs m of n approvers' signatures (ours: Approvals.sol). Last, so
+ *                              the signatures are checked only once every other limit holds.
  *
  * The redemption's caveat args (not signed) select the MultiTokenPeriod entry (the token's
- * index) and the LogicalOrWrapper group (the recipient's index): `redeemArgs`.
+ * index) and the LogicalOrWrapper group (the recipient's index), and carry the approvals:
+ * `redeemArgs`.
  */
 import type { Delegation } from "@metamask/smart-accounts-kit"
 import { ROOT_AUTHORITY } from "@metamask/smart-accounts-kit"
 import { createCaveatBuilder } from "@metamask/smart-accounts-kit/utils"
 import { type Address, encodeAbiParameters, encodePacked, type Hex, pad } from "viem"
+import { type ApprovalRule, approvalArgs, approvalTerms, type ApprovalSet, invalidRule } from "../chain/Approvals.ts"
 import type { DelegationEnvironment } from "../chain/Network.ts"
 import { toUnits, TRANSFER_SELECTOR } from "./Policy.ts"
 
@@ -55,6 +60,11 @@ export interface GrantTerms {
   /** Unix seconds; the TimestampEnforcer refuses redemptions at or after it. */
   readonly expiresAtSeconds: number
   readonly salt: Hex
+  /**
+   * Approvals above a threshold: each threshold names a budget token and is at most its
+   * per-action maximum; a budget token without a threshold needs approvals for every transfer.
+   */
+  readonly approval?: ApprovalRule
 }
 
 /** What a redemption needs to pick its caveat args: the order of tokens and recipients in the terms. */
@@ -132,6 +142,10 @@ export const makeGrant = (environment: DelegationEnvironment, terms: GrantTerms)
   }
   const lifetime = terms.expiresAtSeconds - terms.startSeconds
   if (lifetime <= 0) return invalid("the grant expires before it starts")
+  if (terms.approval !== undefined) {
+    const invalidApproval = approvalProblem(environment, terms.budgets, terms.approval)
+    if (invalidApproval !== undefined) return invalid(invalidApproval)
+  }
   for (const b of terms.budgets) {
     if (b.period !== undefined && (b.period.seconds < 1 || b.period.startSeconds < 1 || b.period.startSeconds + b.period.seconds > terms.expiresAtSeconds)) {
       return invalid("a budget period must be at least a second, start after 1970 and end by the expiry")
@@ -144,6 +158,24 @@ export const makeGrant = (environment: DelegationEnvironment, terms: GrantTerms)
     // The kit's term builders validate their input too: whatever they refuse is not expressible.
     return invalid(`the kit refused a caveat: ${cause instanceof Error ? cause.message : String(cause)}`)
   }
+}
+
+const approvalProblem = (
+  environment: DelegationEnvironment,
+  budgets: ReadonlyArray<GrantBudget>,
+  rule: ApprovalRule
+): string | undefined => {
+  if (enforcerOf(environment, "ApprovalEnforcer") === undefined) {
+    return "this network has no ApprovalEnforcer: an approval rule cannot be enforced on chain"
+  }
+  const invalidApproval = invalidRule(rule)
+  if (invalidApproval !== undefined) return invalidApproval
+  for (const t of rule.thresholds) {
+    const budget = budgets.find((b) => sameAddress(b.token, t.token))
+    if (budget === undefined) return "an approval threshold names a budget token"
+    if (t.units > budget.perActionUnits) return "an approval threshold is at most the per-action maximum"
+  }
+  return undefined
 }
 
 const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime: number): GrantResult => {
@@ -178,13 +210,16 @@ const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime
       }))
     })
     .build()
+  const approval = terms.approval === undefined
+    ? []
+    : [{ enforcer: enforcerOf(environment, "ApprovalEnforcer")!, terms: approvalTerms(terms.approval), args: "0x" as Hex }]
   return {
     _tag: "Ok",
     delegation: {
       delegate: terms.delegate,
       delegator: terms.delegator,
       authority: ROOT_AUTHORITY as Hex,
-      caveats: [...head, ...recipientCaveats, cap, ...tail].map((c) => ({ ...c, args: "0x" as Hex })),
+      caveats: [...head, ...recipientCaveats, cap, ...tail, ...approval].map((c) => ({ ...c, args: "0x" as Hex })),
       salt: terms.salt,
       signature: "0x"
     },
@@ -197,13 +232,14 @@ const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase(
 /**
  * The signed grant with the caveat args one transfer needs (args are not signed: any
  * redeemer may set them, and the enforcers check the execution against the signed terms
- * whatever the args select). `undefined` when the transfer is outside the scope.
+ * whatever the args select), with its approvals when it has them. `undefined` when the
+ * transfer is outside the scope.
  */
 export const redeemArgs = (
   environment: DelegationEnvironment,
   grant: Delegation,
   scope: GrantScope,
-  transfer: { readonly token: Address; readonly to: Address }
+  transfer: { readonly token: Address; readonly to: Address; readonly approvals?: ApprovalSet }
 ): Delegation | undefined => {
   const tokenIndex = scope.tokens.findIndex((t) => sameAddress(t, transfer.token))
   if (tokenIndex < 0) return undefined
@@ -211,9 +247,13 @@ export const redeemArgs = (
   if (scope.recipients.length > 0 && recipientIndex < 0) return undefined
   const period = environment.caveatEnforcers["MultiTokenPeriodEnforcer"]
   const wrapper = environment.caveatEnforcers["LogicalOrWrapperEnforcer"]
+  const approvals = environment.caveatEnforcers["ApprovalEnforcer"]
   return {
     ...grant,
     caveats: grant.caveats.map((c) => {
+      if (approvals !== undefined && transfer.approvals !== undefined && sameAddress(c.enforcer, approvals)) {
+        return { ...c, args: approvalArgs(transfer.approvals) }
+      }
       if (period !== undefined && sameAddress(c.enforcer, period)) {
         return { ...c, args: periodArgs(tokenIndex) }
       }
