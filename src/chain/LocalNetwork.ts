@@ -29,6 +29,8 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { argumentCapEnforcerAbi, argumentCapEnforcerBytecode, transferCapEnforcerAbi, transferCapEnforcerBytecode } from "./contracts/Enforcers.ts"
 import { agentCommerceAbi, agentCommerceBytecode } from "./contracts/AgentCommerce.ts"
+import { panicFreezeEnforcerAbi, panicFreezeEnforcerBytecode } from "./contracts/PanicFreeze.ts"
+import { recoveryAbi, recoveryBytecode } from "./contracts/Recovery.ts"
 import { permitStablecoinAbi, permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
 import { freePort, LocalNetworkError, spawnGuarded, waitReady } from "./LocalProcesses.ts"
 import { type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
@@ -60,6 +62,7 @@ export interface LocalNetworkDescription extends NetworkDescription {
   readonly paymaster: NonNullable<NetworkDescription["paymaster"]>
   readonly tokenPaymaster: NonNullable<NetworkDescription["tokenPaymaster"]>
   readonly marketplace: NonNullable<NetworkDescription["marketplace"]>
+  readonly recovery: NonNullable<NetworkDescription["recovery"]>
   /** Funded with 10,000 ETH and the tokens' minter: for tests and the devnet faucet. */
   readonly deployerKey: Redacted.Redacted<Hex>
 }
@@ -235,6 +238,12 @@ export const make = (options: LocalNetworkOptions = {}) =>
     }
     // The local agent-commerce (ACP) contract, so hiring runs end to end here (AgentCommerce.sol).
     const acpAddress = yield* deploy("agent commerce", agentCommerceAbi as Abi, agentCommerceBytecode, [])
+    // The owner's own account (docs/account.md): the panic key's caveat and the guardians'
+    // recovery contract, deployed after everything above so that no earlier address moves.
+    const accountContracts = {
+      PanicFreezeEnforcer: yield* deploy("PanicFreezeEnforcer", panicFreezeEnforcerAbi as Abi, panicFreezeEnforcerBytecode, [delegation.DelegationManager]),
+      Recovery: yield* deploy("Recovery", recoveryAbi as Abi, recoveryBytecode, [delegation.DelegationManager])
+    }
 
     yield* Fiber.join(altoReady)
 
@@ -243,7 +252,10 @@ export const make = (options: LocalNetworkOptions = {}) =>
       rpcUrl,
       bundlerUrl,
       entryPoint: ENTRY_POINT_V07,
-      delegation: checksummed({ ...delegation, caveatEnforcers: { ...delegation.caveatEnforcers, ...extraEnforcers } }),
+      delegation: checksummed({
+        ...delegation,
+        caveatEnforcers: { ...delegation.caveatEnforcers, ...extraEnforcers, PanicFreezeEnforcer: accountContracts.PanicFreezeEnforcer }
+      }),
       tokens: {
         usd: { address: usdAddress, symbol: "USDC", name: "USD Coin", decimals: 6, permitVersion: "1" },
         usdt: { address: usdtAddress, symbol: "USDT", name: "Tether USD", decimals: 6, permitVersion: "1" }
@@ -251,6 +263,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
       paymaster: { address: paymasterAddress, signerKey: Redacted.make(paymasterKey) },
       tokenPaymaster: { address: tokenPaymasterAddress },
       marketplace: { acp: acpAddress },
+      recovery: { address: accountContracts.Recovery },
       deployerKey: Redacted.make(ANVIL_KEYS.deployer)
     }
     return description
@@ -299,6 +312,7 @@ export const toJson = (d: LocalNetworkDescription) => ({
   paymaster: { address: d.paymaster.address, signerKey: Redacted.value(d.paymaster.signerKey) },
   tokenPaymaster: d.tokenPaymaster,
   marketplace: d.marketplace,
+  recovery: d.recovery,
   deployerKey: Redacted.value(d.deployerKey)
 })
 
@@ -320,5 +334,6 @@ export const configEnvOf = (net: ReturnType<typeof toJson>): Record<string, stri
   PAYMASTER_ADDRESS: net.paymaster.address,
   PAYMASTER_SIGNER_KEY: net.paymaster.signerKey,
   ...(net.tokenPaymaster === undefined ? {} : { TOKEN_PAYMASTER_ADDRESS: net.tokenPaymaster.address }),
-  ...(net.marketplace === undefined ? {} : { MARKETPLACE_ACP_CONTRACT: net.marketplace.acp })
+  ...(net.marketplace === undefined ? {} : { MARKETPLACE_ACP_CONTRACT: net.marketplace.acp }),
+  ...(net.recovery === undefined ? {} : { RECOVERY_ADDRESS: net.recovery.address })
 })

@@ -54,6 +54,8 @@ export interface NetworkDescription {
   readonly tokenPaymaster?: TokenPaymasterInfo | undefined
   /** The agent-commerce (ACP) contract the local network deploys; a configured network names it with `MARKETPLACE_ACP_CONTRACT`. */
   readonly marketplace?: { readonly acp: Address } | undefined
+  /** The guardians-and-recovery contract (Recovery.sol); a configured network names it with `RECOVERY_ADDRESS`. Absent: no guardians. */
+  readonly recovery?: { readonly address: Address } | undefined
 }
 
 const AddressConfig = (name: string) =>
@@ -88,7 +90,8 @@ const tokenConfig = (prefix: string, defaults: { symbol: string; name: string })
  * DELEGATION_ENVIRONMENT (JSON, default: the kit's public deployment for CHAIN_ID),
  * TOKEN_USD_ADDRESS / _SYMBOL / _NAME / _DECIMALS / _PERMIT_VERSION, the same for TOKEN_USDT,
  * PAYMASTER_ADDRESS with PAYMASTER_SIGNER_KEY (redacted; both or neither),
- * TOKEN_PAYMASTER_ADDRESS (optional: a TokenPaymaster.sol accepting the two tokens).
+ * TOKEN_PAYMASTER_ADDRESS (optional: a TokenPaymaster.sol accepting the two tokens),
+ * RECOVERY_ADDRESS (optional: a Recovery.sol over this DelegationManager).
  */
 export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   chainId: Config.Int("CHAIN_ID"),
@@ -102,7 +105,8 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   usdt: tokenConfig("TOKEN_USDT", { symbol: "USDT", name: "Tether USD" }),
   paymasterAddress: AddressConfig("PAYMASTER_ADDRESS").pipe(Config.option),
   paymasterKey: HexConfig("PAYMASTER_SIGNER_KEY").pipe(Config.option),
-  tokenPaymasterAddress: AddressConfig("TOKEN_PAYMASTER_ADDRESS").pipe(Config.option)
+  tokenPaymasterAddress: AddressConfig("TOKEN_PAYMASTER_ADDRESS").pipe(Config.option),
+  recoveryAddress: AddressConfig("RECOVERY_ADDRESS").pipe(Config.option)
 }).pipe(
   Config.map((c): NetworkDescription => {
     const delegation: DelegationEnvironment = Option.isSome(c.delegationJson)
@@ -120,7 +124,8 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
       delegation,
       tokens: { usd: c.usd, usdt: c.usdt },
       paymaster,
-      tokenPaymaster: Option.isSome(c.tokenPaymasterAddress) ? { address: c.tokenPaymasterAddress.value } : undefined
+      tokenPaymaster: Option.isSome(c.tokenPaymasterAddress) ? { address: c.tokenPaymasterAddress.value } : undefined,
+      recovery: Option.isSome(c.recoveryAddress) ? { address: c.recoveryAddress.value } : undefined
     }
   })
 )
