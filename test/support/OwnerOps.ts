@@ -52,6 +52,8 @@ export interface OwnerOpOptions {
   readonly calls: ReadonlyArray<Call>
   /** Skip estimation and use these limits (to get a reverting call included). */
   readonly fixedGas?: { readonly callGasLimit: bigint; readonly verificationGasLimit: bigint; readonly preVerificationGas: bigint }
+  /** false: the account pays its own gas (it must hold ETH); the paymaster's signature is valid 10 minutes of wall time only. */
+  readonly sponsored?: boolean
 }
 
 export const sendOwnerOp = (opts: OwnerOpOptions) =>
@@ -63,7 +65,8 @@ export const sendOwnerOp = (opts: OwnerOpOptions) =>
     const deployed = yield* chain.isDeployed(opts.account.address)
     const nonce = yield* chain.entryPointNonce(opts.account.address, 0n)
     const fees = yield* chain.feeData
-    const stub = yield* paymaster.stub
+    const sponsoredOp = opts.sponsored ?? true
+    const stub = sponsoredOp ? yield* paymaster.stub : undefined
     const base = {
       sender: opts.account.address,
       nonce,
@@ -73,18 +76,18 @@ export const sendOwnerOp = (opts: OwnerOpOptions) =>
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       signature: opts.device.kind === "eoa" ? stack.stubSignature : passkeyStubSignature(opts.device.authenticator.keyId)
     }
-    const gas = opts.fixedGas !== undefined
-      ? { ...opts.fixedGas, paymasterVerificationGasLimit: 100_000n, paymasterPostOpGasLimit: 0n }
-      : yield* bundler.estimateUserOperationGas({ ...base, ...stub }).pipe(
-        Effect.map((g) => ({
-          callGasLimit: g.callGasLimit,
-          verificationGasLimit: g.verificationGasLimit,
-          preVerificationGas: g.preVerificationGas,
-          paymasterVerificationGasLimit: g.paymasterVerificationGasLimit ?? stub.paymasterVerificationGasLimit,
-          paymasterPostOpGasLimit: g.paymasterPostOpGasLimit ?? 0n
-        }))
-      )
-    const sponsored = yield* paymaster.sponsor({ ...base, ...gas })
+    const estimate = opts.fixedGas === undefined ? yield* bundler.estimateUserOperationGas({ ...base, ...stub }) : undefined
+    const gas = opts.fixedGas ?? {
+      callGasLimit: estimate!.callGasLimit,
+      verificationGasLimit: estimate!.verificationGasLimit,
+      preVerificationGas: estimate!.preVerificationGas
+    }
+    const sponsored = stub === undefined ? {} : yield* paymaster.sponsor({
+      ...base,
+      ...gas,
+      paymasterVerificationGasLimit: estimate?.paymasterVerificationGasLimit ?? (estimate === undefined ? 100_000n : stub.paymasterVerificationGasLimit),
+      paymasterPostOpGasLimit: estimate?.paymasterPostOpGasLimit ?? 0n
+    })
     const unsigned = { ...base, ...gas, ...sponsored }
     const signature = yield* signDigest(opts.device, hashTypedData(stack.userOperationTypedData(unsigned)))
     const op: UserOperationV07 = { ...unsigned, signature }
