@@ -15,6 +15,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { AccountStack, type Call, delegationArg } from "../../src/chain/Accounts4337.ts"
 import { delegationTypedData, type Execution, redeemCall } from "../../src/chain/AccountDelegations.ts"
 import { Chain } from "../../src/chain/Chain.ts"
+import { panicFreezeEnforcerAbi } from "../../src/chain/contracts/PanicFreeze.ts"
 import { addPasskeyCall } from "../../src/chain/Devices.ts"
 import { LocalNetwork } from "../../src/chain/LocalNetwork.ts"
 import { isPanicDelegation, makePanicDelegation, panicFreezeCall } from "../../src/chain/Panic.ts"
@@ -180,5 +181,56 @@ layer(chainLayers(sharedNetworkLayer(testNetwork())), { timeout: Duration.second
       // The cold key's panic delegation still freezes.
       yield* ownerOp({ account: cold.account, device: cold.device, calls: [panicFreezeCall(env, p2, [g1])] })
       assert.isTrue(yield* isDisabled(g1))
+    }))
+
+  it.effect("every branch of PanicFreezeEnforcer's hook, called as the DelegationManager calls it", () =>
+    Effect.gen(function*() {
+      const net = yield* LocalNetwork
+      const chain = yield* Chain
+      const env = net.delegation
+      const enforcer = env.caveatEnforcers["PanicFreezeEnforcer"]!
+      const dm = env.DelegationManager
+      const account = randomAddress()
+      const recoveryAddress = net.recovery.address
+      const SINGLE: Hex = `0x${"00".repeat(32)}`
+      const BATCH: Hex = `0x01${"00".repeat(31)}`
+      const TRY: Hex = `0x0001${"00".repeat(30)}`
+      const exec = (target: Address, value: bigint, callData: Hex) => encodeSingleExecution({ target, value, callData })
+      const before = (terms: Hex, mode: Hex, execution: Hex) =>
+        chain.call({
+          to: enforcer,
+          from: dm,
+          data: encodeFunctionData({
+            abi: panicFreezeEnforcerAbi,
+            functionName: "beforeHook",
+            args: [terms, "0x", mode, execution, keccak256(toHex("hash")), account, randomAddress()]
+          })
+        }).pipe(Effect.as("ok"), Effect.catchTag("CallReverted", (e) => Effect.succeed(e.reason ?? e.data)))
+      const terms = recoveryAddress as Hex
+      const grantOf = (delegate: Address, caveats: Delegation["caveats"] = []): Delegation => ({
+        delegate, delegator: account, authority: `0x${"ff".repeat(32)}`, caveats, salt: "0x01", signature: "0x"
+      })
+      const disable = (d: Delegation) => exec(dm, 0n, disableCall(dm, d).callData)
+      assert.strictEqual(yield* chain.call({ to: enforcer, data: encodeFunctionData({ abi: panicFreezeEnforcerAbi, functionName: "delegationManager" }) }), `0x${"00".repeat(12)}${dm.slice(2).toLowerCase()}`)
+      assert.strictEqual(yield* before(terms, SINGLE, disable(grantOf(randomAddress()))), "ok")
+      assert.strictEqual(yield* before("0x", SINGLE, disable(grantOf(recoveryAddress))), "ok") // nothing protected by empty terms
+      assert.strictEqual(yield* before(terms, SINGLE, exec(account, 0n, "0x")), "ok") // the freeze marker
+      assert.strictEqual(yield* before(terms, BATCH, disable(grantOf(randomAddress()))), "PanicFreezeEnforcer:invalid-call-type")
+      assert.strictEqual(yield* before(terms, TRY, disable(grantOf(randomAddress()))), "PanicFreezeEnforcer:invalid-execution-type")
+      assert.strictEqual(yield* before(`${terms}00`, SINGLE, disable(grantOf(randomAddress()))), "PanicFreezeEnforcer:invalid-terms-length")
+      assert.strictEqual(yield* before(terms, SINGLE, dm), "PanicFreezeEnforcer:invalid-execution-length")
+      assert.strictEqual(yield* before(terms, SINGLE, exec(account, 1n, "0x")), "PanicFreezeEnforcer:value-not-allowed")
+      assert.strictEqual(yield* before(terms, SINGLE, exec(dm, 1n, disableCall(dm, grantOf(randomAddress())).callData)), "PanicFreezeEnforcer:value-not-allowed")
+      assert.strictEqual(yield* before(terms, SINGLE, exec(account, 0n, "0x00")), "PanicFreezeEnforcer:target-not-allowed")
+      assert.strictEqual(yield* before(terms, SINGLE, exec(randomAddress(), 0n, "0x")), "PanicFreezeEnforcer:target-not-allowed")
+      assert.strictEqual(yield* before(terms, SINGLE, exec(dm, 0n, "0x")), "PanicFreezeEnforcer:method-not-allowed")
+      assert.strictEqual(yield* before(terms, SINGLE, exec(dm, 0n, "0x3ed010")), "PanicFreezeEnforcer:method-not-allowed")
+      assert.strictEqual(yield* before(`${terms}${randomAddress().slice(2)}` as Hex, SINGLE, disable(grantOf(recoveryAddress))), "PanicFreezeEnforcer:protected-delegation")
+      const second = randomAddress()
+      assert.strictEqual(yield* before(`${terms}${second.slice(2)}` as Hex, SINGLE, disable(grantOf(second))), "PanicFreezeEnforcer:protected-delegation")
+      assert.strictEqual(
+        yield* before(terms, SINGLE, disable(grantOf(randomAddress(), [{ enforcer: randomAddress(), terms: "0x", args: "0x" }, { enforcer, terms: "0x", args: "0x" }]))),
+        "PanicFreezeEnforcer:protected-delegation"
+      )
     }))
 })

@@ -21,7 +21,8 @@ import {
   http,
   keccak256,
   toHex,
-  zeroAddress
+  zeroAddress,
+  zeroHash
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { AccountStack, type Call } from "../../src/chain/Accounts4337.ts"
@@ -263,6 +264,90 @@ layer(chainLayers(LocalNetwork.layerNetwork), { timeout: Duration.seconds(240), 
         assert.include(names, name)
       }
       assert.strictEqual(names.filter((n) => n === "RecoveryCancelled").length, 2) // the owner's cancel, the guardian removal
+    }))
+
+  it.effect("every other branch: bounds, empty and malformed approvals, malleable and non-1271 signatures, the default delay, a bare cancel", () =>
+    Effect.gen(function*() {
+      const net = yield* LocalNetwork
+      const chain = yield* Chain
+      const R = net.recovery.address
+      // The contract keys everything on msg.sender: an EOA stands in for an account here (no execution).
+      const x = randomKey()
+      const X = addressOf(x)
+      const signers: RecoverySigners = { owner: addressOf(randomKey()), passkeys: [] }
+      const approve = (account: Address, approvals: ReadonlyArray<{ guardian: Address; signature: Hex }>, s = signers) => approveCall(R, account, s, approvals)
+      yield* refusedTx(randomKey(), approve(X, [{ guardian: addressOf(randomKey()), signature: "0x" }]), "Recovery:no-guardians")
+      yield* refusedTx(x, addGuardianCall(R, zeroAddress, 1), "Recovery:invalid-guardian")
+
+      // At most 16 guardians; removing one from the middle keeps the others.
+      const keys = Array.from({ length: 16 }, () => randomKey())
+      for (const [i, k] of keys.entries()) yield* tx(x, addGuardianCall(R, addressOf(k), i === 0 ? 1 : 2))
+      yield* refusedTx(x, addGuardianCall(R, addressOf(randomKey()), 2), "Recovery:too-many-guardians")
+      yield* tx(x, removeGuardianCall(R, addressOf(keys[3]!), 2))
+      const kept = (yield* readRecovery(R, X)).guardians
+      assert.strictEqual(kept.length, 15)
+      assert.notInclude(kept, addressOf(keys[3]!))
+      assert.sameMembers([...kept], keys.filter((_, i) => i !== 3).map(addressOf))
+
+      // The delay's bounds; never set: two days.
+      yield* refusedTx(x, setDelayCall(R, 30 * 86_400 + 1), "Recovery:invalid-delay")
+      assert.strictEqual((yield* readRecovery(R, X)).delaySeconds, 2 * 86_400)
+      yield* tx(x, setDelayCall(R, 30 * 86_400))
+      assert.strictEqual((yield* readRecovery(R, X)).delaySeconds, 30 * 86_400)
+
+      // Malformed approvals and proposals.
+      const g0 = keys[0]!
+      yield* refusedTx(g0, approve(X, []), "Recovery:invalid-approvals")
+      yield* refusedTx(g0, {
+        to: R,
+        value: 0n,
+        data: encodeFunctionData({ abi: recoveryAbi, functionName: "approve", args: [X, { owner: signers.owner!, keyIds: [], xs: [], ys: [] }, [addressOf(g0)], []] })
+      }, "Recovery:invalid-approvals")
+      yield* refusedTx(g0, approve(X, [{ guardian: addressOf(g0), signature: "0x" }], { owner: null, passkeys: [] }), "Recovery:invalid-signers")
+      yield* refusedTx(g0, {
+        to: R,
+        value: 0n,
+        data: encodeFunctionData({ abi: recoveryAbi, functionName: "approve", args: [X, { owner: zeroAddress, keyIds: ["k"], xs: [1n], ys: [] }, [addressOf(g0)], ["0x"]] })
+      }, "Recovery:invalid-signers")
+
+      // The other half of the curve order (same signer, second form), and a contract guardian without ERC-1271.
+      const nonce = (yield* readRecovery(R, X)).nonce
+      const digest = hashTypedData(approvalTypedData({ chainId: net.chainId, recovery: R }, X, nonce, signers))
+      const good = yield* signDigest(eoaDevice(g0), digest)
+      const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+      const s = BigInt(`0x${good.slice(66, 130)}`)
+      const v = Number.parseInt(good.slice(130, 132), 16)
+      const malleated = `${good.slice(0, 66)}${(N - s).toString(16).padStart(64, "0")}${(v === 27 ? 28 : 27).toString(16)}` as Hex
+      yield* refusedTx(randomKey(), approve(X, [{ guardian: addressOf(g0), signature: malleated }]), "Recovery:invalid-signature")
+      const y = randomKey()
+      const Y = addressOf(y)
+      const token = net.tokens.usd.address // code, but no isValidSignature: its "approval" never counts
+      yield* tx(y, addGuardianCall(R, token, 1))
+      yield* refusedTx(randomKey(), approve(Y, [{ guardian: token, signature: good }]), "Recovery:invalid-signature")
+
+      // One good approval of two needed: counted, not started.
+      yield* tx(randomKey(), approve(X, [{ guardian: addressOf(g0), signature: good }]))
+      assert.isNull((yield* readRecovery(R, X)).started)
+      assert.strictEqual((yield* readApprovals(R, recoveryIdOf(X, nonce, signers))).approvals, 1)
+      // A bare cancel (nothing started) voids the approvals gathered: the nonce moves, the event names no recovery.
+      const cancelled = yield* tx(x, cancelRecoveryCall(R))
+      assert.deepStrictEqual(cancelled.map((e) => [e.eventName, (e.args as { recoveryId: Hash }).recoveryId]), [["RecoveryCancelled", zeroHash]])
+      assert.strictEqual((yield* readRecovery(R, X)).nonce, nonce + 1n)
+      yield* refusedTx(randomKey(), approve(X, [{ guardian: addressOf(g0), signature: good }]), "Recovery:invalid-signature")
+
+      // Y's recovery with the default delay: started now, executable in two days.
+      const z = randomKey()
+      yield* tx(y, addGuardianCall(R, addressOf(z), 1))
+      yield* tx(z, approve(Y, [{ guardian: addressOf(z), signature: "0x" }]))
+      const startedY = (yield* readRecovery(R, Y)).started!
+      const now = (yield* Effect.promise(() => chain.client.getBlock())).timestamp
+      assert.strictEqual(startedY.executeAfter - now, 2n * 86_400n)
+
+      // The safe address is set and cleared; never the account itself.
+      yield* tx(y, setSafeAddressCall(R, X))
+      assert.strictEqual((yield* readRecovery(R, Y)).safeAddress, X)
+      yield* tx(y, setSafeAddressCall(R, null))
+      assert.isNull((yield* readRecovery(R, Y)).safeAddress)
     }))
 })
 
