@@ -195,6 +195,10 @@ layer(chainLayers(sharedNetworkLayer(testNetwork())), { timeout: Duration.second
         assert.strictEqual(field(encodePasskeySignature(a.keyId, ourHash, { ...a.assert(ourHash), signature: der as Hex })), "signature", der)
       }
       assert.deepStrictEqual(parseDerSignature("0x3006020101020101"), { r: 1n, s: 1n })
+      // An r of 31 bytes (about one signature in 256) and a 33-byte s with its sign byte: both read right
+      // (ox 0.8's parser, under viem's toWebAuthnAccount, misreads the first).
+      const short = `0x3044021f${"7f".repeat(31)}0221${"00"}${"9a".repeat(32)}` as Hex
+      assert.deepStrictEqual(parseDerSignature(short), { r: BigInt(`0x${"7f".repeat(31)}`), s: BigInt(`0x${"9a".repeat(32)}`) })
       assert.strictEqual(field(encodePasskeySignature(a.keyId, ourHash, { ...a.assert(ourHash), authenticatorData: "0x01" })), "authenticatorData")
       const typeless = a.assert(ourHash)
       assert.strictEqual(
