@@ -5,11 +5,13 @@
  * (an EOA its ECDSA, a passkey through `Devices.encodePasskeySignature`): the DelegationManager
  * checks it through the account's ERC-1271, i.e. against the account's signers at redemption.
  */
-import { DelegationManager } from "@metamask/delegation-abis"
+import { DelegationManager, HybridDeleGator } from "@metamask/delegation-abis"
 import { type Delegation, ExecutionMode } from "@metamask/smart-accounts-kit"
 import { encodeDelegations, encodeSingleExecution, SIGNABLE_DELEGATION_TYPED_DATA } from "@metamask/smart-accounts-kit/utils"
-import { type Address, encodeFunctionData, type Hex, type TypedDataDefinition } from "viem"
+import { Effect } from "effect"
+import { type Address, encodeFunctionData, hashTypedData, type Hex, type TypedDataDefinition } from "viem"
 import type { Call } from "./Accounts4337.ts"
+import { Chain } from "./Chain.ts"
 
 /** The typed data of a delegation for the DelegationManager at `delegationManager` on `chainId`. */
 export const delegationTypedData = (
@@ -55,5 +57,24 @@ export const redeemCall = (delegationManager: Address, delegation: Delegation, e
     })
   }
 }
+
+/**
+ * Whether the delegator's account accepts the delegation's signature now (ERC-1271, the check the
+ * DelegationManager makes at each redemption). False once the device that signed it is no longer
+ * a signer of the account: the delegation must then be signed again to be of any use.
+ */
+export const isDelegationSignatureValid = Effect.fn("AccountDelegations.isSignatureValid")(function*(
+  delegation: Delegation,
+  config: { readonly chainId: number; readonly delegationManager: Address }
+) {
+  const chain = yield* Chain
+  if (!(yield* chain.isDeployed(delegation.delegator))) return false
+  const digest = hashTypedData(delegationTypedData(delegation, config))
+  const result = yield* chain.call({
+    to: delegation.delegator,
+    data: encodeFunctionData({ abi: HybridDeleGator, functionName: "isValidSignature", args: [digest, delegation.signature] })
+  }).pipe(Effect.catchTag("CallReverted", () => Effect.succeed("0x" as Hex)))
+  return result.slice(0, 10) === "0x1626ba7e"
+})
 
 export const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()

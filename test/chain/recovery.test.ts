@@ -26,7 +26,7 @@ import {
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { AccountStack, type Call } from "../../src/chain/Accounts4337.ts"
-import { delegationTypedData } from "../../src/chain/AccountDelegations.ts"
+import { delegationTypedData, isDelegationSignatureValid } from "../../src/chain/AccountDelegations.ts"
 import { BundlerRejected } from "../../src/chain/Bundler.ts"
 import { CallReverted, Chain, viemChainOf } from "../../src/chain/Chain.ts"
 import { addPasskeyCall, readDevices } from "../../src/chain/Devices.ts"
@@ -235,6 +235,8 @@ layer(chainLayers(LocalNetwork.layerNetwork), { timeout: Duration.seconds(240), 
       yield* refusedTx(stranger, executeRecoveryCall(R, A, signers, delegation), "Recovery:delay-not-elapsed")
       yield* increaseTime(31)
       yield* refusedTx(stranger, executeRecoveryCall(R, A, signers, { ...grant, signature: delegation.signature }), "Recovery:wrong-delegation")
+      const dmConfig = { chainId: net.chainId, delegationManager: net.delegation.DelegationManager }
+      assert.isTrue(yield* isDelegationSignatureValid(delegation, dmConfig))
       const done = yield* tx(stranger, executeRecoveryCall(R, A, signers, delegation))
       assert.deepStrictEqual(done.map((e) => e.eventName), ["RecoveryExecuted"])
       const block = yield* Effect.promise(() => chain.client.getBlock())
@@ -250,7 +252,8 @@ layer(chainLayers(LocalNetwork.layerNetwork), { timeout: Duration.seconds(240), 
       yield* rejectedSignature({ account, device: passkeyDevice(passkey), sponsored: false, calls: [anywhere] })
       yield* ownerOp({ account, device: eoaDevice(newOwnerKey), sponsored: false, calls: [anywhere] })
       yield* ownerOp({ account, device: passkeyDevice(newPasskey), sponsored: false, calls: [anywhere] })
-      // Whatever the lost key signed is void now (ERC-1271 asks the new signers).
+      // Whatever the lost key signed is void now (ERC-1271 asks the new signers), the recovery delegation too.
+      assert.isFalse(yield* isDelegationSignatureValid(delegation, dmConfig))
       const old = yield* signDigest(owner, keccak256(toHex("a grant of the lost key")))
       assert.notStrictEqual(
         yield* Effect.promise(() => chain.client.readContract({ address: A, abi: HybridDeleGator, functionName: "isValidSignature", args: [keccak256(toHex("a grant of the lost key")), old] })),

@@ -7,8 +7,8 @@
 import { assert } from "@effect/vitest"
 import { Duration, Effect, Layer, Redacted, Schedule } from "effect"
 import { type Address, createWalletClient, decodeEventLog, erc20Abi, type Hash, type Hex, hashTypedData, http, parseEther } from "viem"
-import { entryPoint07Abi } from "viem/account-abstraction"
-import { privateKeyToAccount } from "viem/accounts"
+import { entryPoint07Abi, getUserOperationHash, toPackedUserOperation } from "viem/account-abstraction"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { AccountStack, type Call, type CounterfactualAccount } from "../../src/chain/Accounts4337.ts"
 import { Bundler, BundlerRejected, type UserOperationV07 } from "../../src/chain/Bundler.ts"
 import { Chain, viemChainOf } from "../../src/chain/Chain.ts"
@@ -56,7 +56,8 @@ export interface OwnerOpOptions {
   readonly sponsored?: boolean
 }
 
-export const sendOwnerOp = (opts: OwnerOpOptions) =>
+/** The operation estimated (or with `fixedGas`), sponsored unless told not to, and signed by the device. */
+export const signedOwnerOp = (opts: OwnerOpOptions) =>
   Effect.gen(function*() {
     const chain = yield* Chain
     const bundler = yield* Bundler
@@ -91,6 +92,13 @@ export const sendOwnerOp = (opts: OwnerOpOptions) =>
     const unsigned = { ...base, ...gas, ...sponsored }
     const signature = yield* signDigest(opts.device, hashTypedData(stack.userOperationTypedData(unsigned)))
     const op: UserOperationV07 = { ...unsigned, signature }
+    return op
+  })
+
+export const sendOwnerOp = (opts: OwnerOpOptions) =>
+  Effect.gen(function*() {
+    const bundler = yield* Bundler
+    const op = yield* signedOwnerOp(opts)
     const hash = yield* bundler.sendUserOperation(op)
     return { hash, op }
   })
@@ -109,44 +117,68 @@ export const waitReceipt = (hash: Hash) =>
 /** Sends and waits; the operation must execute. */
 export const ownerOp = (opts: OwnerOpOptions) =>
   Effect.gen(function*() {
-    const sent = yield* sendOwnerOp(opts)
+    const what = `${opts.device.kind} operation of ${opts.account.address} calling ${opts.calls.map((c) => `${c.to}:${c.data?.slice(0, 10)}`).join(", ")}`
+    const sent = yield* sendOwnerOp(opts).pipe(Effect.tapError((e) => Effect.sync(() => console.error(`refused: ${what}`, e))))
     const receipt = yield* waitReceipt(sent.hash)
-    assert.isTrue(receipt.success, `owner operation reverted: ${receipt.reason ?? ""}`)
+    if (!receipt.success) console.error(`reverted: ${what}`, receipt, sent.op)
+    assert.isTrue(receipt.success, `${what} reverted: ${receipt.reason ?? ""}`)
     return receipt
   })
 
-/** The revert reason the EntryPoint logged for an included operation that reverted. */
-const revertReasonOf = (logs: ReadonlyArray<{ readonly topics: ReadonlyArray<Hex>; readonly data: Hex }>) => {
-  for (const log of logs) {
-    try {
-      const ev = decodeEventLog({ abi: entryPoint07Abi, topics: log.topics as [Hex, ...Array<Hex>], data: log.data })
-      if (ev.eventName === "UserOperationRevertReason") return decodeRevert(ev.args.revertReason) ?? ev.args.revertReason
-    } catch {
-      // another event
+/**
+ * The operation bundled by a fresh EOA itself (`EntryPoint.handleOps`, itself the beneficiary),
+ * never through the shared bundler: a reverting operation in the bundler's mempool would be
+ * simulated ahead of every other operation with the same paymaster (Alto's queued operations)
+ * and fail their estimations. Returns whether it executed and the EntryPoint's revert reason.
+ */
+export const handleOpsByItself = (op: UserOperationV07) =>
+  Effect.gen(function*() {
+    const net = yield* LocalNetwork
+    const chain = yield* Chain
+    const key = generatePrivateKey()
+    const submitter = privateKeyToAccount(key)
+    yield* fundEth(submitter.address)
+    const wallet = createWalletClient({ chain: viemChainOf(net), transport: http(net.rpcUrl), account: submitter })
+    const txHash = yield* Effect.promise(() =>
+      wallet.writeContract({ address: net.entryPoint, abi: entryPoint07Abi, functionName: "handleOps", args: [[toPackedUserOperation(op)], submitter.address], gas: 3_000_000n })
+    )
+    const tx = yield* Effect.promise(() => chain.client.waitForTransactionReceipt({ hash: txHash, pollingInterval: 50 }))
+    assert.strictEqual(tx.status, "success", "the bundle transaction itself executes")
+    const userOpHash = getUserOperationHash({ userOperation: op, entryPointAddress: net.entryPoint, entryPointVersion: "0.7", chainId: net.chainId })
+    let success: boolean | undefined
+    let revertReason: string | undefined
+    for (const log of tx.logs) {
+      try {
+        const ev = decodeEventLog({ abi: entryPoint07Abi, topics: log.topics, data: log.data })
+        if (ev.eventName === "UserOperationEvent" && ev.args.userOpHash === userOpHash) success = ev.args.success
+        if (ev.eventName === "UserOperationRevertReason" && ev.args.userOpHash === userOpHash) {
+          revertReason = decodeRevert(ev.args.revertReason) ?? ev.args.revertReason
+        }
+      } catch {
+        // another contract's event
+      }
     }
-  }
-  return undefined
-}
+    assert.isDefined(success, "the EntryPoint ran the operation")
+    return { success: success === true, revertReason }
+  })
 
 /**
  * The chain refuses the owner operation with `reason`: its simulation (the bundler's
- * estimation) reverts with it, and sent with its own gas limits it is included and reverts
- * with it (the EntryPoint's `UserOperationRevertReason`).
+ * estimation) reverts with it, and, with its own gas limits and bundled by a key of its own,
+ * it is included and reverts with it (the EntryPoint's `UserOperationRevertReason`).
  */
 export const refusedOwnerOp = (opts: OwnerOpOptions, reason: string) =>
   Effect.gen(function*() {
     const estimate = yield* sendOwnerOp(opts).pipe(Effect.flip)
     assert.instanceOf(estimate, BundlerRejected)
     assert.include((estimate as BundlerRejected).revertReason ?? (estimate as BundlerRejected).message, reason)
-    const sent = yield* sendOwnerOp({
+    const op = yield* signedOwnerOp({
       ...opts,
       fixedGas: opts.fixedGas ?? { callGasLimit: 600_000n, verificationGasLimit: 800_000n, preVerificationGas: 100_000n }
     })
-    const receipt = yield* waitReceipt(sent.hash)
-    assert.isFalse(receipt.success, `the operation executed; it should have reverted with ${reason}`)
-    const chain = yield* Chain
-    const tx = yield* chain.getTransactionReceipt(receipt.transactionHash)
-    assert.include(revertReasonOf(tx?.logs ?? []) ?? "", reason)
+    const included = yield* handleOpsByItself(op)
+    assert.isFalse(included.success, `the operation executed; it should have reverted with ${reason}`)
+    assert.include(included.revertReason ?? "", reason)
   })
 
 /** ETH for an EOA that sends its own transactions (guardians, relayers). */
