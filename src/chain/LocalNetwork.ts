@@ -30,6 +30,8 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { approvalEnforcerAbi, approvalEnforcerBytecode } from "./contracts/Approvals.ts"
 import { argumentCapEnforcerAbi, argumentCapEnforcerBytecode, transferCapEnforcerAbi, transferCapEnforcerBytecode } from "./contracts/Enforcers.ts"
 import { agentCommerceAbi, agentCommerceBytecode } from "./contracts/AgentCommerce.ts"
+import { panicFreezeEnforcerAbi, panicFreezeEnforcerBytecode } from "./contracts/PanicFreeze.ts"
+import { recoveryAbi, recoveryBytecode } from "./contracts/Recovery.ts"
 import { permitStablecoinAbi, permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
 import { freePort, LocalNetworkError, spawnGuarded, waitReady } from "./LocalProcesses.ts"
 import { defaultChainName, type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
@@ -63,6 +65,7 @@ export interface LocalNetworkDescription extends NetworkDescription {
   readonly paymaster: NonNullable<NetworkDescription["paymaster"]>
   readonly tokenPaymaster: NonNullable<NetworkDescription["tokenPaymaster"]>
   readonly marketplace: NonNullable<NetworkDescription["marketplace"]>
+  readonly recovery: NonNullable<NetworkDescription["recovery"]>
   /** Funded with 10,000 ETH and the tokens' minter: for tests and the devnet faucet. */
   readonly deployerKey: Redacted.Redacted<Hex>
   readonly devKey: Redacted.Redacted<Hex>
@@ -244,6 +247,12 @@ export const make = (options: LocalNetworkOptions = {}) =>
     }
     // The local agent-commerce (ACP) contract, so hiring runs end to end here (AgentCommerce.sol).
     const acpAddress = yield* deploy("agent commerce", agentCommerceAbi as Abi, agentCommerceBytecode, [])
+    // The owner's own account (docs/account.md): the panic key's caveat and the guardians'
+    // recovery contract, deployed after everything above so that no earlier address moves.
+    const accountContracts = {
+      PanicFreezeEnforcer: yield* deploy("PanicFreezeEnforcer", panicFreezeEnforcerAbi as Abi, panicFreezeEnforcerBytecode, [delegation.DelegationManager]),
+      Recovery: yield* deploy("Recovery", recoveryAbi as Abi, recoveryBytecode, [delegation.DelegationManager])
+    }
 
     yield* Fiber.join(altoReady)
 
@@ -253,7 +262,10 @@ export const make = (options: LocalNetworkOptions = {}) =>
       rpcUrl,
       bundlerUrl,
       entryPoint: ENTRY_POINT_V07,
-      delegation: checksummed({ ...delegation, caveatEnforcers: { ...delegation.caveatEnforcers, ...extraEnforcers } }),
+      delegation: checksummed({
+        ...delegation,
+        caveatEnforcers: { ...delegation.caveatEnforcers, ...extraEnforcers, PanicFreezeEnforcer: accountContracts.PanicFreezeEnforcer }
+      }),
       tokens: {
         usd: { address: usdAddress, symbol: "USDC", name: "USD Coin", decimals: 6, permitVersion: "1" },
         usdt: { address: usdtAddress, symbol: "USDT", name: "Tether USD", decimals: 6, permitVersion: "1" }
@@ -261,6 +273,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
       paymaster: { address: paymasterAddress, signerKey: Redacted.make(paymasterKey) },
       tokenPaymaster: { address: tokenPaymasterAddress },
       marketplace: { acp: acpAddress },
+      recovery: { address: accountContracts.Recovery },
       deployerKey: Redacted.make(ANVIL_KEYS.deployer),
       devKey: Redacted.make(ANVIL_KEYS.deployer)
     }
@@ -320,6 +333,7 @@ export const toJson = (d: LocalNetworkDescription) => ({
   paymaster: { address: d.paymaster.address, signerKey: Redacted.value(d.paymaster.signerKey) },
   tokenPaymaster: d.tokenPaymaster,
   marketplace: d.marketplace,
+  recovery: d.recovery,
   deployerKey: Redacted.value(d.deployerKey)
 })
 export type LocalNetworkJson = ReturnType<typeof toJson>
@@ -348,7 +362,8 @@ export const configEnvOf = (nets: LocalNetworkJson | ReadonlyArray<LocalNetworkJ
     tokens: net.tokens,
     paymaster: net.paymaster.address,
     ...(net.tokenPaymaster === undefined ? {} : { tokenPaymaster: net.tokenPaymaster.address }),
-    ...(net.marketplace === undefined ? {} : { acp: net.marketplace.acp })
+    ...(net.marketplace === undefined ? {} : { acp: net.marketplace.acp }),
+    ...(net.recovery === undefined ? {} : { recovery: net.recovery.address })
   }))
   return {
     CHAINS: JSON.stringify(chains),

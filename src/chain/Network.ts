@@ -60,6 +60,8 @@ export interface NetworkDescription {
   readonly anchorKey?: Redacted.Redacted<Hex> | undefined
   /** A funded key of a local network (tests, the devnet faucet); never set for a configured network. */
   readonly devKey?: Redacted.Redacted<Hex> | undefined
+  /** The guardians-and-recovery contract (Recovery.sol); a configured network names it with `RECOVERY_ADDRESS`. Absent: no guardians. */
+  readonly recovery?: { readonly address: Address } | undefined
 }
 
 /** Names of well-known chains; any other is `Chain <id>` unless its configuration names it. */
@@ -110,7 +112,8 @@ const tokenConfig = (prefix: string, defaults: { symbol: string; name: string })
  * TOKEN_USD_ADDRESS / _SYMBOL / _NAME / _DECIMALS / _PERMIT_VERSION, the same for TOKEN_USDT,
  * PAYMASTER_ADDRESS with PAYMASTER_SIGNER_KEY (redacted; both or neither),
  * TOKEN_PAYMASTER_ADDRESS (optional: a TokenPaymaster.sol accepting the two tokens),
- * MARKETPLACE_ACP_CONTRACT (optional), ANCHOR_PRIVATE_KEY (optional).
+ * MARKETPLACE_ACP_CONTRACT (optional), ANCHOR_PRIVATE_KEY (optional),
+ * RECOVERY_ADDRESS (optional: a Recovery.sol over this DelegationManager).
  */
 export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   chainId: Config.Int("CHAIN_ID"),
@@ -127,7 +130,8 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   paymasterKey: HexConfig("PAYMASTER_SIGNER_KEY").pipe(Config.option),
   tokenPaymasterAddress: AddressConfig("TOKEN_PAYMASTER_ADDRESS").pipe(Config.option),
   acp: AddressConfig("MARKETPLACE_ACP_CONTRACT").pipe(Config.option),
-  anchorKey: HexConfig("ANCHOR_PRIVATE_KEY").pipe(Config.option)
+  anchorKey: HexConfig("ANCHOR_PRIVATE_KEY").pipe(Config.option),
+  recoveryAddress: AddressConfig("RECOVERY_ADDRESS").pipe(Config.option)
 }).pipe(
   Config.map((c): NetworkDescription => {
     const delegation: DelegationEnvironment = Option.isSome(c.delegationJson)
@@ -148,7 +152,8 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
       paymaster,
       tokenPaymaster: Option.isSome(c.tokenPaymasterAddress) ? { address: c.tokenPaymasterAddress.value } : undefined,
       marketplace: Option.isSome(c.acp) ? { acp: c.acp.value } : undefined,
-      anchorKey: Option.getOrUndefined(c.anchorKey) as Redacted.Redacted<Hex> | undefined
+      anchorKey: Option.getOrUndefined(c.anchorKey) as Redacted.Redacted<Hex> | undefined,
+      recovery: Option.isSome(c.recoveryAddress) ? { address: c.recoveryAddress.value } : undefined
     }
   })
 )
@@ -172,7 +177,8 @@ export const ChainJson = Schema.Struct({
   tokens: Schema.Struct({ usd: TokenJson, usdt: TokenJson }),
   paymaster: Schema.optionalKey(AddressSchema),
   tokenPaymaster: Schema.optionalKey(AddressSchema),
-  acp: Schema.optionalKey(AddressSchema)
+  acp: Schema.optionalKey(AddressSchema),
+  recovery: Schema.optionalKey(AddressSchema)
 })
 export type ChainJson = typeof ChainJson.Type
 
@@ -229,6 +235,7 @@ export const configuredNetworks: Effect.Effect<Option.Option<ReadonlyArray<Netwo
           : undefined,
         tokenPaymaster: c.tokenPaymaster === undefined ? undefined : { address: c.tokenPaymaster as Address },
         marketplace: c.acp === undefined ? undefined : { acp: c.acp as Address },
+        recovery: c.recovery === undefined ? undefined : { address: c.recovery as Address },
         anchorKey: Option.getOrUndefined(anchorKey) as Redacted.Redacted<Hex> | undefined
       })
     }
