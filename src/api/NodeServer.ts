@@ -94,6 +94,20 @@ export class NodeServer extends Server {
 
   override emit(event: string, ...args: Array<any>): boolean {
     if (event === "request" && this.routes.size > 0 && this.direct(args[0], args[1])) return true
+    // Listening before the application is served (the socket is bound while the rest starts):
+    // with nobody to answer, Node would leave the request hanging. It is told to come back.
+    if (event === "request" && this.listenerCount("request") === 0) {
+      const response = args[1] as ServerResponse
+      const body = JSON.stringify({ error: { code: "service_unavailable", message: "The service is starting; try again shortly" } })
+      response.writeHead(503, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+        "retry-after": "1",
+        connection: "close"
+      })
+      response.end(body)
+      return true
+    }
     return super.emit(event, ...args)
   }
 

@@ -89,13 +89,16 @@ export class BundlerRejected extends Schema.TaggedError<BundlerRejected>()("Bund
 export class BundlerUnavailable extends Schema.TaggedError<BundlerUnavailable>()("BundlerUnavailable", {
   method: Schema.String,
   message: Schema.String,
+  /** The chain whose bundler failed (set by the per-chain client). */
+  chainId: Schema.optionalKey(Schema.Int),
   cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
 /** The bundler did not answer within the timeout (after retries). */
 export class BundlerTimeout extends Schema.TaggedError<BundlerTimeout>()("BundlerTimeout", {
   method: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  chainId: Schema.optionalKey(Schema.Int)
 }) {}
 
 export type BundlerError = BundlerRejected | BundlerUnavailable | BundlerTimeout
@@ -233,7 +236,10 @@ const revertReasonIn = (message: string): { revertReason?: string } => {
 const make = (options: BundlerOptions) => Network.use((network) => makeBundler(network, options))
 
 /** A bundler client for `network` (one per chain: `Chains`). */
-export const makeBundler = (network: Pick<NetworkDescription, "bundlerUrl" | "entryPoint">, options: BundlerOptions) =>
+export const makeBundler = (
+  network: Pick<NetworkDescription, "bundlerUrl" | "entryPoint"> & { readonly chainId?: number },
+  options: BundlerOptions
+) =>
   Effect.gen(function*() {
     const http = yield* HttpClient.HttpClient
     const timeout = Duration.fromInputUnsafe(options.timeout ?? Duration.seconds(10))
@@ -299,6 +305,19 @@ export const makeBundler = (network: Pick<NetworkDescription, "bundlerUrl" | "en
               return Effect.succeed(decoded.result as S["Type"])
             })
           )
+        ),
+        // Faults name their chain (an answer to the client names the chain that is down).
+        Effect.mapError((e): BundlerError =>
+          network.chainId === undefined || e._tag === "BundlerRejected"
+            ? e
+            : e._tag === "BundlerTimeout"
+            ? new BundlerTimeout({ method: e.method, message: e.message, chainId: network.chainId })
+            : new BundlerUnavailable({
+              method: e.method,
+              message: e.message,
+              chainId: network.chainId,
+              ...(e.cause === undefined ? {} : { cause: e.cause })
+            })
         )
       )
     }

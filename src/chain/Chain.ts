@@ -27,6 +27,8 @@ import { decodeRevert } from "./RevertReasons.ts"
 export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("ChainUnavailable", {
   operation: Schema.String,
   message: Schema.String,
+  /** The chain whose node failed (set by the per-chain reader). */
+  chainId: Schema.optionalKey(Schema.Int),
   cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
@@ -128,6 +130,7 @@ const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Ser
       try: f,
       catch: (cause) =>
         new ChainUnavailable({
+          chainId: network.chainId,
           operation,
           message: cause instanceof BaseError ? cause.shortMessage : String(cause),
           cause
@@ -201,6 +204,7 @@ const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Ser
           return new CallReverted(reason !== undefined ? { data, reason } : { data })
         }
         return new ChainUnavailable({
+          chainId: network.chainId,
           operation: "call",
           message: cause instanceof BaseError ? cause.shortMessage : String(cause),
           cause
@@ -219,6 +223,7 @@ const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Ser
           ? Effect.succeed(null)
           : Effect.fail(
             new ChainUnavailable({
+              chainId: network.chainId,
               operation: "getTransactionReceipt",
               message: cause instanceof BaseError ? cause.shortMessage : String(cause),
               cause

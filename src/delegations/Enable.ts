@@ -303,8 +303,9 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     yield* insertPending
     const submitted = yield* relay.submit(signer.address, op).pipe(
       Effect.tapError((e) =>
-        // 502/504: the relay stored the operation and will send it; its settlement decides the delegation.
-        e._tag === "UpstreamUnavailable" || e._tag === "UpstreamTimeout"
+        // 503/504: the relay stored the operation and will send it (the chain's bundler is down or slow);
+        // its settlement decides the delegation.
+        e._tag === "ServiceUnavailable" || e._tag === "UpstreamTimeout"
           ? Effect.void
           : repo.failPending(id, `refused by the relay: ${e.message}`))
     )

@@ -17,7 +17,7 @@ import { Config, Context, Duration, Effect, Layer, Result, Schema } from "effect
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Hash } from "viem"
 import { readFrozen } from "../accounts/Accounts.ts"
-import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
+import { BadRequest, NotFound, OutOfScope, ServiceUnavailable, UpstreamTimeout } from "../api/Errors.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
@@ -51,7 +51,7 @@ export const RelayConfig = Config.all({
 export class Relay extends Context.Service<Relay, {
   submit(signer: string, op: UserOperation): Effect.Effect<
     UserOpReceipt,
-    BadRequest | NotFound | OutOfScope | UpstreamUnavailable | UpstreamTimeout
+    BadRequest | NotFound | OutOfScope | ServiceUnavailable | UpstreamTimeout
   >
   /** The signer's operation, re-polled at the bundler when not yet settled. */
   get(signer: string, userOpId: string): Effect.Effect<UserOpReceipt, NotFound>
@@ -321,15 +321,15 @@ const make = Effect.gen(function*() {
     const row = inserted[0]!
     const forwarded = yield* forward(row, false, true)
     if (forwarded._tag === "Down") {
-      const details = { userOpId: id, status: "submitted", willRetry: true }
+      const details = { userOpId: id, status: "submitted", willRetry: true, chainId }
       return yield* (forwarded.error._tag === "BundlerTimeout"
         ? new UpstreamTimeout({
-          message: "The bundler did not answer in time; the operation is stored and will be sent again",
+          message: `The bundler of chain ${chainId} did not answer in time; the operation is stored and will be sent again`,
           details
         })
-        : new UpstreamUnavailable({
-          message: "The bundler is unavailable; the operation is stored and will be sent when it is back",
-          details
+        : new ServiceUnavailable({
+          message: `The bundler of chain ${chainId} is unavailable; the operation is stored and will be sent when it is back`,
+          details: { ...details, retryAfterSeconds: 5 }
         }))
     }
     // Sent: still submitted / pending (no need to read it back); settled at once: read the outcome.
