@@ -270,7 +270,8 @@ export class Erc7710FacilitatorScheme implements SchemeNetworkFacilitator {
     if (!same(terms.asset, asset) || !same(terms.payTo, payTo) || terms.amount !== acceptedAmount) {
       return fail(REASONS.terms, `the payment delegation allows ${terms.amount} of ${terms.asset} to ${terms.payTo}, not the payment required`, payer)
     }
-    const now = Number((await publicClient.getBlock({ blockTag: "latest" })).timestamp)
+    // The next block's time: an idle chain (anvil automines) lags the wall clock until its next block.
+    const now = Math.max(Number((await publicClient.getBlock({ blockTag: "latest" })).timestamp), Math.floor(Date.now() / 1000))
     const maxTimeout = typeof requirements.maxTimeoutSeconds === "number" ? requirements.maxTimeoutSeconds : 0
     const minLeft = phase === "verify" ? this.options.minSecondsLeft ?? 5 : 1
     if (terms.validBefore < now + minLeft) return fail(REASONS.deadline, `the payment expires at ${terms.validBefore}; the chain is at ${now}`, payer)
@@ -286,7 +287,8 @@ export class Erc7710FacilitatorScheme implements SchemeNetworkFacilitator {
     if (balance < moves) return fail(REASONS.funds, `${payer} holds ${balance} of ${asset}, less than ${moves}`, payer)
     let gas: bigint
     try {
-      gas = await publicClient.estimateGas({ account: this.address, to: environment.DelegationManager, data: callData })
+      // Against the next block: its time is what the deadlines and the grant's expiry will see.
+      gas = await publicClient.estimateGas({ account: this.address, to: environment.DelegationManager, data: callData, blockTag: "pending" })
     } catch (e) {
       return fail(REASONS.simulation, `the redemption would revert: ${revertReasonOf(e)}`, payer)
     }

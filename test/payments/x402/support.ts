@@ -15,6 +15,8 @@ import { disableCalls, legTypedData, randomSalt } from "../../../src/delegations
 import { makeGrant } from "../../../src/delegations/Grant.ts"
 import type { GrantContext } from "../../../src/payments/x402/Authorizer.ts"
 import type { PayerScope } from "../../../src/payments/x402/Requirements.ts"
+import type { Erc7710Payload } from "../../../src/payments/x402/Wire.ts"
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types"
 import { startFacilitator } from "../../../src/payments/x402/world/FacilitatorService.ts"
 import { startResourceServer } from "../../../src/payments/x402/world/ResourceServer.ts"
 import { mint, testNetwork } from "../../support/TestChain.ts"
@@ -152,3 +154,25 @@ export const startWorld = async (options: { readonly price?: bigint; readonly ma
   }
 }
 export type World = Awaited<ReturnType<typeof startWorld>>
+
+/** The requirements a resource server of `world` would send for this payment. */
+export const requirementOf = (
+  world: World,
+  input: { readonly scheme: "exact" | "upto"; readonly amount: bigint; readonly payTo?: Address; readonly asset?: Address; readonly maxTimeoutSeconds?: number }
+): PaymentRequirements => ({
+  scheme: input.scheme,
+  network: `eip155:${net.chainId}`,
+  asset: input.asset ?? usdc,
+  amount: input.amount.toString(),
+  payTo: input.payTo ?? world.merchant,
+  maxTimeoutSeconds: input.maxTimeoutSeconds ?? 60,
+  extra: { assetTransferMethod: "erc7710", facilitatorAddress: world.facilitator.address }
+})
+
+/** The client's PAYMENT-SIGNATURE document for `requirements` carrying `payload`. */
+export const paymentOf = (requirements: PaymentRequirements, payload: Erc7710Payload): PaymentPayload => ({
+  x402Version: 2,
+  resource: { url: "http://127.0.0.1/report" },
+  accepted: requirements,
+  payload: { ...payload }
+})
