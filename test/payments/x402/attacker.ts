@@ -7,6 +7,7 @@
  * facilitator's verify.
  */
 import { assert } from "@effect/vitest"
+import type { Caveat } from "@metamask/smart-accounts-kit"
 import { type Address, createWalletClient, type Hex, http } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { randomSalt } from "../../../src/delegations/Caveats.ts"
@@ -37,7 +38,9 @@ export const signPayment = async (
   context: GrantContext,
   agent: AgentSigner,
   terms: PaymentTerms,
-  facilitator: Address
+  facilitator: Address,
+  /** Replace the leaf's caveats (a payment the client would never sign). */
+  caveats?: ReadonlyArray<Caveat>
 ): Promise<Erc7710Payload> => {
   const parent = redeemArgs(context.environment, context.grant, context.scope, { token: terms.asset, to: terms.payTo }) ?? {
     ...context.grant,
@@ -45,7 +48,8 @@ export const signPayment = async (
       c.enforcer.toLowerCase() === context.environment.caveatEnforcers["MultiTokenPeriodEnforcer"]!.toLowerCase() ? { ...c, args: periodArgs(0) } : c
     )
   }
-  const leaf = makePaymentDelegation(context.environment, { parent: context.grant, facilitator, terms, salt: randomSalt() })
+  const made = makePaymentDelegation(context.environment, { parent: context.grant, facilitator, terms, salt: randomSalt() })
+  const leaf = caveats === undefined ? made : { ...made, caveats: [...caveats] }
   const signature = await agent.signTypedData(
     legTypedData(leaf, context.chainId, context.environment.DelegationManager) as unknown as Parameters<AgentSigner["signTypedData"]>[0]
   )
