@@ -1,30 +1,24 @@
 /**
- * The parties of an x402 payment under a grant, on the run's local chain, built without the
- * service (the kit + viem, as an agent or attacker would): an owner with a deployed
- * HybridDeleGator holding USDC, an agent (EOA or its own deployed smart account), the
- * owner's signed grant (src/delegations/Grant.ts, optionally with a root RedeemerEnforcer),
- * and an x402 world on loopback (facilitator service + resource server, in process).
+ * The parties of an x402 payment under a grant on the run's local chain, built without the
+ * service (src/payments/x402/world/LocalParties.ts: the kit + viem, as an agent or attacker
+ * would), the owner's revoke, and an x402 world on loopback (facilitator service + resource
+ * server, in process).
  */
-import { type Delegation, Implementation, toMetaMaskSmartAccount } from "@metamask/smart-accounts-kit"
-import { createCaveatBuilder } from "@metamask/smart-accounts-kit/utils"
-import { type Address, createPublicClient, createWalletClient, erc20Abi, type Hex, http, pad, parseEther, type PublicClient } from "viem"
+import type { Delegation } from "@metamask/smart-accounts-kit"
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types"
+import { Redacted } from "effect"
+import { type Address, http } from "viem"
 import { createBundlerClient } from "viem/account-abstraction"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { viemChainOf } from "../../../src/chain/Chain.ts"
-import { disableCalls, legTypedData, randomSalt } from "../../../src/delegations/Caveats.ts"
-import { makeGrant } from "../../../src/delegations/Grant.ts"
-import type { GrantContext } from "../../../src/payments/x402/Authorizer.ts"
+import { disableCalls } from "../../../src/delegations/Caveats.ts"
 import type { PayerScope } from "../../../src/payments/x402/Requirements.ts"
 import type { Erc7710Payload } from "../../../src/payments/x402/Wire.ts"
-import type { PaymentPayload, PaymentRequirements } from "@x402/core/types"
 import { startFacilitator } from "../../../src/payments/x402/world/FacilitatorService.ts"
+import { type GrantLimits, localParties, type SmartAccount } from "../../../src/payments/x402/world/LocalParties.ts"
 import { startResourceServer } from "../../../src/payments/x402/world/ResourceServer.ts"
-import { mint, testNetwork } from "../../support/TestChain.ts"
-import { Effect } from "effect"
+import { testNetwork } from "../../support/TestChain.ts"
 
 export const net = testNetwork()
-export const chain = viemChainOf(net)
-export const publicClient = createPublicClient({ chain, transport: http(net.rpcUrl), pollingInterval: 50 }) as PublicClient
 export const usdc = net.tokens.usd.address
 export const usdt = net.tokens.usdt.address
 export const USD = (n: number) => BigInt(Math.round(n * 1_000_000))
@@ -39,85 +33,9 @@ export const scope: PayerScope = {
   ]
 }
 
-export const setEth = (address: Address, eth = "10") =>
-  publicClient.request({ method: "anvil_setBalance" as never, params: [address, `0x${parseEther(eth).toString(16)}`] as never })
-
-export const balanceOf = (token: Address, holder: Address) =>
-  publicClient.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [holder] })
-
-/** A key with ETH for gas: the facilitator's, an attacker's. */
-export const fundedKey = async () => {
-  const key = generatePrivateKey()
-  await setEth(privateKeyToAccount(key).address)
-  return key
-}
-
-/** A HybridDeleGator of a fresh key, deployed through the factory (any funded EOA may send the deployment) and holding ETH. */
-export const smartAccount = async () => {
-  const key = generatePrivateKey()
-  const eoa = privateKeyToAccount(key)
-  const account = await toMetaMaskSmartAccount({
-    client: publicClient as never,
-    implementation: Implementation.Hybrid,
-    deployParams: [eoa.address, [], [], []],
-    deploySalt: pad("0x00", { size: 32 }),
-    signer: { account: eoa },
-    environment: net.delegation as never
-  })
-  const { factory, factoryData } = await account.getFactoryArgs()
-  const deployer = privateKeyToAccount(await fundedKey())
-  const wallet = createWalletClient({ chain, transport: http(net.rpcUrl), account: deployer })
-  const hash = await wallet.sendTransaction({ to: factory!, data: factoryData! })
-  await publicClient.waitForTransactionReceipt({ hash })
-  await setEth(account.address)
-  return { key, eoa, account, address: account.address }
-}
-export type SmartAccount = Awaited<ReturnType<typeof smartAccount>>
-
-/** An owner: a deployed smart account holding `usd` USDC (and as much USDT). */
-export const makeOwner = async (usd = 100) => {
-  const owner = await smartAccount()
-  await Effect.runPromise(mint("usd", owner.address, usd))
-  await Effect.runPromise(mint("usdt", owner.address, usd))
-  return owner
-}
-
-export interface GrantLimits {
-  /** Total budget (USDC), per action maximum, action count. */
-  readonly budget?: number
-  readonly perAction?: number
-  readonly maxActions?: number
-  readonly recipients?: ReadonlyArray<Address>
-  /** Unix seconds; default an hour from now. */
-  readonly expiresAtSeconds?: number
-  /** A root RedeemerEnforcer allowing only these redeemers (the grant's "redeemer rule"). */
-  readonly redeemers?: ReadonlyArray<Address>
-}
-
-/** The owner's grant to `delegate` over USDC, signed by the owner's key, as the agent holds it. */
-export const signGrant = async (owner: SmartAccount, delegate: Address, limits: GrantLimits = {}): Promise<GrantContext> => {
-  const now = Math.floor(Date.now() / 1000)
-  const made = makeGrant(net.delegation, {
-    delegator: owner.address,
-    delegate,
-    budgets: [{ token: usdc, units: USD(limits.budget ?? 20), perActionUnits: USD(limits.perAction ?? 5) }],
-    targets: [usdc],
-    recipients: [...(limits.recipients ?? [])],
-    maxActions: limits.maxActions ?? 10,
-    startSeconds: now - 60,
-    expiresAtSeconds: limits.expiresAtSeconds ?? now + 3_600,
-    salt: randomSalt()
-  })
-  if (made._tag === "Invalid") throw new Error(made.message)
-  const redeemer = limits.redeemers === undefined
-    ? []
-    : createCaveatBuilder(net.delegation as never).addCaveat("redeemer", { redeemers: [...limits.redeemers] }).build()
-  const unsigned: Delegation = { ...made.delegation, caveats: [...redeemer.map((c) => ({ ...c, args: "0x" as Hex })), ...made.delegation.caveats] }
-  const signature = await owner.eoa.signTypedData(
-    legTypedData(unsigned, net.chainId, net.delegation.DelegationManager) as unknown as Parameters<typeof owner.eoa.signTypedData>[0]
-  )
-  return { chainId: net.chainId, environment: net.delegation, grant: { ...unsigned, signature }, scope: made.scope }
-}
+const parties = localParties({ ...net, deployer: privateKeyToAccount(Redacted.value(net.deployerKey)).address })
+export const { chain, publicClient, setEth, balanceOf, fundedKey, smartAccount, makeOwner, signGrant } = parties
+export type { GrantLimits, SmartAccount }
 
 /** The owner revokes the grant: its own user operation (`disableDelegation`), through the bundler. */
 export const revokeGrant = async (owner: SmartAccount, grant: Delegation) => {
