@@ -270,28 +270,33 @@ export class Erc7710FacilitatorScheme implements SchemeNetworkFacilitator {
     if (!same(terms.asset, asset) || !same(terms.payTo, payTo) || terms.amount !== acceptedAmount) {
       return fail(REASONS.terms, `the payment delegation allows ${terms.amount} of ${terms.asset} to ${terms.payTo}, not the payment required`, payer)
     }
-    // The next block's time: an idle chain (anvil automines) lags the wall clock until its next block.
-    const now = Math.max(Number((await publicClient.getBlock({ blockTag: "latest" })).timestamp), Math.floor(Date.now() / 1000))
+    // The chain's view, read at once: the next block's time (an idle, automining chain lags the
+    // wall clock until its next block), the payer's balance, and the redemption simulated
+    // against the next block (its time is what the deadlines and the grant's expiry will see).
+    const moves = phase === "verify" ? acceptedAmount : amount
+    const callData = redeemCallData(permissionContext as Hex, transferExecution(asset, payTo, moves))
+    const [latest, balance, simulated] = await Promise.all([
+      publicClient.getBlock({ blockTag: "latest" }),
+      moves === 0n ? Promise.resolve(0n) : publicClient.readContract({ address: asset, abi: erc20Abi, functionName: "balanceOf", args: [payer] }),
+      moves === 0n
+        ? Promise.resolve({ gas: 0n })
+        : publicClient.estimateGas({ account: this.address, to: environment.DelegationManager, data: callData, blockTag: "pending" }).then(
+          (gas) => ({ gas }),
+          (error: unknown) => ({ error })
+        )
+    ])
+    const now = Math.max(Number(latest.timestamp), Math.floor(Date.now() / 1000))
     const maxTimeout = typeof requirements.maxTimeoutSeconds === "number" ? requirements.maxTimeoutSeconds : 0
     const minLeft = phase === "verify" ? this.options.minSecondsLeft ?? 5 : 1
     if (terms.validBefore < now + minLeft) return fail(REASONS.deadline, `the payment expires at ${terms.validBefore}; the chain is at ${now}`, payer)
     if (terms.validBefore > now + maxTimeout + (this.options.clockSkewSeconds ?? 30)) {
       return fail(REASONS.deadline, `the payment stays valid until ${terms.validBefore}, longer than maxTimeoutSeconds (${maxTimeout}) from now (${now})`, payer)
     }
-
-    // The payer holds it, and the chain would execute exactly this transfer (every caveat of every delegation runs).
-    const moves = phase === "verify" ? acceptedAmount : amount
-    const callData = redeemCallData(permissionContext as Hex, transferExecution(asset, payTo, moves))
+    // upto settling nothing: no transaction, nothing to simulate.
     if (moves === 0n) return { ok: true, payer, terms, amount: 0n, callData, gas: 0n }
-    const balance = await publicClient.readContract({ address: asset, abi: erc20Abi, functionName: "balanceOf", args: [payer] })
     if (balance < moves) return fail(REASONS.funds, `${payer} holds ${balance} of ${asset}, less than ${moves}`, payer)
-    let gas: bigint
-    try {
-      // Against the next block: its time is what the deadlines and the grant's expiry will see.
-      gas = await publicClient.estimateGas({ account: this.address, to: environment.DelegationManager, data: callData, blockTag: "pending" })
-    } catch (e) {
-      return fail(REASONS.simulation, `the redemption would revert: ${revertReasonOf(e)}`, payer)
-    }
+    if ("error" in simulated) return fail(REASONS.simulation, `the redemption would revert: ${revertReasonOf(simulated.error)}`, payer)
+    const gas = simulated.gas
     if (gas > this.maxGas) return fail(REASONS.gas, `the redemption needs ${gas} gas, more than ${this.maxGas}`, payer)
     return { ok: true, payer, terms, amount: moves, callData, gas }
   }
