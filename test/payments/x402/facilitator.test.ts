@@ -122,6 +122,21 @@ describe("facilitator settle", () => {
     assert.include(after.errorMessage, "LimitedCallsEnforcer:limit-exceeded")
   })
 
+  it("five different payments settled at once all land (one settlement key, its nonces in order)", async () => {
+    const payers = await Promise.all([1, 2, 3, 4, 5].map(() => makeOwner(5)))
+    const payments = await Promise.all(payers.map(async (payer) => {
+      const g = await signGrant(payer, agent.address)
+      const requirements = requirementOf(world, { scheme: "exact", amount: USD(0.2) })
+      return { requirements, payment: paymentOf(requirements, await signPayment(g, agent, await exactTerms(USD(0.2)), world.facilitator.address)) }
+    }))
+    const before = await balanceOf(usdc, world.merchant)
+    const results = await Promise.all(payments.map(({ payment, requirements }) => world.facilitator.facilitator.settle(payment, requirements)))
+    assert.deepStrictEqual(results.map((r) => r.success), [true, true, true, true, true], JSON.stringify(results.filter((r) => !r.success)))
+    assert.strictEqual(new Set(results.map((r) => r.transaction)).size, 5)
+    assert.strictEqual(await balanceOf(usdc, world.merchant), before + USD(1))
+    assert.deepStrictEqual(await Promise.all(payers.map((p) => balanceOf(usdc, p.address))), payers.map(() => USD(4.8)))
+  })
+
   it("upto: never more than the ceiling signed; zero settles nothing and sends no transaction", async () => {
     const ceiling = requirementOf(world, { scheme: "upto", amount: USD(1) })
     const terms = { ...(await exactTerms()), scheme: "upto" as const }

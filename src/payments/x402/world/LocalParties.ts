@@ -11,6 +11,7 @@ import {
   type Address,
   createPublicClient,
   createWalletClient,
+  encodeFunctionData,
   erc20Abi,
   type Hex,
   http,
@@ -64,17 +65,29 @@ export const localParties = (network: LocalNetworkKeys) => {
     return key
   }
 
-  /** Mints test stablecoins from the unlocked deployer (anvil assigns nonces: concurrent mints never collide). */
-  const mint = async (token: "usd" | "usdt", to: Address, amount: number) => {
-    const wallet = createWalletClient({ chain, transport: http(network.rpcUrl) })
-    const hash = await wallet.writeContract({
-      account: network.deployer,
-      address: network.tokens[token].address,
-      abi: permitStablecoinAbi,
-      functionName: "mint",
-      args: [to, units(amount)]
-    })
-    await publicClient.waitForTransactionReceipt({ hash })
+  /**
+   * Mints test stablecoins from the unlocked deployer: one mint at a time from here (anvil
+   * hands two concurrent `eth_sendTransaction`s the same nonce), and again when another
+   * process sharing the deployer took the nonce first.
+   */
+  let minting: Promise<unknown> = Promise.resolve()
+  const mint = (token: "usd" | "usdt", to: Address, amount: number): Promise<void> => {
+    const data = encodeFunctionData({ abi: permitStablecoinAbi, functionName: "mint", args: [to, units(amount)] })
+    const once = async (attempt: number): Promise<void> => {
+      try {
+        const hash = await publicClient.request({
+          method: "eth_sendTransaction" as never,
+          params: [{ from: network.deployer, to: network.tokens[token].address, data }] as never
+        }) as Hex
+        await publicClient.waitForTransactionReceipt({ hash })
+      } catch (e) {
+        if (attempt < 5 && /nonce/i.test(String(e))) return once(attempt + 1)
+        throw e
+      }
+    }
+    const next = minting.then(() => once(0))
+    minting = next.catch(() => undefined)
+    return next
   }
 
   /** A HybridDeleGator of a fresh key, deployed through its factory, holding ETH. */
