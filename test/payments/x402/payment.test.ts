@@ -6,9 +6,13 @@
  * PAYMENT-RESPONSE is the facilitator's redemption and the balances read on chain match.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { DelegationManager } from "@metamask/delegation-abis"
+import { ROOT_AUTHORITY } from "@metamask/smart-accounts-kit"
+import { hashDelegation } from "@metamask/smart-accounts-kit/utils"
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from "@x402/core/http"
 import type { PaymentPayload } from "@x402/core/types"
-import { privateKeyToAccount, generatePrivateKey } from "viem/accounts"
+import { decodeEventLog } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { localGrantAuthorizer } from "../../../src/payments/x402/Authorizer.ts"
 import { transferredIn } from "../../../src/payments/x402/Facilitator.ts"
 import { payingFetch, settlementOf } from "../../../src/payments/x402/PayingFetch.ts"
@@ -80,6 +84,23 @@ describe("x402 payments under a grant (ERC-7710)", () => {
     assert.strictEqual(receipt.from.toLowerCase(), world.facilitator.address.toLowerCase(), "the facilitator's key redeemed it")
     assert.strictEqual(receipt.to?.toLowerCase(), net.delegation.DelegationManager.toLowerCase())
     assert.strictEqual(transferredIn(receipt, usdc, owner.address, world.merchant), USD(0.01))
+    // What a follower sees: one RedeemedDelegation per delegation of the chain (the payment,
+    // then the grant), each from the owner's account, redeemed by the facilitator.
+    const redeemed = receipt.logs.flatMap((log) => {
+      try {
+        const event = decodeEventLog({ abi: DelegationManager, topics: log.topics, data: log.data })
+        return event.eventName === "RedeemedDelegation" ? [event.args as unknown as { rootDelegator: string; redeemer: string; delegation: { delegate: string; authority: string } }] : []
+      } catch {
+        return []
+      }
+    })
+    assert.deepStrictEqual(
+      redeemed.map((e) => [e.rootDelegator, e.redeemer, e.delegation.delegate, e.delegation.authority]),
+      [
+        [owner.address, world.facilitator.address, world.facilitator.address, hashDelegation(grant.grant)],
+        [owner.address, world.facilitator.address, agent.address, ROOT_AUTHORITY]
+      ]
+    )
     assert.deepStrictEqual(
       [await balanceOf(usdc, owner.address), await balanceOf(usdc, world.merchant)],
       [before[0]! - USD(0.01), before[1]! + USD(0.01)]
