@@ -154,3 +154,19 @@ describe("x402 payments under a grant (ERC-7710)", () => {
     assert.strictEqual(await balanceOf(usdc, owner.address), ownerBefore - USD(0.15))
   })
 })
+
+describe("a large grant", () => {
+  it("a grant with 32 allowed recipients still pays: its PAYMENT-SIGNATURE (about 41 kB) is accepted", async () => {
+    const owner = await makeOwner()
+    const agent = privateKeyToAccount(generatePrivateKey())
+    const recipients = [...Array.from({ length: 31 }, () => privateKeyToAccount(generatePrivateKey()).address), world.merchant]
+    const grant = await signGrant(owner, agent.address, { recipients })
+    const wire = recording()
+    const pay = payingFetch({ scope, authorizer: localGrantAuthorizer(grant, agent), fetch: wire.fetch })
+    const res = await pay(`${world.resource.url}/report`, { maxAmount: USD(0.01) })
+    assert.strictEqual(res.status, 200)
+    assert.isTrue(settlementOf(res)?.success)
+    const header = (wire.sent[0]!.payload["permissionContext"] as string).length
+    assert.isAbove(header, 16 * 1024, "the context alone is over Node's default header limit")
+  })
+})
