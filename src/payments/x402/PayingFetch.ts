@@ -73,12 +73,12 @@ export const payingFetch = (config: PayingFetchConfig): PayingFetch => async (in
       }
     }))
   }
-  const http = new x402HTTPClient(client).onPaymentRequired(async ({ paymentRequired }) => {
+  const http = new x402HTTPClient(client).onPaymentRequired(async ({ paymentRequired, requestUrl }) => {
     // Runs before the core selects or a scheme signs: the whole document, then each offer.
     if (ceiling === undefined) refuse(new PaymentRefused("maxAmount", "this call set no ceiling, so it pays nothing"))
     const document = checkPaymentRequired(paymentRequired)
     if (!document.ok) return refuse(document.refused)
-    resource = document.value
+    resource = { ...document.value, requestedUrl: requestUrl }
     const offers = payable(paymentRequired.accepts)
     if (!offers.some((o) => o.check.ok)) {
       refuse(noneAcceptable(paymentRequired.accepts, offers.flatMap((o) => (o.check.ok ? [] : [o.check.refused]))))

@@ -127,8 +127,11 @@ export const checkRequirement = (requirement: unknown, scope: PayerScope, ceilin
 }
 
 export interface CheckedResource {
+  /** The resource as the server names it (`PaymentRequired.resource.url`). */
   readonly url: string
   readonly description?: string
+  /** The URL the client actually requested, when known (a server may name its resource otherwise). */
+  readonly requestedUrl?: string
 }
 
 const checkText = (field: string, value: unknown, max: number): Checked<string | undefined> => {

@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Address } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { type AgentSigner, localGrantAuthorizer, type PaymentAuthorizer } from "../../../src/payments/x402/Authorizer.ts"
+import { type AgentSigner, localGrantAuthorizer, type PaymentAuthorizer, type PaymentRequest } from "../../../src/payments/x402/Authorizer.ts"
 import { payingFetch } from "../../../src/payments/x402/PayingFetch.ts"
 import { PaymentRefused } from "../../../src/payments/x402/Requirements.ts"
 import { makeOwner, net, randomAddress, scope, signGrant, USD, usdc } from "./support.ts"
@@ -25,6 +25,7 @@ let url: string
 let signatures = 0
 let authorizations = 0
 let authorizer: PaymentAuthorizer
+let lastRequest: PaymentRequest | undefined
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -55,6 +56,7 @@ beforeAll(async () => {
     payer: local.payer,
     authorize: (request) => {
       authorizations++
+      lastRequest = request
       return local.authorize(request)
     }
   }
@@ -175,5 +177,9 @@ describe("hostile payment requirements are refused before anything is signed", (
     const sent = paid[paid.length - 1]!
     assert.deepStrictEqual(sent.accepted as unknown, good)
     assert.strictEqual(sent.resource?.url, url)
+    // The authorizer (later the service) learns the resource as named and as requested, and the deadline.
+    assert.deepStrictEqual(lastRequest?.resource, { url, description: "a paid thing", requestedUrl: url })
+    assert.strictEqual(lastRequest?.requirement.amount, 10_000n)
+    assert.approximately(lastRequest!.validBefore, Math.floor(Date.now() / 1000) + 60, 5)
   })
 })

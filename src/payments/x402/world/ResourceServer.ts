@@ -34,12 +34,7 @@ export interface ResourceServerOptions {
   readonly port?: number
 }
 
-export interface RunningResourceServer extends Listening {
-  /** Requests the handlers served (paid or not): what a test counts to see nothing was served unpaid. */
-  readonly served: () => number
-}
-
-export const startResourceServer = async (options: ResourceServerOptions): Promise<RunningResourceServer> => {
+export const startResourceServer = async (options: ResourceServerOptions): Promise<Listening> => {
   const network = networkOf(options.chainId)
   const offer = (scheme: "exact" | "upto", amount: bigint) => ({
     scheme,
@@ -60,16 +55,13 @@ export const startResourceServer = async (options: ResourceServerOptions): Promi
   // Fetch the facilitator's /supported now: a misconfigured world fails at start, not at the first request.
   await http.initialize()
 
-  let served = 0
   const app = express()
   app.disable("x-powered-by")
   app.use(paymentMiddlewareFromHTTPServer(http, undefined, undefined, false))
   app.get("/report", (_req, res) => {
-    served++
     res.json({ report: "all systems nominal", price: options.price.toString() })
   })
   app.get("/metered", (req, res) => {
-    served++
     const units = typeof req.query["units"] === "string" && /^[0-9]{1,6}$/.test(req.query["units"]) ? BigInt(req.query["units"]) : 1n
     const used = units * options.unitPrice
     const charged = used > options.meteredMax ? options.meteredMax : used
@@ -78,12 +70,10 @@ export const startResourceServer = async (options: ResourceServerOptions): Promi
     res.json({ units: units.toString(), charged: charged.toString() })
   })
   app.get("/free", (_req, res) => {
-    served++
     res.json({ free: true })
   })
-  const listening = await listen(app, {
+  return listen(app, {
     ...(options.host === undefined ? {} : { host: options.host }),
     ...(options.port === undefined ? {} : { port: options.port })
   })
-  return { ...listening, served: () => served }
 }
