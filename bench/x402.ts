@@ -84,14 +84,17 @@ const percentile = (values: ReadonlyArray<number>, p: number) => {
 }
 
 const measure = async (label: string, path: string, maxAmount: bigint) => {
-  const rows: Array<{ total: number; settle: number; verify: number; sign: number }> = []
+  const rows: Array<{ total: number; settle: number; verify: number; sign: number; gas: number }> = []
   for (let i = 0; i < warmup + iterations; i++) {
     Object.assign(current, { verifyMs: 0, settleMs: 0, signMs: 0, t402: 0 })
     const response = await pay(`${resource.url}${path}`, { maxAmount })
     const done = performance.now()
     await response.arrayBuffer()
-    if (response.status !== 200 || settlementOf(response)?.success !== true) throw new Error(`${label}: payment ${i} failed (${response.status})`)
-    if (i >= warmup) rows.push({ total: done - current.t402, settle: current.settleMs, verify: current.verifyMs, sign: current.signMs })
+    const settlement = settlementOf(response)
+    if (response.status !== 200 || settlement?.success !== true) throw new Error(`${label}: payment ${i} failed (${response.status})`)
+    // Outside the timed part: the settlement's gas, from its receipt.
+    const receipt = await parties.publicClient.getTransactionReceipt({ hash: settlement.transaction as `0x${string}` })
+    if (i >= warmup) rows.push({ total: done - current.t402, settle: current.settleMs, verify: current.verifyMs, sign: current.signMs, gas: Number(receipt.gasUsed) })
   }
   const col = (k: keyof typeof rows[number]) => rows.map((r) => r[k])
   const p50 = percentile(col("total"), 50)
@@ -102,7 +105,8 @@ const measure = async (label: string, path: string, maxAmount: bigint) => {
     `${label}: 402 → 200 p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms over ${rows.length}; ` +
       `settle p50 ${settle50.toFixed(1)} ms (p95 ${percentile(col("settle"), 95).toFixed(1)}), ` +
       `verify p50 ${percentile(col("verify"), 50).toFixed(1)} ms, sign p50 ${percentile(col("sign"), 50).toFixed(1)} ms; ` +
-      `settlement is ${(100 * percentile(share, 50)).toFixed(0)} % of it (median of per-payment shares)`
+      `settlement is ${(100 * percentile(share, 50)).toFixed(0)} % of it (median of per-payment shares); ` +
+      `settlement gas ${percentile(col("gas"), 50)}`
   )
   report({ path: `${label} 402 → 200 p50`, service: p50, baseline: 0, unit: "ms", goal: "(reference)", met: true })
   report({ path: `${label} 402 → 200 p95`, service: p95, baseline: 0, unit: "ms", goal: "(reference)", met: true })
