@@ -71,8 +71,12 @@ export const REASONS = {
   gas: "invalid_erc7710_gas_limit",
   exceeds: "invalid_upto_evm_payload_settlement_exceeds_amount",
   inFlight: "invalid_erc7710_settlement_in_progress",
-  transaction: "invalid_transaction_state"
+  transaction: "invalid_transaction_state",
+  verifyError: "unexpected_verify_error",
+  settleError: "unexpected_settle_error"
 } as const
+
+const messageOf = (e: unknown) => (e instanceof Error ? (e as { shortMessage?: string }).shortMessage ?? e.message : String(e))
 
 export interface FacilitatorOptions {
   readonly chainId: number
@@ -156,7 +160,8 @@ export class Erc7710FacilitatorScheme implements SchemeNetworkFacilitator {
   }
 
   async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
-    const check = await this.check(payload, requirements, "verify")
+    // A chain that does not answer is a refusal with its reason, never a thrown 500.
+    const check = await this.check(payload, requirements, "verify").catch((e): Check => ({ ok: false, reason: REASONS.verifyError, message: messageOf(e) }))
     return check.ok
       ? { isValid: true, payer: check.payer }
       : { isValid: false, invalidReason: check.reason, invalidMessage: check.message, ...(check.payer === undefined ? {} : { payer: check.payer }) }
@@ -175,7 +180,7 @@ export class Erc7710FacilitatorScheme implements SchemeNetworkFacilitator {
     if (key !== undefined && this.settling.has(key)) return failure(REASONS.inFlight, "this payment is being settled already")
     if (key !== undefined) this.settling.add(key)
     try {
-      const check = await this.check(payload, requirements, "settle")
+      const check = await this.check(payload, requirements, "settle").catch((e): Check => ({ ok: false, reason: REASONS.settleError, message: messageOf(e) }))
       if (!check.ok) return failure(check.reason, check.message, check.payer === undefined ? {} : { payer: check.payer })
       if (check.amount === 0n) {
         // upto: nothing used, nothing moves; the delegation lapses at its deadline.
@@ -183,14 +188,25 @@ export class Erc7710FacilitatorScheme implements SchemeNetworkFacilitator {
       }
       const { walletClient, publicClient, environment } = this.options
       const gas = check.gas + check.gas / 4n > this.maxGas ? this.maxGas : check.gas + check.gas / 4n
-      const hash = await walletClient.sendTransaction({
-        account: walletClient.account,
-        chain: walletClient.chain,
-        to: environment.DelegationManager,
-        data: check.callData,
-        gas
-      })
-      const receipt = await publicClient.waitForTransactionReceipt({ hash })
+      let hash: Hex
+      try {
+        hash = await walletClient.sendTransaction({
+          account: walletClient.account,
+          chain: walletClient.chain,
+          to: environment.DelegationManager,
+          data: check.callData,
+          gas
+        })
+      } catch (e) {
+        return failure(REASONS.settleError, `the redemption was not sent: ${messageOf(e)}`, { payer: check.payer })
+      }
+      let receipt: TransactionReceipt
+      try {
+        receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: 60_000 })
+      } catch (e) {
+        // Sent but not seen mined: indeterminate, the hash says where to look.
+        return failure(REASONS.transaction, `no receipt for the redemption yet: ${messageOf(e)}`, { payer: check.payer, transaction: hash })
+      }
       if (receipt.status !== "success") {
         return failure(REASONS.transaction, "the redemption reverted on chain", { payer: check.payer, transaction: hash })
       }

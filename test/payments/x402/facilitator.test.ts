@@ -12,6 +12,7 @@ import type { Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { transferExecution } from "../../../src/payments/x402/PaymentDelegation.ts"
 import type { Erc7710Payload } from "../../../src/payments/x402/Wire.ts"
+import { makeFacilitator } from "../../../src/payments/x402/world/FacilitatorService.ts"
 import { chainNow, signPayment } from "./attacker.ts"
 import { balanceOf, makeOwner, net, paymentOf, randomAddress, requirementOf, signGrant, smartAccount, startWorld, USD, usdc, type World } from "./support.ts"
 
@@ -153,6 +154,18 @@ describe("facilitator settle", () => {
     assert.isTrue(part.success, part.errorMessage)
     assert.strictEqual(part.amount, USD(0.3).toString())
     assert.strictEqual(await balanceOf(usdc, world.merchant), before + USD(0.3))
+  })
+})
+
+describe("facilitator without its chain", () => {
+  it("an RPC that does not answer is a refusal with its reason, never a throw, and nothing is sent", async () => {
+    const down = makeFacilitator({ network: { ...net, rpcUrl: "http://127.0.0.1:9" }, key: generatePrivateKey() })
+    const requirements = requirementOf(world, { scheme: "exact", amount: USD(1) })
+    const payment = paymentOf(requirements, await signPayment(grant, agent, await exactTerms(), down.address))
+    const verified = await down.facilitator.verify(payment, requirements)
+    assert.deepStrictEqual([verified.isValid, verified.invalidReason], [false, "unexpected_verify_error"])
+    const settled = await down.facilitator.settle(payment, requirements)
+    assert.deepStrictEqual([settled.success, settled.errorReason, settled.transaction], [false, "unexpected_settle_error", ""])
   })
 })
 
