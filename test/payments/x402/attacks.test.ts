@@ -9,6 +9,7 @@
  * facilitator's verify (its simulation runs every caveat) and by the chain when sent anyway.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { decodePaymentRequiredHeader } from "@x402/core/http"
 import type { Address } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { localGrantAuthorizer } from "../../../src/payments/x402/Authorizer.ts"
@@ -190,6 +191,13 @@ describe("the grant's own limits bind a payment", () => {
     const watch: Watch = { tokens: [usdc], holders: [owner.address, world.merchant] }
     const agentOnly = await signGrant(owner, agent.address, { redeemers: [agent.address] })
     await refusedEverywhere(agentOnly, agent, { amount: USD(0.01) }, watch, "RedeemerEnforcer:unauthorized-redeemer")
+    // Through the world, the agent's paid retry is answered 402 again with the facilitator's reason; nothing moves.
+    const before = await balanceOf(usdc, owner.address)
+    const refusedPay = await payingFetch({ scope, authorizer: localGrantAuthorizer(agentOnly, agent) })(`${world.resource.url}/report`, { maxAmount: USD(0.01) })
+    assert.strictEqual(refusedPay.status, 402)
+    const again = decodePaymentRequiredHeader(refusedPay.headers.get("PAYMENT-REQUIRED")!)
+    assert.include(again.error, "invalid_erc7710_simulation_failed")
+    assert.strictEqual(await balanceOf(usdc, owner.address), before)
     // The agent's own redemptions stay allowed under that rule (a transfer it makes itself).
     const agentKey = generatePrivateKey()
     const selfAgent = privateKeyToAccount(agentKey)
