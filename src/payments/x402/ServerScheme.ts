@@ -26,9 +26,9 @@ export class Erc7710ServerScheme implements SchemeNetworkServer {
     return this.assets.find((a) => a.address.toLowerCase() === asset.toLowerCase())?.decimals
   }
 
-  async parsePrice(price: Price, _network: Network): Promise<AssetAmount> {
+  async parsePrice(price: Price, network: Network): Promise<AssetAmount> {
     if (typeof price === "object") {
-      if (this.getAssetDecimals(price.asset, _network) === undefined) throw new Error(`${price.asset} is not an asset this server charges in`)
+      if (this.getAssetDecimals(price.asset, network) === undefined) throw new Error(`${price.asset} is not an asset this server charges in`)
       return { amount: price.amount, asset: getAddress(price.asset), extra: price.extra ?? {} }
     }
     const usd = this.assets[0]!
