@@ -20,7 +20,11 @@ import { enableCalls, enabledPermissionIds, legTypedData, randomSalt, recoverLeg
 import { DelegationRepo, type Leg } from "./DelegationRepo.ts"
 import type { DelegationBuild } from "./Domain.ts"
 import { grantTermsOf, makeGrant } from "./Grant.ts"
+import { isNativeSymbol, nativeToken } from "./Native.ts"
+import type { PeriodInput } from "./Periods.ts"
 import { humanSummary, makePolicySet } from "./Policy.ts"
+import { delegateProblem, type RedeemersInput } from "./Redeemers.ts"
+import type { StreamInput } from "./Streams.ts"
 import { Relay } from "./Ports.ts"
 import { lower, type Reads, type Signer } from "./Reads.ts"
 
@@ -35,13 +39,19 @@ export interface BuildInput {
   readonly kind: string
   readonly delegateeAddress: string
   readonly chainId: number
-  readonly budgets: ReadonlyArray<{ readonly token: { readonly symbol: string }; readonly amount: number }>
+  readonly budgets: ReadonlyArray<{
+    readonly token: { readonly symbol: string }
+    readonly amount: number
+    readonly period?: PeriodInput
+    readonly stream?: StreamInput
+  }>
   readonly perActionMax?: { readonly token: { readonly symbol: string }; readonly amount: number }
   readonly maxActions?: number
   readonly recipientAllowlist?: ReadonlyArray<{ readonly name: string; readonly address: string; readonly chainId: number }>
   readonly allowedActions?: ReadonlyArray<{ readonly name: string; readonly target: string; readonly selectors: ReadonlyArray<string> }>
   readonly expiresAt?: string
   readonly accountId?: string
+  readonly redeemers?: RedeemersInput
 }
 
 export interface CreateInput {
@@ -68,6 +78,16 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
   const minLifetimeMs = Duration.toMillis(yield* MinLifetime)
   const dm = network.delegation.DelegationManager
   const { decimalsOf, render } = reads
+  const deploymentContracts = [
+    { name: "DelegationManager", address: dm },
+    { name: "EntryPoint", address: network.entryPoint },
+    { name: "SimpleFactory", address: network.delegation.SimpleFactory },
+    ...Object.entries(network.delegation.implementations).map(([name, address]) => ({ name, address })),
+    ...Object.entries(network.delegation.caveatEnforcers).map(([name, address]) => ({ name, address })),
+    ...Object.values(network.tokens).map((t) => ({ name: `token ${t.symbol}`, address: t.address })),
+    ...(network.paymaster === undefined ? [] : [{ name: "paymaster", address: network.paymaster.address }]),
+    ...(network.tokenPaymaster === undefined ? [] : [{ name: "token paymaster", address: network.tokenPaymaster.address }])
+  ]
 
   // ---------------------------------------------------------------------------------
   // Build
@@ -77,12 +97,18 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     if (input.chainId !== network.chainId) {
       return yield* new BadRequest({ message: `chainId ${input.chainId} is not served here (this service runs chain ${network.chainId})` })
     }
-    const budgetTokens = yield* Effect.forEach(input.budgets, (b) => tokens.resolve(input.chainId, b.token.symbol))
+    // The native coin is no token contract: its budget is held by the native enforcers (Native.ts).
+    const budgetTokens = yield* Effect.forEach(input.budgets, (b) =>
+      isNativeSymbol(b.token.symbol) ? Effect.succeed(nativeToken(input.chainId)) : tokens.resolve(input.chainId, b.token.symbol))
     const now = new Date()
     const made = makePolicySet(input, budgetTokens, now, minLifetimeMs)
     if (made._tag === "Invalid") return yield* new BadRequest({ message: made.message })
     const policy = made.policy
     const delegatee = lower(input.delegateeAddress) as Address
+    // Any address that can call the DelegationManager may be the delegate (an EOA, a smart account,
+    // ours or not); one that never could is refused, not granted a grant nobody can use.
+    const problem = delegateProblem(delegatee, account.address, deploymentContracts)
+    if (problem !== undefined) return yield* new BadRequest({ message: `delegateeAddress cannot redeem this grant: ${problem}` })
     // One delegation for the whole grant, every limit a caveat (Grant.ts); a limit the chain
     // cannot hold is a 400, never a grant that silently enforces less.
     const terms = grantTermsOf(policy, decimalsOf, { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }, now)

@@ -91,8 +91,9 @@ export const makeReads = Effect.gen(function*() {
   ) {
     const account = yield* accounts.resolve(signer.address, query.accountId)
     const rows = query.role === "delegatee"
-      // Grants the account holds (any owner's), never the holder's own grants to others.
-      ? yield* repo.listHeld(lower(account.address))
+      // Grants the account holds (any owner's), and those held by the signer's own key (an EOA
+      // delegate), never the holder's own grants to others.
+      ? yield* repo.listHeld([lower(account.address), lower(signer.address)])
       : yield* repo.listOwned(account.id, lower(signer.address))
     const sorted = [...rows].sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? -1 : 1))
     const all = yield* render(sorted)
