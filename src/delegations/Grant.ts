@@ -319,6 +319,17 @@ export const redeemArgs = (
   }
 }
 
+/**
+ * The signed grant with caveat args that serve every redemption within its scope, or `undefined`
+ * when the args depend on the redemption (2+ tokens pick a MultiTokenPeriod entry, 2+ recipients a
+ * LogicalOrWrapper group). This is the delegation of a permission context an agent redeems as it
+ * is (ERC-7710), whoever builds the redemption: a grant of one token and at most one recipient.
+ */
+export const standingGrant = (environment: DelegationEnvironment, grant: Delegation, scope: GrantScope): Delegation | undefined =>
+  scope.tokens.length !== 1 || scope.recipients.length > 1
+    ? undefined
+    : redeemArgs(environment, grant, scope, { token: scope.tokens[0]!, to: scope.recipients[0] ?? (grant.delegate as Address) })
+
 /** LogicalOrWrapperEnforcer args selecting group `index` whose `caveats` caveats take no args. */
 export const logicalOrArgs = (index: number, caveats = 1): Hex =>
   encodeAbiParameters(selectedGroupAbi, [{ groupIndex: BigInt(index), caveatArgs: Array.from({ length: caveats }, () => "0x" as Hex) }])

@@ -19,6 +19,7 @@ import type {
 import { formatUnits, type Hex, toHex } from "viem"
 import type { BuildInput } from "../delegations/Enable.ts"
 import { isNative, NATIVE_SYMBOL } from "../delegations/Native.ts"
+import { PERIOD_SECONDS } from "../delegations/Periods.ts"
 import { POLICY_DEFAULTS, toUnits } from "../delegations/Policy.ts"
 import { MAX_REDEEMERS } from "../delegations/Redeemers.ts"
 import { toUnitsOrZero } from "../delegations/Streams.ts"
@@ -247,6 +248,11 @@ const exact = (units: bigint, decimals: number, field: string, zeroOk = false): 
 }
 
 const iso = (s: number) => new Date(s * 1000).toISOString()
+/** A period in the service's words: a day, a week and a 30-day month by name (the summary says them so). */
+const periodOf = (seconds: number, start: number) => {
+  const every = (Object.entries(PERIOD_SECONDS) as ReadonlyArray<[keyof typeof PERIOD_SECONDS, number]>).find(([, s]) => s === seconds)?.[0]
+  return every === undefined ? { seconds, start: iso(start) } : { every, start: iso(start) }
+}
 const hexOf = (x: unknown) => BigInt(x as string)
 
 /**
@@ -315,13 +321,13 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
     const amount = exact(hexOf(data["periodAmount"]), decimals, "permission.data.periodAmount")
     if (amount._tag === "Refused") return amount
     const duration = data["periodDuration"] as number
-    budget = { token: { symbol }, amount: amount.value, period: { seconds: Math.min(duration, expiry - start), start: iso(start) } }
+    budget = { token: { symbol }, amount: amount.value, period: periodOf(Math.min(duration, expiry - start), start) }
   } else if (type.endsWith("-allowance")) {
     const amount = exact(hexOf(data["allowanceAmount"]), decimals, "permission.data.allowanceAmount")
     if (amount._tag === "Refused") return amount
     // Usable from a future start only: one period from it to the expiry. From now (or a past start): the whole life.
     budget = start > nowSeconds
-      ? { token: { symbol }, amount: amount.value, period: { seconds: expiry - start, start: iso(start) } }
+      ? { token: { symbol }, amount: amount.value, period: periodOf(expiry - start, start) }
       : { token: { symbol }, amount: amount.value }
   } else {
     const perSecond = hexOf(data["amountPerSecond"])
@@ -346,6 +352,11 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
   // Payees and redeemers.
   const p = ruleAt("payee")
   const payees = p < 0 ? [] : (rules[p]!.data as { addresses: ReadonlyArray<Hex> }).addresses
+  if (erc20 && payees.length > 1) {
+    // Two or more recipients of a token are groups of a LogicalOrWrapper, chosen by args at each
+    // redemption: a permission context, redeemed as it is, cannot carry that choice.
+    return refuse(`rules[${p}].data.addresses`, "an erc20 payee rule holds one address here (each of several would be chosen per redemption, which a permission context cannot carry)")
+  }
   if (payees.length > POLICY_DEFAULTS.maxRecipients) {
     return refuse(`rules[${p}].data.addresses`, `a payee rule lists at most ${POLICY_DEFAULTS.maxRecipients} addresses (each is enforced on chain)`)
   }

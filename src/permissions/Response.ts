@@ -17,11 +17,14 @@ import { MAX_ACTIONS, type MappedPermission, type MappedRequest } from "./Erc771
 
 export type MappedResponse = PermissionResponse<MappedPermission>
 
-/** The permission context an agent redeems: the signed grant alone (ABI `Delegation[]`, leaf first). */
-export const permissionContext = (signedGrant: Delegation): Hex => encodeDelegations([signedGrant])
+/**
+ * The permission context an agent redeems: the signed grant alone (ABI `Delegation[]`, leaf first),
+ * with the caveat args its redemptions need (Grant.ts `standingGrant`).
+ */
+export const permissionContext = (standingGrant: Delegation): Hex => encodeDelegations([standingGrant])
 
 export interface Issued {
-  /** The signed grant (the owner's signature in `signature`). */
+  /** The signed grant (the owner's signature in `signature`) with its standing caveat args (Grant.ts `standingGrant`). */
   readonly signedGrant: Delegation
   readonly delegationManager: Hex
   /** The owner's account (the delegator): the response's `from`. */

@@ -102,7 +102,7 @@ describe("each permission type the chain can hold, from the kit's own wire", () 
       }
     }])
     const m = ok(mapRequest(wire, context()))
-    assert.deepStrictEqual(m.input.budgets, [{ token: { symbol: "USDC" }, amount: 10, period: { seconds: DAY, start: now.toISOString() } }])
+    assert.deepStrictEqual(m.input.budgets, [{ token: { symbol: "USDC" }, amount: 10, period: { every: "day", start: now.toISOString() } }])
     assert.deepStrictEqual(m.input.recipientAllowlist, [{ name: "payee 1", address: addr(0xb0b), chainId: CHAIN }])
     assert.deepStrictEqual(m.input.redeemers, { mode: "delegate" })
     assert.strictEqual(m.input.maxActions, MAX_ACTIONS)
@@ -158,7 +158,7 @@ describe("each permission type the chain can hold, from the kit's own wire", () 
 
   it("a period longer than the grant's life is one period to the expiry (the chain allows nothing after it)", async () => {
     const [wire] = await kitWire([{ chainId: CHAIN, to: agent, expiry: nowS + 7 * DAY, permission: { type: "erc20-token-periodic", isAdjustmentAllowed: true, data: { tokenAddress: USDC.address as Address, periodAmount: 1_000_000n, periodDuration: 30 * DAY } } }])
-    assert.deepStrictEqual(ok(mapRequest(wire, context())).input.budgets[0]!.period, { seconds: 7 * DAY, start: now.toISOString() })
+    assert.deepStrictEqual(ok(mapRequest(wire, context())).input.budgets[0]!.period, { every: "week", start: now.toISOString() })
   })
 
   it("native-token-periodic, -stream and -allowance: the native enforcers, payees as targets", async () => {
@@ -219,7 +219,8 @@ describe("what cannot be held exactly is refused, naming the field", () => {
     ["a rule twice", { ...base(), rules: [{ type: "expiry", data: { timestamp: nowS + DAY } }, { type: "expiry", data: { timestamp: nowS + DAY } }] }, "rules[1].type", "twice"],
     ["a payee of the wrong length", { ...base(), rules: [{ type: "payee", data: { addresses: ["0x12"] } }] }, "rules[0].data.addresses[0]"],
     ["an empty payee list", { ...base(), rules: [{ type: "payee", data: { addresses: [] } }] }, "rules[0].data.addresses"],
-    ["too many payees", { ...base(), rules: [{ type: "payee", data: { addresses: Array.from({ length: 33 }, (_, i) => addr(0x700 + i)) } }] }, "rules[0].data.addresses", "at most 32"],
+    ["two payees of a token", { ...base(), rules: [{ type: "payee", data: { addresses: [addr(0x700), addr(0x701)] } }] }, "rules[0].data.addresses", "one address"],
+    ["too many payees of ETH", { ...base(), permission: { type: "native-token-allowance", isAdjustmentAllowed: false, data: { allowanceAmount: "0x1" } }, rules: [{ type: "payee", data: { addresses: Array.from({ length: 33 }, (_, i) => addr(0x700 + i)) } }] }, "rules[0].data.addresses", "at most 32"],
     ["redeemers without the delegate", { ...base(), rules: [{ type: "redeemer", data: { addresses: [addr(0xfac)] } }] }, "rules[0].data.addresses", "must be among the redeemers"],
     ["rules not a list", { ...base(), rules: { type: "expiry" } }, "rules"],
     ["a stream without a rate", { ...base(), permission: { type: "erc20-token-stream", isAdjustmentAllowed: false, data: { tokenAddress: USDC.address, maxAmount: "0x10" } } }, "permission.data.amountPerSecond"],
