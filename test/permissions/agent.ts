@@ -36,6 +36,7 @@ import { viemChainOf } from "../../src/chain/Chain.ts"
 import { Network } from "../../src/chain/Network.ts"
 import type { Delegation } from "../../src/delegations/Caveats.ts"
 import { standingGrant } from "../../src/delegations/Grant.ts"
+import { redeemedContexts } from "../../src/delegations/RedemptionChains.ts"
 import { mapRequest, type MappingContext } from "../../src/permissions/Erc7715.ts"
 import { type MappedResponse, permissionResponse } from "../../src/permissions/Response.ts"
 import { supportedPermissions } from "../../src/permissions/Supported.ts"
@@ -79,6 +80,7 @@ export const mappingContext = (owner: Session) =>
 
 export interface Granted {
   readonly id: string
+  readonly permissionId: Hex
   readonly response: MappedResponse
   readonly signed: Delegation
   readonly summary: string
@@ -109,7 +111,7 @@ export const grant7715 = (owner: Session, request: RequestExecutionPermissionsPa
       delegationManager: net.delegation.DelegationManager,
       account: owner.account.address as Hex
     })
-    return { id: created.id, response, signed, summary: build.humanSummary } satisfies Granted
+    return { id: created.id, permissionId: leg.permissionId.toLowerCase() as Hex, response, signed, summary: build.humanSummary } satisfies Granted
   })
 
 /** The signed grant of a build with the caveat args every redemption uses (what a permission context carries). */
@@ -209,6 +211,18 @@ export const eoaAgent = (key: Hex) =>
       }
     }
     return { address: eoa.address.toLowerCase() as Address, wallet, publicClient, redeem }
+  })
+
+/** The permission contexts a mined transaction redeemed, decoded from its call data and receipt (RedemptionChains.ts). */
+export const decodedRedemptions = (receipt: TransactionReceipt) =>
+  Effect.promise(async () => {
+    const { net, publicClient } = clients()
+    const tx = await publicClient.getTransaction({ hash: receipt.transactionHash })
+    return redeemedContexts(
+      { from: tx.from, to: tx.to, input: tx.input },
+      { status: receipt.status, logs: receipt.logs },
+      { delegationManager: net.delegation.DelegationManager, entryPoint: net.entryPoint }
+    )
   })
 
 export const tokenBalance = (token: Address, holder: string) =>

@@ -14,12 +14,14 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Network } from "../../src/chain/Network.ts"
 import { legTypedData } from "../../src/delegations/Caveats.ts"
 import type { Delegation } from "../../src/delegations/Caveats.ts"
+import { NATIVE_ADDRESS } from "../../src/delegations/Native.ts"
 import { delegationHashOf } from "../../src/delegations/Redemptions.ts"
 import { mint } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
 import { failure, newSession, relay, session, signLeg, signOp } from "../delegations/helpers.ts"
 import {
   accepted,
+  decodedRedemptions,
   eoaAgent,
   erc20Transfer,
   ethBalance,
@@ -66,8 +68,15 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
 
         const agent = yield* smartAgent(agentSession.key)
         assert.strictEqual(agent.address, agentSession.account.address.toLowerCase())
-        accepted(yield* Effect.promise(() => agent.redeem({ to: usdc, data: erc20Transfer(alice, USD(3)) }, g.response.context)))
+        const mined = accepted(yield* Effect.promise(() => agent.redeem({ to: usdc, data: erc20Transfer(alice, USD(3)) }, g.response.context)))
         assert.strictEqual(yield* tokenBalance(usdc, alice), USD(3))
+        // The bundle's receipt and call data say who redeemed what: the agent's account, in its operation.
+        const [seenOnChain, ...none] = yield* decodedRedemptions(mined)
+        assert.lengthOf(none, 0)
+        assert.strictEqual(seenOnChain!.rootHash, g.permissionId)
+        assert.deepStrictEqual(seenOnChain!.chain.map((l) => [l.delegator, l.delegate]), [[owner.account.address.toLowerCase(), agent.address]])
+        assert.deepStrictEqual([seenOnChain!.redeemer, seenOnChain!.via], [agent.address, "user_operation"])
+        assert.deepStrictEqual(seenOnChain!.moved.map((m) => [m.token, m.to, m.units]), [[usdc.toLowerCase(), alice, USD(3)]])
 
         const before = [yield* tokenBalance(usdc, alice), yield* tokenBalance(usdc, owner.account.address)]
         const over = yield* Effect.promise(() => agent.redeem({ to: usdc, data: erc20Transfer(alice, USD(2) + 1n) }, g.response.context))
@@ -109,7 +118,10 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         assert.strictEqual(act.tag, "BadRequest")
         assert.include(act.message, "plain address (an EOA)")
 
-        accepted(yield* Effect.promise(() => agent.redeem({ to: usdc, data: erc20Transfer(alice, USD(3)) }, g.response.context)))
+        const mined = accepted(yield* Effect.promise(() => agent.redeem({ to: usdc, data: erc20Transfer(alice, USD(3)) }, g.response.context)))
+        const [plain] = yield* decodedRedemptions(mined)
+        assert.deepStrictEqual([plain!.redeemer, plain!.via, plain!.rootHash], [agent.address, "transaction", g.permissionId])
+        assert.deepStrictEqual(plain!.moved.map((m) => [m.to, m.units]), [[alice, USD(3)]])
         const balances = Effect.all([tokenBalance(usdc, alice), tokenBalance(usdc, owner.account.address)])
         const before = yield* balances
         assert.strictEqual(before[0], USD(3))
@@ -197,8 +209,17 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         })
         const openSigned = yield* standingOf(open, signature)
         accepted(yield* Effect.promise(() => delegate.redeem({ to: usdc, data: erc20Transfer(delegate.address, USD(1)) }, [openSigned])))
-        accepted(yield* viaChain(stranger, openSigned, USD(4)))
+        const chained = accepted(yield* viaChain(stranger, openSigned, USD(4)))
         assert.strictEqual(yield* tokenBalance(usdc, stranger.address), USD(4))
+        // Decoded as it happened: the chain [child, grant], the stranger as redeemer, 4 USDC to it.
+        const [record] = yield* decodedRedemptions(chained)
+        assert.strictEqual(record!.rootHash, leg.permissionId.toLowerCase())
+        assert.deepStrictEqual(record!.chain.map((l) => [l.delegator, l.delegate]), [
+          [delegate.address, stranger.address],
+          [owner.account.address.toLowerCase(), delegate.address]
+        ])
+        assert.deepStrictEqual([record!.redeemer, record!.via], [stranger.address, "transaction"])
+        assert.deepStrictEqual(record!.moved.map((m) => [m.token, m.to, m.units]), [[usdc.toLowerCase(), stranger.address, USD(4)]])
         // Its limits still hold on the chain: over the per-action maximum, the stranger is refused.
         const now = yield* balances
         refusedOnChain(yield* viaChain(stranger, openSigned, USD(5) + 1n), "TransferCapEnforcer:amount-exceeded", now, yield* balances)
@@ -259,8 +280,10 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         })
         assert.include(g.summary, "It may only send ETH, with no call data")
         yield* fundEth(owner.account.address, "1")
-        accepted(yield* Effect.promise(() => agent.redeem({ to: alice, value: parseEther("0.004") }, g.response.context)))
+        const sent = accepted(yield* Effect.promise(() => agent.redeem({ to: alice, value: parseEther("0.004") }, g.response.context)))
         assert.strictEqual(yield* ethBalance(alice), parseEther("0.004"))
+        const [value] = yield* decodedRedemptions(sent)
+        assert.deepStrictEqual(value!.moved, [{ token: NATIVE_ADDRESS, to: alice, units: parseEther("0.004") }])
         const balances = Effect.all([ethBalance(alice), ethBalance(bob), ethBalance(owner.account.address)])
         const before = yield* balances
         refusedOnChain(yield* Effect.promise(() => agent.redeem({ to: bob, value: 1n }, g.response.context)),
