@@ -211,3 +211,32 @@ export const DelegationBuild = Schema.Struct({
 export const DelegationSignature = Schema.Struct({ permissionId: Hash32, signature: HexString }).annotate({
   identifier: "DelegationSignature"
 })
+
+/**
+ * One redemption of a grant as the chain showed it (beyond the contract; the chain follower records
+ * it: docs/follower.md): the permission context leaf first, who redeemed it, what moved.
+ */
+export const RedemptionRecord = Schema.Struct({
+  /** The grant (absent for a grant this service did not build). */
+  delegationId: Schema.optionalKey(Schema.String),
+  /** The grant's permission id: the root of the chain. */
+  permissionId: Hash32,
+  txHash: Hash32,
+  blockNumber: DecimalString,
+  /** `msg.sender` of `DelegationManager.redeemDelegations`. */
+  redeemer: Address,
+  via: Schema.Literals(["transaction", "user_operation", "account_execute", "unknown"]),
+  chain: Schema.Array(Schema.Struct({ permissionId: Hash32, delegator: Address, delegate: Address })),
+  moved: Schema.Array(Schema.Struct({
+    token: Address,
+    symbol: Schema.optionalKey(Schema.String),
+    amount: Schema.optionalKey(Schema.Finite),
+    /** Base units, exact. */
+    units: DecimalString,
+    recipient: Address
+  })),
+  /** The entries recording it: on the owner's log, and on the delegate's when someone it passed the grant to redeemed it. */
+  ownerEntryId: Schema.optionalKey(Schema.String),
+  delegateEntryId: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "RedemptionRecord" })
+export type RedemptionRecord = typeof RedemptionRecord.Type

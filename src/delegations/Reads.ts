@@ -12,8 +12,10 @@ import type { CurrentSigner } from "../auth/Middleware.ts"
 import { Network } from "../chain/Network.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
-import type { Delegation, DelegationStatus, PolicySet } from "./Domain.ts"
-import { visibleStatus } from "./Policy.ts"
+import type { Delegation, DelegationStatus, PolicySet, RedemptionRecord } from "./Domain.ts"
+import { isNative, nativeToken } from "./Native.ts"
+import { fromUnits, visibleStatus } from "./Policy.ts"
+import { RedemptionRepo } from "./RedemptionRepo.ts"
 import { makeUsage } from "./Usage.ts"
 
 export type Signer = CurrentSigner["Service"]
@@ -42,6 +44,7 @@ export const makeReads = Effect.gen(function*() {
   const accounts = yield* Accounts
   const tokens = yield* TokenRegistry
   const network = yield* Network
+  const redemptionRepo = yield* RedemptionRepo
 
   const decimalsOf = (address: string) => tokens.byAddress(network.chainId, address)?.decimals ?? 18
   const usageOf = yield* makeUsage(decimalsOf)
@@ -119,7 +122,33 @@ export const makeReads = Effect.gen(function*() {
     }))
   })
 
-  return { decimalsOf, usageOf, findOwn, findHeld, findUsable, render, list, get, snapshots }
+  /** A grant's redemptions as the chain showed them (the follower's record), for its owner or its holder. */
+  const redemptions = Effect.fn("Delegations.redemptions")(function*(signer: Signer, id: string) {
+    yield* findUsable(signer, id)
+    const rows = yield* redemptionRepo.listByDelegation(id)
+    return rows.map((r): RedemptionRecord => ({
+      ...(r.delegation_id === null ? {} : { delegationId: r.delegation_id }),
+      permissionId: r.root_hash,
+      txHash: r.tx_hash,
+      blockNumber: r.block_number,
+      redeemer: r.redeemer,
+      via: r.via,
+      chain: r.chain.map((l) => ({ permissionId: l.hash, delegator: l.delegator, delegate: l.delegate })),
+      moved: r.moved.map((m) => {
+        const token = isNative(m.token) ? nativeToken(network.chainId) : tokens.byAddress(network.chainId, m.token)
+        return {
+          token: m.token,
+          ...(token === undefined ? {} : { symbol: token.symbol, amount: fromUnits(BigInt(m.units), token.decimals) }),
+          units: m.units,
+          recipient: m.to
+        }
+      }),
+      ...(r.owner_entry_id === null ? {} : { ownerEntryId: r.owner_entry_id }),
+      ...(r.delegate_entry_id === null ? {} : { delegateEntryId: r.delegate_entry_id })
+    }))
+  })
+
+  return { decimalsOf, usageOf, findOwn, findHeld, findUsable, render, list, get, snapshots, redemptions }
 })
 
 export type Reads = Effect.Success<typeof makeReads>
