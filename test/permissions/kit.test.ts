@@ -265,7 +265,7 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         assert.include(never.message, "maximum does not allow it")
       }))
 
-    it.effect("native-token-periodic: the EOA agent sends ETH to its payee within the period; another payee, call data, over the period are refused; the service's own native action", () =>
+    it.effect("native-token-periodic and -stream: the EOA agent sends ETH within the limits; another payee, call data, over the period, beyond the stream are refused; the service's own native action", () =>
       Effect.gen(function*() {
         const net = yield* Network
         const owner = yield* newSession()
@@ -295,6 +295,19 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         const spent = (yield* owner.api.delegations.get({ params: { delegationId: g.id } })).spentToDate[0]!
         assert.deepStrictEqual([spent.token.symbol, spent.spent, spent.remaining], ["ETH", 0.004, 0.006])
 
+        // native-token-stream: what has accrued, no more (NativeTokenStreamingEnforcer).
+        const stream = yield* grant7715(owner, {
+          chainId: net.chainId,
+          to: agent.address,
+          expiry: nowS() + DAY,
+          permission: { type: "native-token-stream", isAdjustmentAllowed: false, data: { initialAmount: parseEther("0.001"), amountPerSecond: 1n, maxAmount: parseEther("0.002") } }
+        })
+        accepted(yield* Effect.promise(() => agent.redeem({ to: bob, value: parseEther("0.001") }, stream.response.context)))
+        const streamed = yield* balances
+        refusedOnChain(yield* Effect.promise(() => agent.redeem({ to: bob, value: parseEther("0.0001") }, stream.response.context)),
+          "NativeTokenStreamingEnforcer:allowance-exceeded", streamed, yield* balances)
+        assert.strictEqual((yield* owner.api.delegations.get({ params: { delegationId: stream.id } })).spentToDate[0]!.spent, 0.001)
+
         // A smart-account delegate's ETH action built by the service and relayed.
         const agentSession = yield* newSession()
         const eth = yield* grant7715(owner, {
@@ -304,8 +317,9 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
           permission: { type: "native-token-allowance", isAdjustmentAllowed: false, data: { allowanceAmount: parseEther("0.002") } }
         })
         const action = yield* agentSession.api.delegations.act({ params: { delegationId: eth.id }, payload: { recipient: bob, amount: 0.0015, token: "ETH" } })
+        const bobBefore = yield* ethBalance(bob)
         assert.strictEqual((yield* relay(agentSession.api, yield* signOp(agentSession.key, action.userOp))).outcome, "mined")
-        assert.strictEqual(yield* ethBalance(bob), parseEther("0.0015"))
+        assert.strictEqual((yield* ethBalance(bob)) - bobBefore, parseEther("0.0015"))
         const over = yield* failure(agentSession.api.delegations.act({ params: { delegationId: eth.id }, payload: { recipient: bob, amount: 0.001, token: "ETH" } }))
         assert.strictEqual(over.reason, "cap_exceeded")
       }))
