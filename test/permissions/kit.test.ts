@@ -110,6 +110,13 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
           permission: { type: "erc20-token-allowance", isAdjustmentAllowed: false, data: { tokenAddress: usdc, allowanceAmount: USD(4) } }
         })
 
+        // A delegate that could never redeem is refused at build, with the reason.
+        const noRedeemer = yield* failure(owner.api.delegations.build({
+          payload: { name: "x", kind: "agent", delegateeAddress: net.delegation.DelegationManager, chainId: net.chainId, budgets: [{ token: { symbol: "USDC" }, amount: 1 }] }
+        }))
+        assert.strictEqual(noRedeemer.tag, "BadRequest")
+        assert.include(noRedeemer.message, "delegateeAddress cannot redeem this grant: the delegate is this deployment's DelegationManager")
+
         // The signer's own key holds the grant: its lane lists and reads it; the action endpoint says how an EOA redeems.
         const held = yield* agentLane.api.delegations.list({ query: { role: "delegatee" } })
         assert.deepStrictEqual(held.map((d) => d.id), [g.id])
