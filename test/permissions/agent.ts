@@ -210,7 +210,17 @@ export const eoaAgent = (key: Hex) =>
         return failed(e)
       }
     }
-    return { address: eoa.address.toLowerCase() as Address, wallet, publicClient, redeem }
+    /** A call of its own making (any mode, any executions), sent as a plain transaction. */
+    const send = async (call: { to: Address; data: Hex }): Promise<Outcome> => {
+      try {
+        const hash = await wallet.sendTransaction({ account: eoa, chain, to: call.to, data: call.data })
+        const receipt = await publicClient.waitForTransactionReceipt({ hash })
+        return receipt.status === "success" ? { ok: true, receipt } : { ok: false, reason: "reverted", raw: hash }
+      } catch (e) {
+        return failed(e)
+      }
+    }
+    return { address: eoa.address.toLowerCase() as Address, wallet, publicClient, redeem, send }
   })
 
 /** The permission contexts a mined transaction redeemed, decoded from its call data and receipt (RedemptionChains.ts). */

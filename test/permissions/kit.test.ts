@@ -8,17 +8,18 @@
  * refuses and nothing moves (balances read on chain). docs/permissions.md maps each case.
  */
 import { assert, layer } from "@effect/vitest"
+import { decodeDelegations } from "@metamask/smart-accounts-kit/utils"
 import { Duration, Effect } from "effect"
 import { type Address, type Hex, parseEther } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Network } from "../../src/chain/Network.ts"
-import { legTypedData } from "../../src/delegations/Caveats.ts"
-import type { Delegation } from "../../src/delegations/Caveats.ts"
+import { type Delegation, legTypedData } from "../../src/delegations/Caveats.ts"
 import { NATIVE_ADDRESS } from "../../src/delegations/Native.ts"
 import { delegationHashOf } from "../../src/delegations/Redemptions.ts"
+import { redeemBatchCall } from "../delegations/attacker.ts"
+import { failure, newSession, relay, session, signLeg, signOp } from "../delegations/helpers.ts"
 import { mint } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
-import { failure, newSession, relay, session, signLeg, signOp } from "../delegations/helpers.ts"
 import {
   accepted,
   decodedRedemptions,
@@ -299,6 +300,10 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
           "ExactCalldataEnforcer:invalid-calldata", before, yield* balances)
         refusedOnChain(yield* Effect.promise(() => agent.redeem({ to: alice, value: parseEther("0.007") }, g.response.context)),
           "NativeTokenPeriodTransferEnforcer:transfer-amount-exceeded", before, yield* balances)
+        // Two sends in one batch redemption, to count as one action: every enforcer of the grant takes single calls only.
+        const [standing] = decodeDelegations(g.response.context)
+        const batch = redeemBatchCall(standing as never, [{ target: alice, value: 1n, callData: "0x" }, { target: alice, value: 1n, callData: "0x" }])
+        refusedOnChain(yield* Effect.promise(() => agent.send(batch)), "CaveatEnforcer:invalid-call-type", before, yield* balances)
         const spent = (yield* owner.api.delegations.get({ params: { delegationId: g.id } })).spentToDate[0]!
         assert.deepStrictEqual([spent.token.symbol, spent.spent, spent.remaining], ["ETH", 0.004, 0.006])
 
