@@ -16,6 +16,7 @@ import { redeemCall } from "./Caveats.ts"
 import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
 import { type Enable, failureText } from "./Enable.ts"
 import { redeemArgs } from "./Grant.ts"
+import { isNative, nativeToken } from "./Native.ts"
 import { type ActionInput, evaluate, fromUnits } from "./Policy.ts"
 import { DeclineRecorder, type RelayedOperation, RelayHooks } from "./Ports.ts"
 import { lower, type Reads, type Signer } from "./Reads.ts"
@@ -125,7 +126,12 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     const delegate = yield* accountByAddress(row.delegatee_address, row.chain_id)
     if (delegate === undefined) {
       return yield* new BadRequest({
-        message: "The delegate is not a smart account known to this service: its key must sign in once so that its account exists"
+        message: lower(row.delegatee_address) === lower(signer.address)
+          // The signer's own key is the delegate (an EOA): it redeems with its own transaction.
+          ? "The delegate is a plain address (an EOA): it redeems the grant with its own transaction " +
+            "(DelegationManager.redeemDelegations with the grant's permission context, e.g. the kit's sendTransactionWithDelegation); " +
+            "this endpoint builds user operations of smart-account delegates"
+          : "The delegate is not a smart account known to this service: its key must sign in once so that its account exists"
       })
     }
     // Identical action requests are one action while its build is open (not relayed, not
@@ -159,7 +165,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     const reservation = reserved!
     const leg = row.legs[0]!
     const { network } = yield* chains.serving(row.chain_id)
-    const info = tokens.byAddress(row.chain_id, reservation.token)!
+    const info = isNative(reservation.token) ? nativeToken(row.chain_id) : tokens.byAddress(row.chain_id, reservation.token)!
     const token = { symbol: info.symbol, address: reservation.token, decimals: info.decimals }
     const transfer = { token: token.address, to: reservation.recipient, units: reservation.units }
     const signed = leg.scope === undefined ? leg.delegation : redeemArgs(network.delegation, leg.delegation, leg.scope, transfer)

@@ -51,13 +51,13 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
 
   // delegations (each row with its account's `frozen`)
   findOwned(id: string, signerAddress: string): Effect.Effect<DelegationRow | undefined>
-  /** A delegation whose delegatee is one of the signer's accounts on the delegation's chain. */
+  /** A delegation held by one of the signer's accounts on the delegation's chain, or by the signer's own key (an EOA delegate). */
   findHeld(id: string, signerAddress: string): Effect.Effect<DelegationRow | undefined>
   findById(id: string): Effect.Effect<DelegationRow | undefined>
   /** The signer's active and revoked delegations from one of its accounts. */
   listOwned(accountId: string, signerAddress: string): Effect.Effect<ReadonlyArray<DelegationRow>>
-  /** Active and revoked delegations on `chainId` whose delegatee is `delegateeAddress` (any owner's). */
-  listHeld(delegateeAddress: string, chainId: number): Effect.Effect<ReadonlyArray<DelegationRow>>
+  /** Active and revoked delegations on `chainId` whose delegatee is one of `delegateeAddresses` (any owner's). */
+  listHeld(delegateeAddresses: ReadonlyArray<string>, chainId: number): Effect.Effect<ReadonlyArray<DelegationRow>>
   /** Locks the delegation's row (`FOR UPDATE`); inside a transaction. */
   lockById(id: string): Effect.Effect<DelegationRow | undefined>
   /** Locks the delegation created by an enable operation (`frozen` read as false). */
@@ -181,8 +181,10 @@ const make = Effect.gen(function*() {
     findHeld: (id, signerAddress) =>
       selectDelegations(sql.and([
         sql`d.id = ${id}`,
-        // On the grant's own chain: the same address on another chain is another account.
-        sql`d.delegatee_address IN (SELECT address FROM accounts WHERE signer_address = ${signerAddress} AND chain_id = d.chain_id)`
+        // Held by one of the signer's accounts on the grant's own chain (the same address on another chain is
+        // another account), or by the signer's own key (an EOA delegate).
+        sql`(d.delegatee_address IN (SELECT address FROM accounts WHERE signer_address = ${signerAddress} AND chain_id = d.chain_id)
+             OR d.delegatee_address = ${signerAddress})`
       ])).pipe(Effect.map(first)),
     findById: (id) => selectDelegations(sql.and([sql`d.id = ${id}`])).pipe(Effect.map(first)),
     listOwned: (accountId, signerAddress) =>
@@ -191,9 +193,9 @@ const make = Effect.gen(function*() {
         sql`d.signer_address = ${signerAddress}`,
         sql`d.status IN ('active', 'revoked')`
       ])),
-    listHeld: (delegateeAddress, chainId) =>
+    listHeld: (delegateeAddresses, chainId) =>
       selectDelegations(sql.and([
-        sql`d.delegatee_address = ${delegateeAddress}`,
+        sql`d.delegatee_address IN ${sql.in(delegateeAddresses)}`,
         sql`d.chain_id = ${chainId}`,
         sql`d.status IN ('active', 'revoked')`
       ])),

@@ -12,14 +12,18 @@ import { BadRequest, Conflict, UpstreamTimeout } from "../api/Errors.ts"
 import { OperationBuilder } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import type { UserOpReceipt as BundlerReceipt, UserOpLog } from "../chain/Bundler.ts"
-import { Chains } from "../chain/Chains.ts"
+import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { enableCalls, enabledPermissionIds, legTypedData, randomSalt, recoverLegSigner } from "./Caveats.ts"
 import { DelegationRepo, type Leg } from "./DelegationRepo.ts"
 import type { DelegationBuild } from "./Domain.ts"
 import { grantTermsOf, makeGrant } from "./Grant.ts"
+import { isNativeSymbol, nativeToken } from "./Native.ts"
+import type { PeriodInput } from "./Periods.ts"
 import { humanSummary, makePolicySet } from "./Policy.ts"
+import { delegateProblem, type RedeemersInput } from "./Redeemers.ts"
+import type { StreamInput } from "./Streams.ts"
 import { Relay } from "./Ports.ts"
 import { lower, type Reads, type Signer } from "./Reads.ts"
 
@@ -34,13 +38,19 @@ export interface BuildInput {
   readonly kind: string
   readonly delegateeAddress: string
   readonly chainId: number
-  readonly budgets: ReadonlyArray<{ readonly token: { readonly symbol: string }; readonly amount: number }>
+  readonly budgets: ReadonlyArray<{
+    readonly token: { readonly symbol: string }
+    readonly amount: number
+    readonly period?: PeriodInput
+    readonly stream?: StreamInput
+  }>
   readonly perActionMax?: { readonly token: { readonly symbol: string }; readonly amount: number }
   readonly maxActions?: number
   readonly recipientAllowlist?: ReadonlyArray<{ readonly name: string; readonly address: string; readonly chainId: number }>
   readonly allowedActions?: ReadonlyArray<{ readonly name: string; readonly target: string; readonly selectors: ReadonlyArray<string> }>
   readonly expiresAt?: string
   readonly accountId?: string
+  readonly redeemers?: RedeemersInput
 }
 
 export interface CreateInput {
@@ -66,6 +76,17 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
   const minLifetimeMs = Duration.toMillis(yield* MinLifetime)
   const managerOf = (chainId: number) => chains.find(chainId)?.network.delegation.DelegationManager
   const { decimalsOf, render } = reads
+  /** A chain's own contracts: none of them can be a grant's delegate. */
+  const deploymentContracts = (network: ChainNetwork["network"]) => [
+    { name: "DelegationManager", address: network.delegation.DelegationManager },
+    { name: "EntryPoint", address: network.entryPoint },
+    { name: "SimpleFactory", address: network.delegation.SimpleFactory },
+    ...Object.entries(network.delegation.implementations).map(([name, address]) => ({ name, address })),
+    ...Object.entries(network.delegation.caveatEnforcers).map(([name, address]) => ({ name, address })),
+    ...Object.values(network.tokens).map((t) => ({ name: `token ${t.symbol}`, address: t.address })),
+    ...(network.paymaster === undefined ? [] : [{ name: "paymaster", address: network.paymaster.address }]),
+    ...(network.tokenPaymaster === undefined ? [] : [{ name: "token paymaster", address: network.tokenPaymaster.address }])
+  ]
 
   // ---------------------------------------------------------------------------------
   // Build
@@ -75,12 +96,18 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     const { network, accounts: stack } = net
     const dm = network.delegation.DelegationManager
     const account = yield* accounts.resolve(signer.address, { accountId: input.accountId, chainId: input.chainId })
-    const budgetTokens = yield* Effect.forEach(input.budgets, (b) => tokens.resolve(input.chainId, b.token.symbol))
+    // The native coin is no token contract: its budget is held by the native enforcers (Native.ts).
+    const budgetTokens = yield* Effect.forEach(input.budgets, (b) =>
+      isNativeSymbol(b.token.symbol) ? Effect.succeed(nativeToken(input.chainId)) : tokens.resolve(input.chainId, b.token.symbol))
     const now = new Date()
     const made = makePolicySet(input, budgetTokens, now, minLifetimeMs)
     if (made._tag === "Invalid") return yield* new BadRequest({ message: made.message })
     const policy = made.policy
     const delegatee = lower(input.delegateeAddress) as Address
+    // Any address that can call the DelegationManager may be the delegate (an EOA, a smart account,
+    // ours or not); one that never could is refused, not granted a grant nobody can use.
+    const problem = delegateProblem(delegatee, account.address, deploymentContracts(network))
+    if (problem !== undefined) return yield* new BadRequest({ message: `delegateeAddress cannot redeem this grant: ${problem}` })
     // One delegation for the whole grant, every limit a caveat (Grant.ts); a limit the chain
     // cannot hold is a 400, never a grant that silently enforces less.
     const terms = grantTermsOf(policy, decimalsOf, { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }, now)

@@ -7,11 +7,15 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { formatEther } from "viem"
 import { readFrozen } from "../accounts/Accounts.ts"
 import { fromRow, entryColumns, EntryRow } from "../audit/AuditChain.ts"
 import { AuditLive, AuditRecorder, type Recorded } from "../audit/Recorder.ts"
 import type { Inclusion } from "../chain/Inclusions.ts"
 import { Chains } from "../chain/Chains.ts"
+import { isNative, NATIVE_SYMBOL } from "../delegations/Native.ts"
+import { RedemptionRepo } from "../delegations/RedemptionRepo.ts"
+import type { Moved } from "../delegations/RedemptionChains.ts"
 import { describeTransfer } from "../delegations/Redemptions.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { DelegationRepo } from "../delegations/DelegationRepo.ts"
@@ -30,7 +34,11 @@ export class FollowerLog extends Context.Service<FollowerLog, {
   entryOfOperation(chainId: number, inclusion: Inclusion): Effect.Effect<string | undefined>
   /** An operation of a managed account unknown to the relay: its own entry. */
   foreignOperation(chainId: number, accountId: string, inclusion: Inclusion): Effect.Effect<string | undefined>
-  /** A redemption of a known delegation: the owner's entry (written here when the relay did not carry it). */
+  /**
+   * A redemption of a known delegation (or a root delegation of the account this service did not
+   * build): the owner's entry (written here when the relay did not carry it), the delegate's when
+   * someone it passed the grant to redeemed it, and the record of the chain. Answers the owner's entry id.
+   */
   redemption(chainId: number, r: ObservedRedemption): Effect.Effect<string | undefined>
   /**
    * A known delegation disabled around the relay (the owner's other wallet): while the
@@ -49,6 +57,7 @@ export class FollowerLog extends Context.Service<FollowerLog, {
       const tokens = yield* TokenRegistry
       const chains = yield* Chains
       const repo = yield* DelegationRepo
+      const redemptions = yield* RedemptionRepo
 
       const byKey = (key: string) =>
         sql<{ id: string }>`SELECT id FROM audit_entries WHERE decline_id = ${key}`.pipe(
@@ -88,25 +97,70 @@ export class FollowerLog extends Context.Service<FollowerLog, {
         }).pipe(written(key))
       }
 
-      const redemption = (chainId: number, r: ObservedRedemption) => {
-        if (r.operationId !== undefined) return byKey(`delegated:${r.operationId}`)
-        const chain = chains.nameOf(chainId)
-        const key = `redeemed:${r.blockHash}:${r.logIndex}`
-        const moved = r.transfers[0]
-        return recorder.record({
-          accountId: r.accountId,
-          declineId: key,
-          actor: r.delegate.toLowerCase(),
-          action: "delegated_action",
-          ...(moved === undefined ? {} : describeTransfer(moved, (a) => tokens.byAddress(chainId, a))),
-          chain,
-          chainId,
-          status: "executed",
-          provenance: "onchain_unrelayed",
-          txHash: r.txHash,
-          delegationId: r.delegationId
-        }).pipe(written(key))
-      }
+      /** An entry's amount, token and recipient for what moved (ETH by value; a token by its symbol when known). */
+      const factsOf = (chainId: number, m: Moved | undefined) =>
+        m === undefined
+          ? {}
+          : isNative(m.token)
+          ? { amount: Number(formatEther(m.units)), token: NATIVE_SYMBOL, recipient: m.to.toLowerCase() }
+          : describeTransfer({ token: m.token, to: m.to, units: m.units, logIndex: m.logIndex ?? 0 }, (a) => tokens.byAddress(chainId, a))
+
+      /**
+       * A redemption as it happened: the owner's entry (the relay's, when it carried it) with the
+       * redeemer as actor and what moved; when someone the delegate passed the grant to redeemed it,
+       * an entry on the delegate's log too (a managed account's); and the record of the whole chain.
+       * A grant this service did not build is recorded as such (`foreign_grant_redeemed`, no delegation).
+       */
+      const redemption = (chainId: number, r: ObservedRedemption) =>
+        Effect.gen(function*() {
+          const chain = chains.nameOf(chainId)
+          const facts = factsOf(chainId, r.moved[0])
+          const key = `redeemed:${r.blockHash}:${r.logIndex}`
+          const common = {
+            actor: r.redeemer,
+            ...facts,
+            chain,
+            chainId,
+            status: "executed" as const,
+            provenance: "onchain_unrelayed" as const,
+            txHash: r.txHash,
+            ...(r.delegationId === undefined ? {} : { delegationId: r.delegationId })
+          }
+          const ownerEntry = r.operationId !== undefined
+            ? yield* byKey(`delegated:${r.operationId}`)
+            : yield* recorder.record({
+              ...common,
+              accountId: r.accountId,
+              declineId: key,
+              action: r.delegationId === undefined ? "foreign_grant_redeemed" : "delegated_action"
+            }).pipe(written(key))
+          let delegateEntry: string | undefined
+          if (r.delegationId !== undefined && r.redeemer.toLowerCase() !== r.delegate.toLowerCase()) {
+            const delegate = yield* repo.accountByAddress(r.delegate.toLowerCase(), chainId)
+            const via = `redeemed-via:${r.blockHash}:${r.logIndex}`
+            if (delegate !== undefined) {
+              delegateEntry = yield* recorder.record({ ...common, accountId: delegate.id, declineId: via, action: "delegated_action" }).pipe(written(via))
+            }
+          }
+          yield* redemptions.insert({
+            chainId,
+            blockHash: r.blockHash,
+            logIndex: r.logIndex,
+            blockNumber: r.blockNumber,
+            txHash: r.txHash,
+            rootHash: r.rootHash,
+            delegationId: r.delegationId,
+            accountId: r.accountId,
+            redeemer: r.redeemer.toLowerCase(),
+            via: r.via,
+            userOpHash: r.redeemerUserOpHash,
+            chain: r.chain,
+            moved: r.moved,
+            ownerEntryId: ownerEntry,
+            delegateEntryId: delegateEntry
+          })
+          return ownerEntry
+        })
 
       const compensate = (chainId: number, c: Compensation) =>
         Effect.gen(function*() {
@@ -160,5 +214,5 @@ export class FollowerLog extends Context.Service<FollowerLog, {
 
       return FollowerLog.of({ entryOfOperation, foreignOperation, redemption, disabled, compensate })
     })
-  ).pipe(Layer.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer, DelegationRepo.layer)))
+  ).pipe(Layer.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer, DelegationRepo.layer, RedemptionRepo.layer)))
 }

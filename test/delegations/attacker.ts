@@ -213,11 +213,17 @@ export const balances = (attacker: Attacker, tokens: ReadonlyArray<Address>, hol
   )
 
 export interface GrantInput {
-  readonly budgets: ReadonlyArray<{ token: { symbol: string }; amount: number; period?: { every?: "day" | "week" | "month"; seconds?: number; start?: string } }>
+  readonly budgets: ReadonlyArray<{
+    token: { symbol: string }
+    amount: number
+    period?: { every?: "day" | "week" | "month"; seconds?: number; start?: string }
+    stream?: { perSecond: number; initial?: number; start?: string }
+  }>
   readonly perActionMax?: { token: { symbol: string }; amount: number }
   readonly maxActions: number
   readonly recipientAllowlist?: ReadonlyArray<{ name: string; address: string; chainId: number }>
   readonly expiresAt?: string
+  readonly redeemers?: { mode: "delegate" | "named" | "redelegation"; addresses?: ReadonlyArray<string> }
 }
 
 /** A grant built, signed and enabled through the service; returns the signed delegation the delegate holds. */

@@ -13,7 +13,8 @@ import type { Token } from "../../src/tokens/TokenRegistry.ts"
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}` as Address
 const names = ["TimestampEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "AllowedCalldataEnforcer",
-  "LogicalOrWrapperEnforcer", "TransferCapEnforcer", "LimitedCallsEnforcer", "MultiTokenPeriodEnforcer", "ApprovalEnforcer"]
+  "LogicalOrWrapperEnforcer", "TransferCapEnforcer", "LimitedCallsEnforcer", "MultiTokenPeriodEnforcer", "ApprovalEnforcer",
+  "RedeemerEnforcer", "ERC20StreamingEnforcer", "ExactCalldataEnforcer", "NativeTokenPeriodTransferEnforcer", "NativeTokenStreamingEnforcer"]
 const environment = (without: ReadonlyArray<string> = []): DelegationEnvironment => ({
   DelegationManager: addr(1),
   EntryPoint: addr(2),
@@ -44,7 +45,7 @@ describe("the grant's caveats", () => {
     if (g._tag !== "Ok") throw new Error(g.message)
     assert.deepStrictEqual(
       g.delegation.caveats.map((c) => c.enforcer.toLowerCase()),
-      ["TimestampEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "LogicalOrWrapperEnforcer",
+      ["TimestampEnforcer", "RedeemerEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "LogicalOrWrapperEnforcer",
         "TransferCapEnforcer", "LimitedCallsEnforcer", "MultiTokenPeriodEnforcer"].map((n) => enforcer(env, n))
     )
     assert.deepStrictEqual(g.scope.tokens, [USDC.address, USDT.address] as ReadonlyArray<Address>)
@@ -57,7 +58,7 @@ describe("the grant's caveats", () => {
     if (one._tag !== "Ok" || none._tag !== "Ok") throw new Error("expected grants")
     assert.isTrue(one.delegation.caveats.some((c) => c.enforcer.toLowerCase() === enforcer(env, "AllowedCalldataEnforcer")))
     assert.isFalse(one.delegation.caveats.some((c) => c.enforcer.toLowerCase() === enforcer(env, "LogicalOrWrapperEnforcer")))
-    assert.strictEqual(none.delegation.caveats.length, 7)
+    assert.strictEqual(none.delegation.caveats.length, 8)
   })
 
   it("a redemption picks the token's period entry and the recipient's group", () => {

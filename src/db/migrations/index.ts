@@ -27,6 +27,7 @@ import anchorEntriesRoot from "./0190_anchor_entries_root.ts"
 import auditAppendMany from "./0191_audit_append_many.ts"
 import auditEntryIndexes from "./0192_audit_entry_indexes.ts"
 import auditAppendAccounts from "./0193_audit_append_accounts.ts"
+import delegationRedemptions from "./0220_delegation_redemptions.ts"
 
 import accountsPerChain from "./0250_accounts_per_chain.ts"
 
@@ -54,5 +55,6 @@ export const migrations = Migrator.fromRecord({
   "0191_audit_append_many": auditAppendMany,
   "0192_audit_entry_indexes": auditEntryIndexes,
   "0193_audit_append_accounts": auditAppendAccounts,
+  "0220_delegation_redemptions": delegationRedemptions,
   "0250_accounts_per_chain": accountsPerChain
 })
