@@ -12,7 +12,8 @@ import { AuditLive, AuditRecorder } from "../audit/Recorder.ts"
 export { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 export { Relay } from "../userops/Relay.ts"
 export { type RelayedOperation, RelayHooks } from "../userops/RelayHooks.ts"
-export { AccountRulesLive, OperationBuilderLive, RelayHooksLive, RelayLive } from "../userops/Live.ts"
+export { AccountRulesLive } from "../owner/Live.ts"
+export { OperationBuilderLive, RelayHooksLive, RelayLive } from "../userops/Live.ts"
 
 export interface DeclineRecord {
   readonly accountId: string

@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import type { Hex } from "viem"
 import { Accounts } from "../accounts/Accounts.ts"
-import { AccountRules } from "../accounts/Rules.ts"
+import { AccountRules } from "../owner/Rules.ts"
 import { BadRequest } from "../api/Errors.ts"
 import { OperationBuilder } from "../builds/OperationBuilder.ts"
 import { Chains } from "../chain/Chains.ts"

@@ -2,8 +2,8 @@ import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
-import { AccountRulesLive } from "../userops/Live.ts"
-import { Accounts } from "./Accounts.ts"
+import { AccountRulesLive } from "./Live.ts"
+import { Accounts } from "../accounts/Accounts.ts"
 import { AccountRules } from "./Rules.ts"
 
 export const AccountsHandlers = HttpApiBuilder.group(

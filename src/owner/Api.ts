@@ -18,7 +18,7 @@ import {
 import { Authorization } from "../auth/Middleware.ts"
 import { UserOpBuild } from "../domain/Operations.ts"
 import { Address, ChainId, Id, TextOfLength, Timestamp } from "../domain/Primitives.ts"
-import { Account } from "./Domain.ts"
+import { Account } from "../accounts/Domain.ts"
 
 export const AccountRules = Schema.Struct({
   accountId: Schema.String,
