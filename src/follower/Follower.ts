@@ -178,9 +178,12 @@ export const ChainFollowerLive = Layer.effect(
       // operation's row, then appends to the account's log; this pass may settle several
       // operations, so it takes all their rows (in one order) before its first append, and
       // never holds a head while it waits for a row (docs/follower.md).
+      // The open operations of the same senders are locked too: an inclusion used its sender's
+      // nonce, and ours still open at it settle in this pass (Relay.observe).
       if (inclusions.length > 0) {
         yield* sql`SELECT id FROM user_operations WHERE chain_id = ${chainId}
-                   AND user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}
+                   AND (user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}
+                        OR (status = 'submitted' AND sender IN ${sql.in([...new Set(inclusions.map((i) => i.sender.toLowerCase()))])}))
                    ORDER BY id FOR UPDATE`
       }
       const blocksWithOurs = new Map<bigint, string>()

@@ -74,6 +74,20 @@ export class FollowerLog extends Context.Service<FollowerLog, {
           Effect.map((rows) => rows[0]?.audit_event_id ?? undefined)
         )
 
+      /**
+       * The owner's entry the relay wrote for the operation that carried the redemption: the one
+       * with this transaction (a correction's follow-up after a first `failed` / `declined` one).
+       */
+      const ownerEntryOf = (r: ObservedRedemption) =>
+        sql<{ id: string }>`
+          SELECT id FROM audit_entries
+          WHERE account_id = ${r.accountId} AND delegation_id = ${r.delegationId} AND tx_hash = ${r.txHash.toLowerCase()}
+            AND (decline_id = ${`delegated:${r.operationId}`} OR decline_id LIKE ${`delegated:${r.operationId}:%`})
+          ORDER BY chain_index DESC LIMIT 1`.pipe(
+          Effect.orDie,
+          Effect.flatMap((rows) => rows[0] === undefined ? byKey(`delegated:${r.operationId}`) : Effect.succeed(rows[0].id))
+        )
+
       const foreignOperation = (accountId: string, inclusion: Inclusion) => {
         const key = `chain:${inclusion.blockHash.toLowerCase()}:${inclusion.logIndex}`
         return recorder.record({
@@ -91,7 +105,7 @@ export class FollowerLog extends Context.Service<FollowerLog, {
       }
 
       const redemption = (r: ObservedRedemption) => {
-        if (r.operationId !== undefined) return byKey(`delegated:${r.operationId}`)
+        if (r.operationId !== undefined) return ownerEntryOf(r)
         const key = `redeemed:${r.blockHash}:${r.logIndex}`
         const moved = r.transfers[0]
         return recorder.record({

@@ -3,7 +3,9 @@
  * its transaction; src/follower): an operation of ours is settled from its inclusion, one
  * recorded as refused is corrected by a second entry (never rewritten), one built here and
  * sent around the relay is adopted (stored, then settled with the build's effects and
- * `onchain_unrelayed` provenance), and one whose block left the chain is reopened.
+ * `onchain_unrelayed` provenance), and one whose block left the chain is reopened. Any
+ * inclusion, ours or not, used its sender's nonce: our other operations still open at that
+ * nonce settle `failed` at once (they can never execute).
  */
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -21,7 +23,7 @@ export const makeChainRecord = (settlement: Settlement) => Effect.gen(function*(
   const chain = yield* Chain
   const builder = yield* OperationBuilder
   const chainId = network.chainId
-  const { byHash, settle } = settlement
+  const { byHash, settle, supersede } = settlement
 
   const buildByHash = (hash: string) =>
     sql<{ id: string }>`SELECT id FROM op_builds WHERE chain_id = ${chainId} AND user_op_hash = ${hash}
@@ -47,6 +49,13 @@ export const makeChainRecord = (settlement: Settlement) => Effect.gen(function*(
     })
 
   const observe = Effect.fn("Relay.observe")(function*(inclusion: Inclusion) {
+    const outcome = yield* record(inclusion)
+    // The nonce is used, whoever's operation used it: ours still open at it can never execute.
+    yield* supersede(inclusion)
+    return outcome
+  })
+
+  const record = Effect.fnUntraced(function*(inclusion: Inclusion) {
     const hash = inclusion.userOpHash.toLowerCase()
     const tx = inclusion.transactionHash.toLowerCase()
     const rows = yield* byHash(hash).pipe(Effect.orDie)

@@ -13,7 +13,7 @@
  * (Refusals.ts). Settlement: Settlement.ts; what the chain follower reports: ChainRecord.ts;
  * the stored row: OperationRow.ts.
  */
-import { Config, Context, Duration, Effect, Layer, Result, Schema } from "effect"
+import { Config, Context, Data, Duration, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Hash } from "viem"
 import { readFrozen } from "../accounts/Accounts.ts"
@@ -21,9 +21,9 @@ import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable 
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
-import { Bundler, BundlerRejected } from "../chain/Bundler.ts"
+import { Bundler, type UserOperationV07 } from "../chain/Bundler.ts"
 import { Chain } from "../chain/Chain.ts"
-import type { Inclusion } from "../chain/Inclusions.ts"
+import { findInclusion, type Inclusion, nextNonce } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
 import { transactionRetryingConflicts } from "../db/Conflicts.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
@@ -38,6 +38,9 @@ import { makeSendMarks } from "./SendMarks.ts"
 import { makeSettlement } from "./Settlement.ts"
 
 export { type OperationRow, toReceipt } from "./OperationRow.ts"
+
+/** A policy check declined the submission: its transaction rolls back, and the decline is stored on its own. */
+class DeclinedAtSubmit extends Data.TaggedError("DeclinedAtSubmit")<{ readonly decline: OutOfScope }> {}
 
 export const RelayConfig = Config.all({
   /** How long a process may take to forward an operation before another may (re-)send it. */
@@ -104,6 +107,22 @@ const make = Effect.gen(function*() {
 
   const { claimSend, markSent, markRefusedPending, markUnsent } = makeSendMarks(sql, leaseMs, resendAfterMs)
 
+  /** Whether the chain shows the operation's nonce used (by it or another); false when the chain cannot be read. */
+  const nonceUsed = (row: OperationRow) =>
+    Effect.tryPromise(() => nextNonce(chain.client, network.entryPoint, row.sender as Hash, BigInt(row.nonce))).pipe(
+      Effect.map((next) => next > BigInt(row.nonce)),
+      Effect.orElseSucceed(() => false),
+      Effect.withSpan("Relay.nonceUsed")
+    )
+
+  /** The operation's inclusion when the chain already holds it (its nonce used, its event found); else undefined. */
+  const alreadyOnChain = (op: UserOperationV07, hash: string) =>
+    Effect.tryPromise(async () => {
+      const next = await nextNonce(chain.client, network.entryPoint, op.sender, op.nonce)
+      if (next <= op.nonce) return undefined
+      return findInclusion(chain.client, network.entryPoint, hash as Hash, BigInt(config.chainLookback))
+    }).pipe(Effect.orElseSucceed(() => undefined), Effect.withSpan("Relay.alreadyOnChain"))
+
   /**
    * Sends a claimed operation. A refusal settles it (after checking it was not in fact
    * already included: a re-send of an included operation is refused for its nonce); an
@@ -162,15 +181,7 @@ const make = Effect.gen(function*() {
               return { _tag: "Sent" as const }
             }
             case "Final":
-              yield* settle(row, {
-                _tag: "Rejected",
-                error: new BundlerRejected({
-                  method: sent.error.method,
-                  code: sent.error.code,
-                  reason: sent.error.reason,
-                  message: `${sent.error.message} (${verdict.why})`
-                })
-              })
+              yield* settle(row, { _tag: "Rejected", error: sent.error, note: verdict.why })
               return { _tag: "Settled" as const }
           }
         }
@@ -194,11 +205,54 @@ const make = Effect.gen(function*() {
     }
     const unsent = row.sent_at === null
     const dueForResend = !unsent && Date.now() - row.sent_at!.getTime() > resendAfterMs
+    // Sent, no receipt: if the chain shows its nonce used, it was included (the bundler lost the
+    // receipt) or another operation took the nonce: settled now, not after RELAY_RESEND_AFTER.
+    if (!unsent && (yield* nonceUsed(row))) {
+      const verdict = yield* chainVerdict(chain.client, network.entryPoint, fromWire(row.user_op), row.user_op_hash as Hash, BigInt(config.chainLookback))
+      if (verdict._tag === "Included") yield* settle(row, { _tag: "Receipt", receipt: verdict.inclusion.receipt })
+      else if (verdict._tag === "Final") yield* settle(row, { _tag: "NonceUsed", transactionHash: undefined })
+      return yield* load(row.id)
+    }
     if ((unsent || dueForResend) && (yield* claimSend(row.id, !unsent))) {
       yield* Effect.logInfo(`relay: ${unsent ? "sending" : "re-sending"} operation ${row.id}`)
       yield* forward(row, true)
     }
     return yield* load(row.id)
+  })
+
+  /** Stores a submission as `submitted` (the send lease held when `lease`); undefined when one with its hash and signature exists. */
+  const insertSubmitted = (a: { id: string; build: StoredBuild; hash: string; wire: UserOperation; signer: string; lease: boolean }) =>
+    sql`
+      INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
+                                   user_op_hash, signature_digest, user_op, status, outcome, send_attempts, send_lease_until, submitted_at)
+      VALUES (${a.id}, ${a.build.id}, ${a.build.accountId}, ${a.signer}, ${a.build.intentType}, ${chainId}, ${a.wire.sender.toLowerCase()},
+              ${BigInt(a.wire.nonce).toString()}, ${a.hash}, ${signatureDigest(a.wire)},
+              ${JSON.stringify({ ...a.wire, sender: a.wire.sender.toLowerCase() })}::jsonb, 'submitted', 'pending', ${a.lease ? 1 : 0},
+              ${a.lease ? sql`now() + ${`${leaseMs} milliseconds`}::interval` : sql`NULL`}, now())
+      ON CONFLICT DO NOTHING
+      RETURNING *`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))), Effect.map((rows) => rows[0]))
+
+  /** A copy of this submission was stored by a concurrent request: its receipt, or 400 when it is another signature's. */
+  const racedAnswer = (hash: string, signer: string, wire: UserOperation) =>
+    Effect.gen(function*() {
+      const raced = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
+      if (raced?._tag === "Same") return toReceipt(raced.row)
+      return yield* new BadRequest({ message: "This operation was already submitted" })
+    })
+
+  /**
+   * A submission the chain already executed (sent through another bundler too): stored and
+   * settled from the chain's record at once: `included` with its transaction, its one audit
+   * entry, its effects (a delegated action's spend counted). Answered 202 with that receipt.
+   */
+  const recordFromChain = Effect.fn("Relay.recordFromChain")(function*(
+    base: { id: string; build: StoredBuild; hash: string; wire: UserOperation; signer: string },
+    inclusion: Inclusion
+  ) {
+    const inserted = yield* insertSubmitted({ ...base, lease: false }).pipe(Effect.orDie)
+    if (inserted === undefined) return yield* racedAnswer(base.hash, base.signer, base.wire)
+    yield* settle(inserted, { _tag: "Receipt", receipt: inclusion.receipt })
+    return toReceipt(yield* load(base.id))
   })
 
   const declineAtSubmit = Effect.fn("Relay.declineAtSubmit")(function*(
@@ -212,7 +266,7 @@ const make = Effect.gen(function*() {
         INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
                                      user_op_hash, signature_digest, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)
         VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
-                ${wire.nonce}, ${hash}, ${signatureDigest(wire)}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
+                ${BigInt(wire.nonce).toString()}, ${hash}, ${signatureDigest(wire)}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
                 ${`declined: ${decline.declineReason}`}, ${decline.declineReason}, now(), now())
         ON CONFLICT DO NOTHING
         RETURNING id`
@@ -292,27 +346,33 @@ const make = Effect.gen(function*() {
       userOp: op,
       build
     }
-    const declined = yield* hooks.checkPolicy(relayed).pipe(
-      Effect.as(undefined),
-      Effect.catchTag("OutOfScope", (e) => Effect.succeed(e))
+    // Persisted (holding the send lease) and checked in ONE transaction: what the policy checks
+    // write (a reservation bound to this operation) commits with the stored operation, or not at
+    // all. A concurrent copy of the same signed operation waits on the insert and then stores
+    // nothing, so it never touches the reservation (before, the copy whose insert lost could
+    // bind it to an operation that was never stored, and nothing released it).
+    const stored = yield* transaction(Effect.gen(function*() {
+      const inserted = yield* insertSubmitted({ id, build, hash, wire, signer, lease: true })
+      if (inserted === undefined) return { _tag: "Raced" as const }
+      const declined = yield* hooks.checkPolicy(relayed).pipe(
+        Effect.as(undefined),
+        Effect.catchTag("OutOfScope", (e) => Effect.succeed(e))
+      )
+      // Rolled back whole: the decline is stored on its own (declineAtSubmit), after the chain is asked.
+      if (declined !== undefined) return yield* Effect.fail(new DeclinedAtSubmit({ decline: declined }))
+      return { _tag: "Stored" as const, row: inserted }
+    })).pipe(
+      Effect.catchTag("DeclinedAtSubmit", (d) => Effect.succeed({ _tag: "Declined" as const, decline: d.decline })),
+      Effect.orDie
     )
-    if (declined !== undefined) return yield* declineAtSubmit({ id, build, hash, wire, signer }, declined)
-
-    // Persisted (holding the send lease) before anything is forwarded.
-    const inserted = yield* sql`
-      INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
-                                   user_op_hash, signature_digest, user_op, status, outcome, send_attempts, send_lease_until, submitted_at)
-      VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
-              ${wire.nonce}, ${hash}, ${signatureDigest(wire)}, ${JSON.stringify({ ...wire, sender: wire.sender.toLowerCase() })}::jsonb,
-              'submitted', 'pending', 1, now() + ${`${leaseMs} milliseconds`}::interval, now())
-      ON CONFLICT DO NOTHING
-      RETURNING *`.pipe(Effect.orDie, Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))), Effect.orDie)
-    if (inserted.length === 0) {
-      const raced = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
-      if (raced?._tag === "Same") return toReceipt(raced.row)
-      return yield* new BadRequest({ message: "This operation was already submitted" })
+    if (stored._tag === "Raced") return yield* racedAnswer(hash, signer, wire)
+    if (stored._tag === "Declined") {
+      // The chain may already hold it (sent through another bundler): then that is the answer.
+      const inclusion = yield* alreadyOnChain(op, hash)
+      if (inclusion !== undefined) return yield* recordFromChain({ id, build, hash, wire, signer }, inclusion)
+      return yield* declineAtSubmit({ id, build, hash, wire, signer }, stored.decline)
     }
-    const row = inserted[0]!
+    const row = stored.row
     const forwarded = yield* forward(row, false, true)
     if (forwarded._tag === "Down") {
       const details = { userOpId: id, status: "submitted", willRetry: true }
