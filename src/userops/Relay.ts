@@ -192,7 +192,7 @@ const make = Effect.gen(function*() {
   })
 
   /** Brings one unsettled operation forward: settle it if the bundler has a receipt, else (re-)send it when due. */
-  const reconcile = Effect.fn("Relay.reconcile")(function*(row: OperationRow) {
+  const reconcile = Effect.fn("Relay.reconcile")(function*(row: OperationRow, fromReconciler = false) {
     if (row.status !== "submitted") return row
     const receipt = yield* bundler.getUserOperationReceipt(row.user_op_hash as Hash).pipe(
       Effect.tapError((e) => Effect.logDebug(`relay: receipt of ${row.id} not available: ${e.message}`)),
@@ -205,9 +205,11 @@ const make = Effect.gen(function*() {
     }
     const unsent = row.sent_at === null
     const dueForResend = !unsent && Date.now() - row.sent_at!.getTime() > resendAfterMs
-    // Sent, no receipt: if the chain shows its nonce used, it was included (the bundler lost the
-    // receipt) or another operation took the nonce: settled now, not after RELAY_RESEND_AFTER.
-    if (!unsent && (yield* nonceUsed(row))) {
+    // Refused in a way that may be stale (kept for RELAY_RESEND_AFTER) and still without a receipt: the
+    // reconciler asks the chain on each pass. Its nonce used means it was included (the bundler lost
+    // the receipt) or another operation took the nonce: settled now, not minutes later. (The
+    // follower settles the same from the blocks it reads; this covers a service that runs none.)
+    if (fromReconciler && !unsent && row.last_error !== null && (yield* nonceUsed(row))) {
       const verdict = yield* chainVerdict(chain.client, network.entryPoint, fromWire(row.user_op), row.user_op_hash as Hash, BigInt(config.chainLookback))
       if (verdict._tag === "Included") yield* settle(row, { _tag: "Receipt", receipt: verdict.inclusion.receipt })
       else if (verdict._tag === "Final") yield* settle(row, { _tag: "NonceUsed", transactionHash: undefined })
@@ -415,7 +417,7 @@ const make = Effect.gen(function*() {
     const settled = yield* Effect.forEach(
       rows,
       (row) =>
-        reconcile(row).pipe(
+        reconcile(row, true).pipe(
           Effect.map((after) => after.status !== "submitted"),
           Effect.catchCause((cause) => Effect.logWarning(`relay: reconciling ${row.id} failed`, cause).pipe(Effect.as(false)))
         ),
