@@ -124,12 +124,6 @@ describe("the relay answers what the chain says", () => {
         const refused = yield* delegate.api.userops.submit({ payload: signed })
         proxy.setMode("up")
         assert.deepStrictEqual([refused.status, refused.outcome], ["failed", "rejected"])
-        assert.deepStrictEqual(refused.bundlerError, {
-          rpcCode: -32507,
-          aaCode: "AA24",
-          reason: "invalid_signature",
-          message: "AA24 signature error"
-        })
         assert.deepStrictEqual((yield* ownerLog(owner, created.id)).map((e) => e.status), ["failed"])
         assert.deepStrictEqual(yield* reservations(created.id), ["released"])
 
@@ -171,6 +165,15 @@ describe("the relay answers what the chain says", () => {
         const after = yield* waitUntil("the owner's follow-up of the decline", ownerLog(owner, created.id), (rows) => rows.length === 4)
         assert.deepStrictEqual(after.slice(2).map((e) => [e.status, e.tx_hash]), [["declined", null], ["executed", tx2]])
         assert.strictEqual(yield* usdcBalance(recipient), 5_000_000n)
+        // The refusal's codes stayed on the first receipt's record (fields of their own).
+        const first = yield* sql<{ bundler_error: unknown }>`SELECT bundler_error FROM user_operations WHERE id = ${refused.userOpId}`
+        assert.deepStrictEqual(refused.bundlerError, {
+          rpcCode: -32507,
+          aaCode: "AA24",
+          reason: "invalid_signature",
+          message: "AA24 signature error"
+        })
+        assert.deepStrictEqual(first[0]!.bundler_error, refused.bundlerError)
       }).pipe(Effect.provideContext(context))
     }).pipe(Effect.scoped), { timeout: 180_000 })
 })
