@@ -119,6 +119,14 @@ export class Retention extends Context.Service<Retention, {
             RETURNING signer_address`
       )
 
+      const sponsorTotals = drain(() =>
+        sql`DELETE FROM sponsor_totals WHERE (scope, subject, period_start) IN (
+              SELECT scope, subject, period_start FROM sponsor_totals
+              WHERE period_start < now() - interval '31 days'
+              LIMIT ${config.batch})
+            RETURNING scope`
+      )
+
       // A table a newer feature refers to without our knowing (a foreign key we did not
       // list) fails its DELETE: that table is skipped this round, logged, never a crash.
       const step = (name: string, effect: Effect.Effect<number, unknown>) =>
@@ -136,6 +144,7 @@ export class Retention extends Context.Service<Retention, {
         const n = yield* step("sign-in nonces", nonces)
         const s = yield* step("sessions", sessions)
         yield* step("sponsor usage", sponsorUsage)
+        yield* step("sponsor totals", sponsorTotals)
         return { opBuilds: o, delegationBuilds: d, reservations: r, nonces: n, sessions: s }
       }).pipe(Effect.withSpan("Retention.prune"))
 

@@ -28,6 +28,7 @@ import auditAppendMany from "./0191_audit_append_many.ts"
 import auditEntryIndexes from "./0192_audit_entry_indexes.ts"
 import auditAppendAccounts from "./0193_audit_append_accounts.ts"
 import relaySettlesByChain from "./0200_relay_settles_by_chain.ts"
+import sponsorTotals from "./0201_sponsor_totals.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -53,5 +54,6 @@ export const migrations = Migrator.fromRecord({
   "0191_audit_append_many": auditAppendMany,
   "0192_audit_entry_indexes": auditEntryIndexes,
   "0193_audit_append_accounts": auditAppendAccounts,
-  "0200_relay_settles_by_chain": relaySettlesByChain
+  "0200_relay_settles_by_chain": relaySettlesByChain,
+  "0201_sponsor_totals": sponsorTotals
 })
