@@ -29,6 +29,7 @@ import auditEntryIndexes from "./0192_audit_entry_indexes.ts"
 import auditAppendAccounts from "./0193_audit_append_accounts.ts"
 import relaySettlesByChain from "./0200_relay_settles_by_chain.ts"
 import sponsorTotals from "./0201_sponsor_totals.ts"
+import webhookUrlsAsCalled from "./0202_webhook_urls_as_called.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -55,5 +56,6 @@ export const migrations = Migrator.fromRecord({
   "0192_audit_entry_indexes": auditEntryIndexes,
   "0193_audit_append_accounts": auditAppendAccounts,
   "0200_relay_settles_by_chain": relaySettlesByChain,
-  "0201_sponsor_totals": sponsorTotals
+  "0201_sponsor_totals": sponsorTotals,
+  "0202_webhook_urls_as_called": webhookUrlsAsCalled
 })
