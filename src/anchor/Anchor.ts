@@ -18,6 +18,7 @@ import { Chain, viemChainOf } from "../chain/Chain.ts"
 import { LocalNetwork } from "../chain/LocalNetwork.ts"
 import { Network } from "../chain/Network.ts"
 import { checkAnchored, type Rewrite } from "../audit/Anchored.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { type AnchoredHead, anchorCalldata, merkleRoot } from "./Merkle.ts"
 import { root as entriesRootOf } from "./Rfc6962.ts"
 
@@ -192,11 +193,11 @@ export const AnchorLive = Layer.effect(
         return { anchored: Option.some(record), refused }
       }))
 
+    // A failed round is logged (a database outage once, and once when it ends); the next round retries.
+    const health = makeLoopHealth("anchoring")
     const anchorRound = Option.isNone(sender)
       ? Effect.succeed(none())
-      : anchorWith(sender.value).pipe(
-        Effect.tapCause((cause) => Effect.logWarning("anchoring failed; the next round retries", cause)),
-        Effect.orElseSucceed(() => none()),
+      : health.pass(anchorWith(sender.value), none(), "anchoring failed; the next round retries").pipe(
         Effect.withSpan("Anchor.anchorNow")
       )
 

@@ -22,12 +22,13 @@
  *    compensated as in 2;
  * 5. move the cursor.
  */
-import { Cause, Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Chain } from "../chain/Chain.ts"
 import { inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
 import { retryLockConflicts } from "../db/Conflicts.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { Relay } from "../userops/Relay.ts"
 import { FollowerLog } from "./FollowerLog.ts"
 import { disablesOf, type ObservedEvent, redemptionsOf } from "./Redeemed.ts"
@@ -242,13 +243,10 @@ export const ChainFollowerLive = Layer.effect(
 
     // A pass that lost a lock conflict runs again at once; any other failure, a defect
     // included (a settlement's own errors die), is logged and left to the next pass: the
-    // loop must outlive it. Interruption (the service stopping) is not caught.
-    const followOnce = retryLockConflicts(sql.withTransaction(pass)).pipe(
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause)
-          ? Effect.interrupt
-          : Effect.as(Effect.logWarning("follower: pass failed; the next pass retries", cause), NONE)
-      ),
+    // loop must outlive it (a database outage is logged once, and once when it ends:
+    // LoopHealth). Interruption (the service stopping) is not caught.
+    const health = makeLoopHealth("chain follower")
+    const followOnce = health.pass(retryLockConflicts(sql.withTransaction(pass)), NONE, "follower: pass failed; the next pass retries").pipe(
       Effect.withSpan("ChainFollower.followOnce")
     )
     return ChainFollower.of({ followOnce })

@@ -18,6 +18,7 @@ import { Chain } from "../chain/Chain.ts"
 import { agentCommerceAbi } from "../chain/contracts/AgentCommerce.ts"
 import { Network } from "../chain/Network.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 
 const PHASE_ACTION: Readonly<Record<number, string>> = {
   1: "marketplace_job_terms",
@@ -105,9 +106,12 @@ export const JobWatcherLive = Layer.effectDiscard(Effect.gen(function*() {
   let next = 0n
   const pass = Effect.suspend(() => watchOnce(next)).pipe(
     Effect.tap((n) => Effect.sync(() => void (next = n))),
-    Effect.catchCause((cause) => Effect.logWarning("marketplace job watcher: pass failed, retried next interval", cause)),
     Effect.asVoid
   )
-  yield* pass.pipe(Effect.repeat(Schedule.spaced(interval)), Effect.forkScoped)
+  const health = makeLoopHealth("marketplace job watcher")
+  yield* health.pass(pass, undefined, "marketplace job watcher: pass failed, retried next interval").pipe(
+    Effect.repeat(Schedule.spaced(interval)),
+    Effect.forkScoped
+  )
 }))
 

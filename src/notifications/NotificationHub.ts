@@ -25,6 +25,7 @@ import { Clock, Config, Context, Duration, Effect, Layer, Queue, Schedule, Schem
 import { SqlClient } from "effect/sql"
 import { BadRequest, ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
 import { normalizeAddress } from "../accounts/Accounts.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import type { Address } from "../domain/Primitives.ts"
 import { columns, NotificationRow, toNotification } from "./Notifications.ts"
 
@@ -167,17 +168,20 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
     }
   }, Effect.orDie)
 
+  const health = makeLoopHealth("notifications listener")
   const listenOnce = Effect.scoped(Effect.gen(function*() {
     const queue = yield* pg.listen(CHANNEL)
+    yield* health.succeeded
     while (true) {
       const batch = yield* Queue.takeAll(queue)
       yield* dispatch(batch.map((n) => n.payload))
     }
   }))
 
+  // Each failure ends every stream (clients resume); a database outage is logged once (LoopHealth).
   const listener = listenOnce.pipe(
     Effect.tapCause((cause) =>
-      Effect.andThen(Effect.sync(closeAll), Effect.logWarning("notifications listener lost; reconnecting", cause))),
+      Effect.andThen(Effect.sync(closeAll), health.failed(cause, "notifications listener lost; reconnecting"))),
     Effect.retry(Schedule.spaced(Duration.seconds(1)))
   )
   yield* Effect.forkScoped(listener)

@@ -12,8 +12,9 @@
  * Every `RETENTION_INTERVAL` (`0 seconds`: off), in batches of `RETENTION_BATCH` rows so no
  * statement holds locks for long. Deletes are idempotent: replicas may all run it.
  */
-import { Config, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Cause, Config, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 
 export interface RetentionConfigShape {
   readonly interval: Duration.Duration
@@ -129,11 +130,12 @@ export class Retention extends Context.Service<Retention, {
 
       // A table a newer feature refers to without our knowing (a foreign key we did not
       // list) fails its DELETE: that table is skipped this round, logged, never a crash.
+      // While the database is unreachable every step fails alike: logged once (LoopHealth).
+      const health = makeLoopHealth("retention")
       const step = (name: string, effect: Effect.Effect<number, unknown>) =>
         effect.pipe(
-          Effect.catch((e) =>
-            Effect.as(Effect.logWarning(`retention: ${name} skipped this round`, e), 0)
-          )
+          Effect.tap(() => health.succeeded),
+          Effect.catch((e) => Effect.as(health.failed(Cause.fail(e), `retention: ${name} skipped this round`), 0))
         )
 
       // Reservations first: they hold the last references to their builds.

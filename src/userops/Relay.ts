@@ -13,7 +13,7 @@
  * (Refusals.ts). Settlement: Settlement.ts; what the chain follower reports: ChainRecord.ts;
  * the stored row: OperationRow.ts.
  */
-import { Config, Context, Data, Duration, Effect, Layer, Result, Schema } from "effect"
+import { Cause, Config, Context, Data, Duration, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Hash } from "viem"
 import { readFrozen } from "../accounts/Accounts.ts"
@@ -26,6 +26,7 @@ import { Chain } from "../chain/Chain.ts"
 import { findInclusion, type Inclusion, nextNonce } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
 import { transactionRetryingConflicts } from "../db/Conflicts.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { makeChainRecord } from "./ChainRecord.ts"
 import { buildOfSubmission, priorVerdict, signatureDigest } from "./Matching.ts"
@@ -61,6 +62,8 @@ export class Relay extends Context.Service<Relay, {
   get(signer: string, userOpId: string): Effect.Effect<UserOpReceipt, NotFound>
   /** One pass over operations nobody has settled (the reconciler's work); answers how many settled. */
   readonly reconcilePending: Effect.Effect<number>
+  /** `reconcilePending` as the reconciler's loop runs it: a failure is logged (a database outage once) and counts 0. */
+  readonly reconcilerPass: Effect.Effect<number>
   /**
    * What the chain shows about an operation (the chain follower's call, inside its transaction):
    * settles ours from it, corrects one recorded as refused, or adopts one built here and sent
@@ -409,6 +412,9 @@ const make = Effect.gen(function*() {
           ORDER BY reconciled_at NULLS FIRST, submitted_at LIMIT 200`
   })
 
+  // The reconciler's loop health (a database outage logged once, not per row and per pass).
+  const health = makeLoopHealth("relay reconciler")
+
   const reconcilePending = Effect.gen(function*() {
     const rows = yield* pending().pipe(Effect.orDie)
     if (rows.length > 0) {
@@ -419,7 +425,10 @@ const make = Effect.gen(function*() {
       (row) =>
         reconcile(row, true).pipe(
           Effect.map((after) => after.status !== "submitted"),
-          Effect.catchCause((cause) => Effect.logWarning(`relay: reconciling ${row.id} failed`, cause).pipe(Effect.as(false)))
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause)
+              ? Effect.interrupt
+              : health.failed(cause, `relay: reconciling ${row.id} failed`).pipe(Effect.as(false)))
         ),
       { concurrency: 4 }
     )
@@ -427,7 +436,14 @@ const make = Effect.gen(function*() {
   }).pipe(Effect.withSpan("Relay.reconcilePending"))
 
 
-  return Relay.of({ submit, get, reconcilePending, observe, reopen })
+  return Relay.of({
+    submit,
+    get,
+    reconcilePending,
+    reconcilerPass: health.pass(reconcilePending, 0, "relay: reconciler pass failed"),
+    observe,
+    reopen
+  })
 })
 
 /** Settles what nobody polls, and whatever a previous process left behind: a scoped fiber. */
@@ -436,9 +452,7 @@ export const ReconcilerLive = Layer.effectDiscard(Effect.gen(function*() {
   const interval = yield* Config.Duration("RELAY_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.seconds(5)))
   yield* Effect.gen(function*() {
     while (true) {
-      const settled = yield* relay.reconcilePending.pipe(
-        Effect.catchCause((cause) => Effect.logWarning("relay: reconciler pass failed", cause).pipe(Effect.as(0)))
-      )
+      const settled = yield* relay.reconcilerPass
       if (settled > 0) yield* Effect.logInfo(`relay: reconciler settled ${settled} operation(s)`)
       yield* Effect.sleep(interval)
     }
