@@ -11,7 +11,7 @@
  *   exactly what the chain shows spent.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -32,11 +32,18 @@ const database = testDatabaseName()
 /** Rounds of the 8-way relay (before the fix, one round in three left its reservation stuck). */
 const ROUNDS = 10
 
-/** The second service process on this file's database. */
-const secondProcess = Effect.acquireRelease(
-  startService(replicaEnv(database, { FOLLOWER_INTERVAL: "300 millis", RELAY_RECONCILE_INTERVAL: "1 second" })),
-  (b) => stopService(b.child)
+/** The second service process on this file's database, started once for the file. */
+class SecondProcess extends Context.Service<SecondProcess, { readonly baseUrl: string }>()("test/relayRace/SecondProcess") {}
+const SecondProcessLive = Layer.effect(
+  SecondProcess,
+  Effect.acquireRelease(
+    startService(replicaEnv(database, { FOLLOWER_INTERVAL: "300 millis", RELAY_RECONCILE_INTERVAL: "1 second" })),
+    (b) => stopService(b.child)
+  ).pipe(Effect.map((b) => ({ baseUrl: b.baseUrl })))
 )
+const secondProcess = Effect.gen(function*() {
+  return yield* SecondProcess
+})
 
 /** A signed-in key with a client on this process and one on the second. */
 const sessionOnBoth = (secondUrl: string) =>
@@ -67,7 +74,11 @@ const unsettled = (sender: string) =>
     return rows[0]!.n
   })
 
-layer(TestServerLive({ database: { name: database } }), { timeout: Duration.seconds(300), excludeTestServices: true })(
+// The second process attaches to the database the first one created (and migrated).
+layer(SecondProcessLive.pipe(Layer.provideMerge(TestServerLive({ database: { name: database } }))), {
+  timeout: Duration.seconds(300),
+  excludeTestServices: true
+})(
   "reservations under concurrent relays, two processes",
   (it) => {
     it.effect(`the same refused action relayed 8 times at once over two processes leaves nothing reserved (${ROUNDS} rounds)`, () =>
@@ -106,7 +117,62 @@ layer(TestServerLive({ database: { name: database } }), { timeout: Duration.seco
         assert.deepStrictEqual(stuck, [], "no round left its reservation held")
         const view = yield* owner.api.delegations.get({ params: { delegationId: created.id } })
         assert.deepStrictEqual(view.spentToDate.map((s) => [s.spent, s.reserved]), [[0, 0]])
-      }).pipe(Effect.scoped), { timeout: 180_000 })
+      }), { timeout: 180_000 })
+
+    it.effect("three actions at one nonce relayed at once: the two that cannot execute settle at once (nonce_used), reservations freed", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const b = yield* secondProcess
+        const owner = yield* sessionOnBoth(b.baseUrl)
+        const delegate = yield* sessionOnBoth(b.baseUrl)
+        yield* mint("usd", owner.account.address as Hex, 10)
+        const { created } = yield* enabled(owner, delegate, { budget: 10, perAction: 3, maxActions: 10 })
+        const started = Date.now()
+        const ids = yield* Effect.forEach(
+          [2, 1.95, 2],
+          (amount) =>
+            Effect.gen(function*() {
+              const recipient = privateKeyToAccount(generatePrivateKey()).address
+              const action = yield* owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount } })
+              return action.userOp
+            }),
+          { concurrency: "unbounded" }
+        ).pipe(
+          Effect.flatMap((ops) => Effect.forEach(ops, (op) => sign(delegate.key, op))),
+          Effect.flatMap((signed) =>
+            Effect.forEach(signed, (op, i) => (i % 2 === 0 ? delegate.api : delegate.other).userops.submit({ payload: op }), {
+              concurrency: "unbounded"
+            })
+          ),
+          Effect.map((receipts) => receipts.map((r) => r.userOpId))
+        )
+        assert.strictEqual(ids.length, 3)
+        const settled = yield* waitFor(
+          "all three settled",
+          Effect.gen(function*() {
+            const rows = yield* sql<{ id: string; status: string; outcome: string; reason: string | null; audit_event_id: string | null }>`
+              SELECT id, status, outcome, reason, audit_event_id FROM user_operations WHERE id IN ${sql.in(ids)}`.pipe(Effect.orDie)
+            return rows.every((r) => r.status !== "submitted" && r.audit_event_id !== null) ? rows : undefined
+          }),
+          60
+        )
+        // Well before RELAY_RESEND_AFTER (2 minutes): what the chain shows is acted on at once.
+        assert.isBelow(Date.now() - started, 60_000)
+        assert.strictEqual(settled.filter((r) => r.status === "included").length, 1)
+        const failed = settled.filter((r) => r.status === "failed")
+        assert.strictEqual(failed.length, 2)
+        for (const r of failed) {
+          assert.strictEqual(r.outcome, "rejected")
+          // Settled by the chain's record of the other one (`nonce_used: …`), or by a refusal whose chain check found the nonce used.
+          assert.include(r.reason ?? "", "its nonce was used by another operation")
+        }
+        const entries = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_entries WHERE operation_id IN ${sql.in(ids)}`
+        assert.strictEqual(entries[0]!.n, 3, "one audit entry each")
+        const statuses = (yield* reservationStatuses(created.id)).map((r) => r.status).sort()
+        assert.deepStrictEqual(statuses, ["final", "released", "released"])
+        const view = yield* owner.api.delegations.get({ params: { delegationId: created.id } })
+        assert.strictEqual(view.spentToDate[0]!.reserved, 0)
+      }), { timeout: 120_000 })
 
     it.effect("100 concurrent actions on one budget, each relayed twice at once over two processes: reserved 0, spent = the chain's", () =>
       Effect.gen(function*() {
@@ -159,6 +225,6 @@ layer(TestServerLive({ database: { name: database } }), { timeout: Duration.seco
         assert.strictEqual(view.spentToDate[0]!.reserved, 0)
         assert.strictEqual(BigInt(Math.round(view.spentToDate[0]!.spent * 1e6)), onChain)
         assert.strictEqual(BigInt(Math.round(view.spentToDate[0]!.remaining * 1e6)), 5_000_000n - onChain)
-      }).pipe(Effect.scoped), { timeout: 240_000 })
+      }), { timeout: 240_000 })
   }
 )
