@@ -39,7 +39,7 @@ export const makeLoopHealth = (loop: string): LoopHealth => {
     if (downSince === undefined) return Effect.void
     const seconds = Math.round((Date.now() - downSince) / 1000)
     downSince = undefined
-    return Effect.logInfo(`${loop}: the database is reachable again after ${seconds}s; resuming`)
+    return Effect.logInfo(`${loop}: the database is back (after ${seconds}s); resuming`)
   })
   const failed = (cause: Cause.Cause<unknown>, message: string) =>
     Effect.suspend(() => {

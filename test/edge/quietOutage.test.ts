@@ -75,7 +75,7 @@ describe("quiet outages", () => {
       assert.deepStrictEqual(loud.filter((l) => l.cause !== undefined).map(text), [], report)
       for (const loop of LOOPS) {
         const down = all.filter((l) => text(l).startsWith(`${loop}: the database is unreachable`))
-        const back = all.filter((l) => text(l).startsWith(`${loop}: the database is reachable again`))
+        const back = all.filter((l) => text(l).startsWith(`${loop}: the database is back`))
         assert.strictEqual(down.length, 1, `${loop} down:\n${report}`)
         assert.strictEqual(back.length, 1, `${loop} back:\n${report}`)
       }
