@@ -246,16 +246,11 @@ const make = Effect.gen(function*() {
     }
     const validForSeconds = Math.max(60, Math.floor(Duration.toSeconds(ttl)))
     if (stub !== undefined) {
-      // Counted when the paymaster signs: the signed operation may go to any bundler. Risk-reducing ones
-      // are never refused (counted in the budget's figures only).
+      // Counted when the paymaster signs (the signed operation may go to any bundler); risk-reducing ones never refused.
       const sponsoredGas = gasFields.callGasLimit + gasFields.verificationGasLimit + gasFields.preVerificationGas +
         (gas.paymasterVerificationGasLimit ?? stub.paymasterVerificationGasLimit) + (gas.paymasterPostOpGasLimit ?? stub.paymasterPostOpGasLimit)
-      yield* chargeSponsorship(sponsorLimits, {
-        signer: account.signerAddress,
-        clientAddress: yield* currentClientAddress,
-        gas: sponsoredGas,
-        riskReducing
-      }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      const who = { signer: account.signerAddress, clientAddress: yield* currentClientAddress, gas: sponsoredGas, riskReducing }
+      yield* chargeSponsorship(sponsorLimits, who).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     }
     const sponsoredFields = stub === undefined ? {} : yield* paymaster.sponsor(
       {

@@ -13,35 +13,31 @@
  * (Refusals.ts). Settlement: Settlement.ts; what the chain follower reports: ChainRecord.ts;
  * the stored row: OperationRow.ts.
  */
-import { Cause, Config, Context, Data, Duration, Effect, Layer, Result, Schema } from "effect"
+import { Cause, Config, Context, Duration, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Hash } from "viem"
 import { readFrozen } from "../accounts/Accounts.ts"
 import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
-import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
+import { OperationBuilder } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
-import { Bundler, type UserOperationV07 } from "../chain/Bundler.ts"
+import { Bundler } from "../chain/Bundler.ts"
 import { Chain } from "../chain/Chain.ts"
-import { findInclusion, type Inclusion, nextNonce } from "../chain/Inclusions.ts"
+import { type Inclusion, nextNonce } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
-import { transactionRetryingConflicts } from "../db/Conflicts.ts"
-import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { makeChainRecord } from "./ChainRecord.ts"
-import { buildOfSubmission, priorVerdict, signatureDigest } from "./Matching.ts"
+import { buildOfSubmission, priorVerdict } from "./Matching.ts"
 import { ALREADY_KNOWN, OperationRow, rejectionReason, toReceipt } from "./OperationRow.ts"
 import { chainVerdict, STALE_PRONE } from "./Refusals.ts"
 import type { RelayedOperation } from "./RelayHooks.ts"
 import { RelayHooks } from "./RelayHooks.ts"
-import { RelayAudit } from "./RelayAudit.ts"
 import { makeSendMarks } from "./SendMarks.ts"
 import { makeSettlement } from "./Settlement.ts"
+import { makeSubmission } from "./Submission.ts"
 
 export { type OperationRow, toReceipt } from "./OperationRow.ts"
-
-/** A policy check declined the submission: its transaction rolls back, and the decline is stored on its own. */
-class DeclinedAtSubmit extends Data.TaggedError("DeclinedAtSubmit")<{ readonly decline: OutOfScope }> {}
 
 export const RelayConfig = Config.all({
   /** How long a process may take to forward an operation before another may (re-)send it. */
@@ -78,13 +74,11 @@ export class Relay extends Context.Service<Relay, {
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const transaction = transactionRetryingConflicts(sql)
   const bundler = yield* Bundler
   const network = yield* Network
   const chain = yield* Chain
   const builder = yield* OperationBuilder
   const hooks = yield* RelayHooks
-  const audit = yield* RelayAudit
   const config = yield* RelayConfig
   const background = yield* Effect.scope
   const leaseMs = Duration.toMillis(config.sendLease)
@@ -105,10 +99,11 @@ const make = Effect.gen(function*() {
         )))
 
   const settlement = yield* makeSettlement
-  const { byId, byHash, load, relayedOf, auditFacts, settle } = settlement
+  const { byId, byHash, load, settle } = settlement
   const { observe, reopen } = yield* makeChainRecord(settlement)
 
   const { claimSend, markSent, markRefusedPending, markUnsent } = makeSendMarks(sql, leaseMs, resendAfterMs)
+  const submission = yield* makeSubmission(settlement, { leaseMs, chainLookback: config.chainLookback })
 
   /** Whether the chain shows the operation's nonce used (by it or another); false when the chain cannot be read. */
   const nonceUsed = (row: OperationRow) =>
@@ -117,14 +112,6 @@ const make = Effect.gen(function*() {
       Effect.orElseSucceed(() => false),
       Effect.withSpan("Relay.nonceUsed")
     )
-
-  /** The operation's inclusion when the chain already holds it (its nonce used, its event found); else undefined. */
-  const alreadyOnChain = (op: UserOperationV07, hash: string) =>
-    Effect.tryPromise(async () => {
-      const next = await nextNonce(chain.client, network.entryPoint, op.sender, op.nonce)
-      if (next <= op.nonce) return undefined
-      return findInclusion(chain.client, network.entryPoint, hash as Hash, BigInt(config.chainLookback))
-    }).pipe(Effect.orElseSucceed(() => undefined), Effect.withSpan("Relay.alreadyOnChain"))
 
   /**
    * Sends a claimed operation. A refusal settles it (after checking it was not in fact
@@ -225,79 +212,6 @@ const make = Effect.gen(function*() {
     return yield* load(row.id)
   })
 
-  /** Stores a submission as `submitted` (the send lease held when `lease`); undefined when one with its hash and signature exists. */
-  const insertSubmitted = (a: { id: string; build: StoredBuild; hash: string; wire: UserOperation; signer: string; lease: boolean }) =>
-    sql`
-      INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
-                                   user_op_hash, signature_digest, user_op, status, outcome, send_attempts, send_lease_until, submitted_at)
-      VALUES (${a.id}, ${a.build.id}, ${a.build.accountId}, ${a.signer}, ${a.build.intentType}, ${chainId}, ${a.wire.sender.toLowerCase()},
-              ${BigInt(a.wire.nonce).toString()}, ${a.hash}, ${signatureDigest(a.wire)},
-              ${JSON.stringify({ ...a.wire, sender: a.wire.sender.toLowerCase() })}::jsonb, 'submitted', 'pending', ${a.lease ? 1 : 0},
-              ${a.lease ? sql`now() + ${`${leaseMs} milliseconds`}::interval` : sql`NULL`}, now())
-      ON CONFLICT DO NOTHING
-      RETURNING *`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))), Effect.map((rows) => rows[0]))
-
-  /** A copy of this submission was stored by a concurrent request: its receipt, or 400 when it is another signature's. */
-  const racedAnswer = (hash: string, signer: string, wire: UserOperation) =>
-    Effect.gen(function*() {
-      const raced = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
-      if (raced?._tag === "Same") return toReceipt(raced.row)
-      return yield* new BadRequest({ message: "This operation was already submitted" })
-    })
-
-  /**
-   * A submission the chain already executed (sent through another bundler too): stored and
-   * settled from the chain's record at once: `included` with its transaction, its one audit
-   * entry, its effects (a delegated action's spend counted). Answered 202 with that receipt.
-   */
-  const recordFromChain = Effect.fn("Relay.recordFromChain")(function*(
-    base: { id: string; build: StoredBuild; hash: string; wire: UserOperation; signer: string },
-    inclusion: Inclusion
-  ) {
-    const inserted = yield* insertSubmitted({ ...base, lease: false }).pipe(Effect.orDie)
-    if (inserted === undefined) return yield* racedAnswer(base.hash, base.signer, base.wire)
-    yield* settle(inserted, { _tag: "Receipt", receipt: inclusion.receipt })
-    return toReceipt(yield* load(base.id))
-  })
-
-  const declineAtSubmit = Effect.fn("Relay.declineAtSubmit")(function*(
-    base: { id: string; build: StoredBuild; hash: string; wire: UserOperation; signer: string },
-    decline: OutOfScope
-  ) {
-    const { id, build, hash, wire, signer } = base
-    // Persisted first, then its audit entry, in one transaction (run again if it lost a lock conflict).
-    const stored = yield* transaction(Effect.gen(function*() {
-      const inserted = yield* sql`
-        INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
-                                     user_op_hash, signature_digest, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)
-        VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
-                ${BigInt(wire.nonce).toString()}, ${hash}, ${signatureDigest(wire)}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
-                ${`declined: ${decline.declineReason}`}, ${decline.declineReason}, now(), now())
-        ON CONFLICT DO NOTHING
-        RETURNING id`
-      // The same operation submitted concurrently: the other request stored it (and its one audit entry).
-      if (inserted.length === 0) return false
-      const row = yield* load(id)
-      // A declined operation is failed too: whatever an earlier check or the build held is freed with it.
-      yield* hooks.runOnFailed(relayedOf(row, build), `declined: ${decline.declineReason}`)
-      const auditId = yield* audit.recordOperation(
-        auditFacts(row, build, "declined", { declineReason: decline.declineReason, reason: decline.message })
-      )
-      yield* sql`UPDATE user_operations SET audit_event_id = ${auditId} WHERE id = ${id}`
-      return true
-    })).pipe(Effect.orDie)
-    if (!stored) {
-      const raced = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
-      if (raced?._tag === "Same") return toReceipt(raced.row)
-      return yield* new BadRequest({ message: "This operation was already submitted" })
-    }
-    return yield* new OutOfScope({
-      message: decline.message,
-      declineReason: decline.declineReason,
-      details: { userOpId: id }
-    })
-  })
-
   const submit = Effect.fn("Relay.submit")(function*(signer: string, wire: UserOperation) {
     if (/^0x0*$/.test(wire.signature)) {
       return yield* new BadRequest({ message: "The operation has no signature: sign the build's typedData and set userOp.signature" })
@@ -351,31 +265,14 @@ const make = Effect.gen(function*() {
       userOp: op,
       build
     }
-    // Persisted (holding the send lease) and checked in ONE transaction: what the policy checks
-    // write (a reservation bound to this operation) commits with the stored operation, or not at
-    // all. A concurrent copy of the same signed operation waits on the insert and then stores
-    // nothing, so it never touches the reservation (before, the copy whose insert lost could
-    // bind it to an operation that was never stored, and nothing released it).
-    const stored = yield* transaction(Effect.gen(function*() {
-      const inserted = yield* insertSubmitted({ id, build, hash, wire, signer, lease: true })
-      if (inserted === undefined) return { _tag: "Raced" as const }
-      const declined = yield* hooks.checkPolicy(relayed).pipe(
-        Effect.as(undefined),
-        Effect.catchTag("OutOfScope", (e) => Effect.succeed(e))
-      )
-      // Rolled back whole: the decline is stored on its own (declineAtSubmit), after the chain is asked.
-      if (declined !== undefined) return yield* Effect.fail(new DeclinedAtSubmit({ decline: declined }))
-      return { _tag: "Stored" as const, row: inserted }
-    })).pipe(
-      Effect.catchTag("DeclinedAtSubmit", (d) => Effect.succeed({ _tag: "Declined" as const, decline: d.decline })),
-      Effect.orDie
-    )
-    if (stored._tag === "Raced") return yield* racedAnswer(hash, signer, wire)
+    const base = { id, build, hash, wire, signer }
+    const stored = yield* submission.store(relayed, base)
+    if (stored._tag === "Raced") return yield* submission.racedAnswer(hash, signer, wire)
     if (stored._tag === "Declined") {
       // The chain may already hold it (sent through another bundler): then that is the answer.
-      const inclusion = yield* alreadyOnChain(op, hash)
-      if (inclusion !== undefined) return yield* recordFromChain({ id, build, hash, wire, signer }, inclusion)
-      return yield* declineAtSubmit({ id, build, hash, wire, signer }, stored.decline)
+      const inclusion = yield* submission.alreadyOnChain(op, hash)
+      if (inclusion !== undefined) return yield* submission.recordFromChain(base, inclusion)
+      return yield* submission.declineAtSubmit(base, stored.decline)
     }
     const row = stored.row
     const forwarded = yield* forward(row, false, true)
