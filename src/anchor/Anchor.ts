@@ -22,6 +22,7 @@ import { privateKeyToAccount } from "viem/accounts"
 import { viemChainOf } from "../chain/Chain.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { checkAnchored, type Rewrite } from "../audit/Anchored.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { type AnchoredHead, anchorCalldata, merkleRoot } from "./Merkle.ts"
 import { root as entriesRootOf } from "./Rfc6962.ts"
 
@@ -52,8 +53,15 @@ export interface AnchorRound {
 
 export interface AnchorSummary {
   readonly available: boolean
+  /** Entries not covered by an anchor: those after the last anchored length, and every entry a rewrite may have changed. */
   readonly unanchoredCount: number
   readonly anchoredHead: string | undefined
+  /**
+   * A rewrite of anchored history detected now (the primary account's first, else another's):
+   * its chain no longer holds an anchored head. Its anchored head stays reported (it is what
+   * the chain committed, and what a verifier compares with), never as if all were well.
+   */
+  readonly rewrite?: AnchorRefusal | undefined
   /** The latest anchor covering the primary account. */
   readonly latest?: {
     readonly length: number
@@ -197,12 +205,12 @@ export const AnchorLive = Layer.effect(
         return { anchored: [record], refused }
       }))
 
-    // Each anchor chain on its own: one that is down (or slow) leaves the others' rounds alone.
+    // Each anchor chain on its own: one that is down (or slow) leaves the others' rounds alone. A failed
+    // round is logged (a database outage once, and once when it ends); the next round retries.
+    const healthOf = new Map(anchorChains.map(({ net }) => [net.chainId, makeLoopHealth(`anchoring on ${net.name}`)]))
     const anchorRound = Effect.forEach(anchorChains, ({ net, send }) =>
-      anchorWith(net, send).pipe(
-        Effect.tapCause((cause) => Effect.logWarning(`anchoring on ${net.name} failed; the next round retries`, cause)),
-        Effect.orElseSucceed(() => none())
-      ), { concurrency: "unbounded" }).pipe(
+      healthOf.get(net.chainId)!.pass(anchorWith(net, send), none(), `anchoring on ${net.name} failed; the next round retries`),
+      { concurrency: "unbounded" }).pipe(
       Effect.map((rounds): AnchorRound => ({ anchored: rounds.flatMap((r) => r.anchored), refused: rounds.flatMap((r) => r.refused) })),
       Effect.withSpan("Anchor.anchorNow")
     )
@@ -215,26 +223,56 @@ export const AnchorLive = Layer.effect(
         length: number
         anchored: number
         anchored_head: string | null
+        hash_at_anchor: string | null
         merkle_root: string | null
         tx_hash: string | null
         block_number: string | null
         anchored_at: string | null
       }>`
         SELECT h.account_id, h.length, COALESCE(s.length, 0) AS anchored, s.head_hash AS anchored_head,
-          a.merkle_root, a.tx_hash, a.block_number::text AS block_number,
+          e.hash AS hash_at_anchor, a.merkle_root, a.tx_hash, a.block_number::text AS block_number,
           to_char(a.anchored_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS anchored_at
         FROM audit_heads h LEFT JOIN audit_anchor_state s ON s.account_id = h.account_id
           LEFT JOIN audit_anchors a ON a.id = s.anchor_id
+          LEFT JOIN audit_entries e ON e.account_id = h.account_id AND e.chain_index = s.length
         WHERE h.account_id IN ${sql.in(accountIds)}`.pipe(Effect.orDie)
-      // A rewritten chain can be shorter than its anchor: it has nothing unanchored, not a negative count.
-      const unanchoredCount = rows.reduce((n, r) => n + Math.max(0, r.length - r.anchored), 0)
+      // The entry at the last anchored length no longer carries the anchored hash: history was
+      // rewritten. Named exactly against every anchor of the account (rare: only then).
+      const rewrites = yield* Effect.forEach(
+        rows.filter((r) => r.anchored_head !== null && r.hash_at_anchor !== r.anchored_head),
+        (r) => rewriteOf(r.account_id, r.length)
+      ).pipe(Effect.map((found) => found.flatMap((x) => (x === undefined ? [] : [x]))))
+      const rewriteOfAccount = new Map(rewrites.map((w) => [w.accountId, w]))
+      // Unanchored: what follows the anchored length, and on a rewritten chain everything from the first
+      // entry that may have been rewritten. (A rewritten chain can be shorter than its anchor: never negative.)
+      const unanchoredCount = rows.reduce((n, r) => {
+        const w = rewriteOfAccount.get(r.account_id)
+        return n + Math.max(0, r.length - (w === undefined ? r.anchored : w.from - 1))
+      }, 0)
+      const rewrite = (primary === undefined ? undefined : rewriteOfAccount.get(primary)) ?? rewrites[0]
       const p = rows.find((r) => r.account_id === primary)
       const latest = p === undefined || p.anchored_head === null || p.merkle_root === null || p.tx_hash === null ||
           p.block_number === null || p.anchored_at === null
         ? undefined
         : { length: p.anchored, merkleRoot: p.merkle_root, txHash: p.tx_hash, blockNumber: p.block_number, anchoredAt: p.anchored_at }
-      return { available, unanchoredCount, anchoredHead: p?.anchored_head ?? undefined, latest }
+      return {
+        available,
+        unanchoredCount,
+        anchoredHead: p?.anchored_head ?? undefined,
+        latest,
+        ...(rewrite === undefined ? {} : { rewrite })
+      }
     })
+
+    /** How an account's chain departs from its anchored heads (undefined: it does not). */
+    const rewriteOf = (accountId: string, length: number) =>
+      Effect.gen(function*() {
+        const points = yield* sql<{ length: number; head_hash: string }>`
+          SELECT length, head_hash FROM audit_anchor_heads WHERE account_id = ${accountId} ORDER BY length`
+        const hashes = yield* hashesOf(accountId, Math.max(length, ...points.map((p) => p.length)))
+        const found = checkAnchored(hashes, points.map((p) => ({ length: p.length, headHash: p.head_hash })))
+        return found === undefined ? undefined : ({ accountId, ...found } satisfies AnchorRefusal)
+      }).pipe(Effect.orDie)
 
     return Anchor.of({
       available,

@@ -170,6 +170,16 @@ export class Activity extends Context.Service<Activity, {
             txHash: summary.latest.txHash,
             blockNumber: summary.latest.blockNumber,
             anchoredAt: summary.latest.anchoredAt
+          }),
+          ...(summary.rewrite === undefined ? {} : {
+            rewrite: {
+              accountId: summary.rewrite.accountId,
+              from: summary.rewrite.from,
+              anchoredLength: summary.rewrite.anchoredLength,
+              anchoredHead: summary.rewrite.anchoredHead,
+              ...(summary.rewrite.current === undefined ? {} : { current: summary.rewrite.current }),
+              message: summary.rewrite.message
+            }
           })
         } satisfies AnchorStatus
       })

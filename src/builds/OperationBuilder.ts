@@ -24,7 +24,8 @@ import { type IntentType, type Simulation, type TokenAmount, UserOpBuild } from 
 import { makeBuildRepo, type StoredBuild } from "./BuildRepo.ts"
 import { allowanceSetup, matchesBuild, permitMismatch } from "./GasPayment.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen, isRiskReducingIntent } from "./Intents.ts"
-import { chargeQuota, SponsorLimitsConfig, sponsoredFees } from "./Sponsorship.ts"
+import { currentClientAddress } from "../platform/ClientAddress.ts"
+import { chargeSponsorship, SponsorLimitsConfig, sponsoredFees } from "./Sponsorship.ts"
 import { ACCOUNT_IMPLEMENTATION_VERSION, type GasToken, makeTokenGas } from "./TokenGas.ts"
 import { mapUpstream, toWire, typedDataJson, userOpHashOf } from "./Wire.ts"
 
@@ -242,11 +243,12 @@ const make = Effect.gen(function*() {
       preVerificationGas: gas.preVerificationGas
     }
     const validForSeconds = Math.max(60, Math.floor(Duration.toSeconds(ttl)))
-    if (stub !== undefined && !riskReducing) {
-      // Counted when the paymaster signs: the signed operation may go to any bundler. Risk-reducing ones never count.
+    if (stub !== undefined) {
+      // Counted when the paymaster signs (the signed operation may go to any bundler); risk-reducing ones never refused.
       const sponsoredGas = gasFields.callGasLimit + gasFields.verificationGasLimit + gasFields.preVerificationGas +
         (gas.paymasterVerificationGasLimit ?? stub.paymasterVerificationGasLimit) + (gas.paymasterPostOpGasLimit ?? stub.paymasterPostOpGasLimit)
-      yield* chargeQuota(sponsorLimits, account.signerAddress, sponsoredGas).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      const who = { signer: account.signerAddress, clientAddress: yield* currentClientAddress, gas: sponsoredGas, riskReducing }
+      yield* chargeSponsorship(sponsorLimits, who).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     }
     const sponsoredFields = stub === undefined ? {} : yield* paymaster.sponsor(
       {

@@ -113,7 +113,7 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   releaseReservation(id: string): Effect.Effect<void>
   /** Releases a reservation whatever its status (a decline at submit, under its lock). */
   releaseReservationNow(id: string): Effect.Effect<void>
-  /** A submitted or reserved reservation to final, with its transaction. */
+  /** A reservation to final, with its transaction, whatever its status (its operation executed). */
   finalizeReservation(id: string, txHash: string): Effect.Effect<void>
   /** Releases the reservation if the failed operation is the one bound to it (or none is and it is still reserved). */
   releaseForFailedOperation(id: string, operationId: string): Effect.Effect<void>
@@ -290,10 +290,12 @@ const make = Effect.gen(function*() {
               WHERE id = ${id} AND status IN ('reserved', 'submitted')`),
     releaseReservationNow: (id) =>
       run(sql`UPDATE delegation_reservations SET status = 'released', settled_at = now() WHERE id = ${id}`),
+    // Whatever its status: the chain shows its operation executed (a refusal or decline that
+    // released it is corrected by the chain), so it is spent.
     finalizeReservation: (id, txHash) =>
       run(sql`
         UPDATE delegation_reservations SET status = 'final', settled_at = now(), tx_hash = ${txHash}
-        WHERE id = ${id} AND status IN ('submitted', 'reserved')`),
+        WHERE id = ${id} AND status <> 'final'`),
     releaseForFailedOperation: (id, operationId) =>
       run(sql`
         UPDATE delegation_reservations SET status = 'released', settled_at = now()

@@ -9,7 +9,8 @@
  * (the ERC-20 `Transfer`s out of the delegator in the operation's own logs); the build's
  * facts are the fallback for a failure, which moved nothing. Redemptions that reach the
  * chain around the relay are logged by the chain follower (src/follower), under the same
- * rules. Keys: `delegated:<operationId>` (one owner entry per operation).
+ * rules. Keys: `delegated:<operationId>` (one owner entry per settlement of the operation:
+ * a later one, e.g. the chain correcting a refusal, appends `delegated:<operationId>:<its key>`).
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -62,7 +63,8 @@ export const OwnerLogLive = Layer.effectDiscard(Effect.gen(function*() {
       const txHash = entry.receipt?.transactionHash.toLowerCase()
       yield* recorder.record({
         accountId: grant.account_id,
-        declineId: `delegated:${op.id}`,
+        // A later settlement of the operation (corrected from the chain) is a follow-up entry, never dropped as a duplicate.
+        declineId: op.settlementKey === undefined ? `delegated:${op.id}` : `delegated:${op.id}:${op.settlementKey}`,
         actor: grant.delegatee_address,
         action: "delegated_action",
         ...facts,

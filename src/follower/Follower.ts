@@ -22,11 +22,12 @@
  *    compensated as in 2;
  * 5. move the cursor.
  */
-import { Cause, Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain/Inclusions.ts"
 import { retryLockConflicts } from "../db/Conflicts.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { Relay } from "../userops/Relay.ts"
 import { FollowerLog } from "./FollowerLog.ts"
 import { disablesOf, type ObservedEvent, redemptionsOf } from "./Redeemed.ts"
@@ -186,9 +187,12 @@ const makeChainFollower = (net: ChainNetwork) =>
       // operation's row, then appends to the account's log; this pass may settle several
       // operations, so it takes all their rows (in one order) before its first append, and
       // never holds a head while it waits for a row (docs/follower.md).
+      // The open operations of the same senders are locked too: an inclusion used its sender's
+      // nonce, and ours still open at it settle in this pass (Relay.observe).
       if (inclusions.length > 0) {
         yield* sql`SELECT id FROM user_operations WHERE chain_id = ${chainId}
-                   AND user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}
+                   AND (user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}
+                        OR (status = 'submitted' AND sender IN ${sql.in([...new Set(inclusions.map((i) => i.sender.toLowerCase()))])}))
                    ORDER BY id FOR UPDATE`
       }
       const blocksWithOurs = new Map<bigint, string>()
@@ -247,13 +251,10 @@ const makeChainFollower = (net: ChainNetwork) =>
 
     // A pass that lost a lock conflict runs again at once; any other failure, a defect
     // included (a settlement's own errors die), is logged and left to the next pass: the
-    // loop must outlive it. Interruption (the service stopping) is not caught.
-    return retryLockConflicts(sql.withTransaction(pass)).pipe(
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause)
-          ? Effect.interrupt
-          : Effect.as(Effect.logWarning(`follower: pass on ${net.name} failed; the next pass retries`, cause), NONE)
-      ),
+    // loop must outlive it (a database outage is logged once, and once when it ends:
+    // LoopHealth). Interruption (the service stopping) is not caught.
+    const health = makeLoopHealth(`chain follower on ${net.name}`)
+    return health.pass(retryLockConflicts(sql.withTransaction(pass)), NONE, `follower: pass on ${net.name} failed; the next pass retries`).pipe(
       Effect.withSpan("ChainFollower.followOnce", { attributes: { chainId } })
     )
   })

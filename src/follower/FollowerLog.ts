@@ -80,6 +80,20 @@ export class FollowerLog extends Context.Service<FollowerLog, {
           Effect.map((rows) => rows[0]?.audit_event_id ?? undefined)
         )
 
+      /**
+       * The owner's entry the relay wrote for the operation that carried the redemption: the one
+       * with this transaction (a correction's follow-up after a first `failed` / `declined` one).
+       */
+      const ownerEntryOf = (r: ObservedRedemption) =>
+        sql<{ id: string }>`
+          SELECT id FROM audit_entries
+          WHERE account_id = ${r.accountId} AND delegation_id = ${r.delegationId ?? null} AND tx_hash = ${r.txHash.toLowerCase()}
+            AND (decline_id = ${`delegated:${r.operationId}`} OR decline_id LIKE ${`delegated:${r.operationId}:%`})
+          ORDER BY chain_index DESC LIMIT 1`.pipe(
+          Effect.orDie,
+          Effect.flatMap((rows) => rows[0] === undefined ? byKey(`delegated:${r.operationId}`) : Effect.succeed(rows[0].id))
+        )
+
       const foreignOperation = (chainId: number, accountId: string, inclusion: Inclusion) => {
         const chain = chains.nameOf(chainId)
         const key = `chain:${inclusion.blockHash.toLowerCase()}:${inclusion.logIndex}`
@@ -127,7 +141,7 @@ export class FollowerLog extends Context.Service<FollowerLog, {
             ...(r.delegationId === undefined ? {} : { delegationId: r.delegationId })
           }
           const ownerEntry = r.operationId !== undefined
-            ? yield* byKey(`delegated:${r.operationId}`)
+            ? yield* ownerEntryOf(r)
             : yield* recorder.record({
               ...common,
               accountId: r.accountId,

@@ -16,6 +16,7 @@ import { AuditRecorder } from "../audit/Recorder.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { agentCommerceAbi } from "../chain/contracts/AgentCommerce.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 
 const PHASE_ACTION: Readonly<Record<number, string>> = {
   1: "marketplace_job_terms",
@@ -104,10 +105,13 @@ export const JobWatcherLive = Layer.effectDiscard(Effect.gen(function*() {
     let next = 0n
     const pass = Effect.suspend(() => watchOnce(net, next)).pipe(
       Effect.tap((n) => Effect.sync(() => void (next = n))),
-      Effect.catchCause((cause) => Effect.logWarning(`marketplace job watcher on ${net.name}: pass failed, retried next interval`, cause)),
       Effect.asVoid
     )
-    yield* pass.pipe(Effect.repeat(Schedule.spaced(interval)), Effect.forkScoped)
+    const health = makeLoopHealth(`marketplace job watcher on ${net.name}`)
+    yield* health.pass(pass, undefined, `marketplace job watcher on ${net.name}: pass failed, retried next interval`).pipe(
+      Effect.repeat(Schedule.spaced(interval)),
+      Effect.forkScoped
+    )
   }
 }))
 

@@ -3,7 +3,9 @@
  * its transaction; src/follower): an operation of ours is settled from its inclusion, one
  * recorded as refused is corrected by a second entry (never rewritten), one built here and
  * sent around the relay is adopted (stored, then settled with the build's effects and
- * `onchain_unrelayed` provenance), and one whose block left the chain is reopened.
+ * `onchain_unrelayed` provenance), and one whose block left the chain is reopened. Any
+ * inclusion, ours or not, used its sender's nonce: our other operations still open at that
+ * nonce settle `failed` at once (they can never execute).
  */
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -18,7 +20,7 @@ export const makeChainRecord = (settlement: Settlement) => Effect.gen(function*(
   const sql = yield* SqlClient.SqlClient
   const chains = yield* Chains
   const builder = yield* OperationBuilder
-  const { byHash, settle } = settlement
+  const { byHash, settle, supersede } = settlement
 
   const buildByHash = (chainId: number, hash: string) =>
     sql<{ id: string }>`SELECT id FROM op_builds WHERE chain_id = ${chainId} AND user_op_hash = ${hash}
@@ -45,6 +47,13 @@ export const makeChainRecord = (settlement: Settlement) => Effect.gen(function*(
     })
 
   const observe = Effect.fn("Relay.observe")(function*(chainId: number, inclusion: Inclusion) {
+    const outcome = yield* record(chainId, inclusion)
+    // The nonce is used, whoever's operation used it: ours still open at it can never execute.
+    yield* supersede(chainId, inclusion)
+    return outcome
+  })
+
+  const record = Effect.fnUntraced(function*(chainId: number, inclusion: Inclusion) {
     const hash = inclusion.userOpHash.toLowerCase()
     const tx = inclusion.transactionHash.toLowerCase()
     const rows = yield* byHash(chainId, hash).pipe(Effect.orDie)

@@ -16,6 +16,7 @@ import * as https from "node:https"
 import { columns, NotificationRow, toNotification } from "../notifications/Notifications.ts"
 import { SIGNATURE_HEADER, signatureHeader } from "./Signature.ts"
 import { guardedLookup, type TargetPolicy, TargetPolicyConfig } from "./UrlGuard.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 
 export interface DeliveryConfig {
   readonly maxAttempts: number
@@ -175,9 +176,10 @@ export const WebhookDeliveryLive: Layer.Layer<never, Config.ConfigError, SqlClie
   Effect.gen(function*() {
     const config = yield* DeliveryConfig
     const worker = yield* makeWorker(config, yield* TargetPolicyConfig)
+    // A failed pass is logged (a database outage once: LoopHealth); the next pass tries again.
+    const health = makeLoopHealth("webhook delivery")
     yield* Effect.forkScoped(
-      worker.drain.pipe(
-        Effect.catchCause((cause) => Effect.logWarning("webhook delivery pass failed", cause)),
+      health.pass(worker.drain, undefined, "webhook delivery pass failed").pipe(
         Effect.repeat(Schedule.spaced(config.pollInterval))
       )
     )

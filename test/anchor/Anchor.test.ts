@@ -168,6 +168,20 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
       assert.strictEqual(command.code, 1, command.stdout)
       assert.include(command.stdout, `${account}: BROKEN at entry #2 (rewrite): an entry in #2..#3 was rewritten`)
 
+      // /activity/anchor reports the rewrite (a field of its own) and counts the entries no anchor covers
+      // any more (#2 and #3), no longer "0 unanchored" under the old head as if all were well.
+      const api = yield* client(carol.token)
+      const status = yield* api.activity.anchor()
+      assert.deepStrictEqual(status.rewrite, {
+        accountId: account,
+        from: 2,
+        anchoredLength: 3,
+        anchoredHead,
+        current: h3,
+        message: verified.broken.message
+      })
+      assert.strictEqual(status.unanchoredCount, 2)
+
       // The anchorer picks the changed head up, and refuses it.
       const [stateBefore] = yield* sql<{ head_hash: string; anchor_id: string }>`
         SELECT head_hash, anchor_id FROM audit_anchor_state WHERE account_id = ${account}`
@@ -186,6 +200,9 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
       // Appending on top of the rewrite does not launder it: still refused, still named.
       yield* audit.append(executed(account, `op_c_4_${account}`))
       assert.isTrue((yield* anchor.anchorRound).refused.some((r) => r.accountId === account))
+      const later = yield* api.activity.anchor()
+      assert.strictEqual(later.rewrite?.from, 2)
+      assert.strictEqual(later.unanchoredCount, 3)
       const again = yield* audit.verify(account)
       assert.isTrue(!again.ok && again.broken.kind === "rewrite")
     }), { timeout: 120_000 })
