@@ -2,10 +2,11 @@
  * The whole contract as one HttpApi. It imports nothing from the server side, so
  * a typed client (`HttpApiClient.make(Api)`) can be built from it alone.
  */
-import { HttpApi, OpenApi } from "effect/http-api"
+import { OpenApi } from "effect/http-api"
+import { contractRoot } from "./api/Contract.ts"
 import { AccountsApi } from "./owner/Api.ts"
 import { ErrorEnvelope } from "./api/Envelope.ts"
-import { ActivityApi } from "./audit/Api.ts"
+import { ActivityApi } from "./activity/Api.ts"
 import { AuthApi, SessionApi } from "./auth/Api.ts"
 import { DelegationsApi } from "./delegations/Api.ts"
 import { LaunchpadApi } from "./launchpad/Api.ts"
@@ -14,7 +15,7 @@ import { NotificationsApi } from "./notifications/Api.ts"
 import { SystemApi } from "./system/Api.ts"
 import { UserOpsApi } from "./userops/Api.ts"
 
-export class Api extends HttpApi.make("delegated-authority")
+export class Api extends contractRoot
   .add(SystemApi)
   .add(AuthApi)
   .add(SessionApi)

@@ -7,6 +7,15 @@ import { Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Sessions } from "./auth/Sessions.ts"
 import { SponsorshipBudget } from "./builds/Sponsorship.ts"
+import { EntryNotifierLive } from "./notifications/EntryNotifier.ts"
 
-/** `SponsorshipBudget`: the sponsorship budget's figures, for an operator (and a metrics endpoint). */
-export const ServicesLive = Layer.mergeAll(Sessions.layer.pipe(Layer.provideMerge(Accounts.layer)), SponsorshipBudget.layer)
+/**
+ * `SponsorshipBudget`: the sponsorship budget's figures, for an operator (and a metrics endpoint).
+ * `EntryNotifier`: the port through which the audit log (below the features) raises each
+ * entry's notification (the notifications feature's).
+ */
+export const ServicesLive = Layer.mergeAll(
+  Sessions.layer.pipe(Layer.provideMerge(Accounts.layer)),
+  SponsorshipBudget.layer,
+  EntryNotifierLive
+)

@@ -23,8 +23,8 @@ import { viemChainOf } from "../chain/Chain.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { checkAnchored, type Rewrite } from "../audit/Anchored.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
-import { type AnchoredHead, anchorCalldata, merkleRoot } from "./Merkle.ts"
-import { root as entriesRootOf } from "./Rfc6962.ts"
+import { type AnchoredHead, anchorCalldata, merkleRoot } from "../audit/Merkle.ts"
+import { root as entriesRootOf } from "../audit/Rfc6962.ts"
 
 /** anvil's dev account #5 (public key of the well-known test mnemonic): local anchoring only. */
 export const LOCAL_ANCHOR_ACCOUNT: Hex = "0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc"

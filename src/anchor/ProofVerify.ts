@@ -10,8 +10,8 @@ import { createPublicClient, type Hex, http } from "viem"
 import { hashRecord } from "../audit/Chain.ts"
 import type { AuditProof } from "../audit/Domain.ts"
 import { recordOfEvent } from "../audit/Wire.ts"
-import { ANCHOR_TAG, verifyProof as verifyHeadProof } from "./Merkle.ts"
-import { verifyInclusion } from "./Rfc6962.ts"
+import { ANCHOR_TAG, verifyProof as verifyHeadProof } from "../audit/Merkle.ts"
+import { verifyInclusion } from "../audit/Rfc6962.ts"
 
 export type ProofResult =
   | { readonly ok: true; readonly checks: ReadonlyArray<string> }

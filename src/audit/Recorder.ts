@@ -8,19 +8,33 @@
  * and in a transaction of its own otherwise. On `AuditDuplicate` nothing of the
  * record was written (the savepoint rolled back) and the caller's transaction is
  * still usable.
+ *
+ * The notification is the notifications feature's (above this layer): it provides the
+ * `EntryNotifier` port (src/notifications/EntryNotifier.ts), wired at the top (src/Server.ts).
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { transactionRetryingConflicts } from "../db/Conflicts.ts"
-import type { Notification } from "../notifications/Domain.ts"
-import { Notifications, type NotifyInput } from "../notifications/Notifications.ts"
 import { type AppendInput, AuditChain, type AuditDuplicate } from "./AuditChain.ts"
 import type { StoredEntry } from "./Chain.ts"
 
+/** The notification an entry raised: its id. */
+export interface RaisedNotification {
+  readonly id: string
+}
+
 export interface Recorded {
   readonly entry: StoredEntry
-  readonly notification: Notification
+  readonly notification: RaisedNotification
 }
+
+/**
+ * The port through which an entry raises its notification, inside the entry's transaction
+ * (both are written, or neither). Provided by the notifications feature.
+ */
+export class EntryNotifier extends Context.Service<EntryNotifier, {
+  readonly notify: (entry: StoredEntry) => Effect.Effect<RaisedNotification>
+}>()("das/audit/EntryNotifier") {}
 
 type Common = Omit<AppendInput, "status" | "operationId" | "declineId" | "declineReason">
 
@@ -41,52 +55,6 @@ export interface DeclineInput extends Common {
   readonly declineId?: string | undefined
 }
 
-const REASONS: Record<string, string> = {
-  cap_exceeded: "it would exceed the delegation's budget",
-  per_action_exceeded: "it exceeds the per-action maximum",
-  max_actions_exceeded: "the delegation has used all its actions",
-  recipient_not_allowed: "the recipient is not on the allowlist",
-  target_not_allowed: "the call target or function is not allowed",
-  expired: "the delegation has expired",
-  revoked: "the delegation was revoked",
-  account_frozen: "the account is frozen",
-  period_exceeded: "it would exceed this period's allowance"
-}
-
-const what = (e: StoredEntry) =>
-  e.amount !== null ? `${e.action} of ${e.amount}${e.token !== null ? ` ${e.token}` : ""}` : e.action
-
-/** The notification an audit entry raises (pure: the tests and the docs use it too). */
-export const notificationFor = (e: StoredEntry): NotifyInput => {
-  const link = {
-    relatedType: "activity",
-    relatedId: e.id,
-    action: { label: "View activity", target: `activity/${e.id}` }
-  } as const
-  switch (e.status) {
-    case "executed":
-      return { tone: "success", title: "Action executed", body: `${what(e)} executed on ${e.chain}.`, ...link }
-    case "declined": {
-      const reason = e.declineReason === null ? "" : `: ${REASONS[e.declineReason] ?? e.declineReason}`
-      return { tone: "danger", title: "Action blocked", body: `${what(e)} was blocked${reason}.`, ...link }
-    }
-    case "reorged":
-      return {
-        tone: "warning",
-        title: "Action no longer on chain",
-        body: `${what(e)} left the chain in a reorganisation${e.txHash === null ? "" : ` (transaction ${e.txHash})`}; it is watched until it is included again or fails.`,
-        ...link
-      }
-    default:
-      return {
-        tone: "danger",
-        title: "Action failed",
-        body: `${what(e)} failed on ${e.chain}${e.declineReason === null ? "" : ` (${e.declineReason})`}.`,
-        ...link
-      }
-  }
-}
-
 export class AuditRecorder extends Context.Service<AuditRecorder, {
   /** An executed or failed operation: its one audit entry and its notification. */
   readonly recordOutcome: (input: OutcomeInput) => Effect.Effect<Recorded, AuditDuplicate>
@@ -100,12 +68,12 @@ export class AuditRecorder extends Context.Service<AuditRecorder, {
     Effect.gen(function*() {
       const transaction = transactionRetryingConflicts(yield* SqlClient.SqlClient)
       const chain = yield* AuditChain
-      const notifications = yield* Notifications
+      const notifier = yield* EntryNotifier
 
       const record = Effect.fn("AuditRecorder.record")(function*(input: AppendInput) {
         return yield* transaction(Effect.gen(function*() {
           const entry = yield* chain.append(input)
-          const notification = yield* notifications.notifyAccount(entry.accountId, notificationFor(entry))
+          const notification = yield* notifier.notify(entry)
           return { entry, notification }
         }))
       }, Effect.catchTag("SqlError", Effect.die))
@@ -125,7 +93,5 @@ export class AuditRecorder extends Context.Service<AuditRecorder, {
   )
 }
 
-/** AuditRecorder with AuditChain and Notifications, given a SqlClient. */
-export const AuditLive = AuditRecorder.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(AuditChain.layer, Notifications.layer))
-)
+/** AuditRecorder with AuditChain, given a SqlClient and the `EntryNotifier` port. */
+export const AuditLive = AuditRecorder.layer.pipe(Layer.provideMerge(AuditChain.layer))

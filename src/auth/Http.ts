@@ -1,11 +1,12 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { contractOf } from "../api/Contract.ts"
 import { CurrentSigner } from "./Middleware.ts"
 import { Sessions } from "./Sessions.ts"
+import { AuthApi, SessionApi } from "./Api.ts"
 
 export const AuthHandlers = HttpApiBuilder.group(
-  Api,
+  contractOf(AuthApi),
   "auth",
   Effect.fn(function*(handlers) {
     const sessions = yield* Sessions
@@ -25,7 +26,7 @@ export const AuthHandlers = HttpApiBuilder.group(
 )
 
 export const SessionHandlers = HttpApiBuilder.group(
-  Api,
+  contractOf(SessionApi),
   "session",
   Effect.fn(function*(handlers) {
     const sessions = yield* Sessions

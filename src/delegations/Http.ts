@@ -5,13 +5,14 @@
  */
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { contractOf } from "../api/Contract.ts"
 import { BadRequest } from "../api/Errors.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { Delegations } from "./Delegations.ts"
 import { OwnerLogLive } from "./OwnerLog.ts"
 import { DeclineRecorder, AccountRulesLive, OperationBuilderLive, RelayHooksLive, RelayLive } from "./Ports.ts"
+import { DelegationsApi } from "./Api.ts"
 
 /** Delegations with what it stands on; the relay layers are shared constants (one builder, one hook registry, one relay). */
 export const DelegationsLive = Layer.mergeAll(Delegations.layer, OwnerLogLive).pipe(
@@ -30,7 +31,7 @@ const perDelegationFreeze = (delegationId: string) =>
   })
 
 export const DelegationsHandlers = HttpApiBuilder.group(
-  Api,
+  contractOf(DelegationsApi),
   "delegations",
   Effect.fn(function*(handlers) {
     const delegations = yield* Delegations

@@ -9,8 +9,8 @@
 import { Effect, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "../Api.ts"
-import { TokensPage } from "./Api.ts"
+import { contractOf } from "../api/Contract.ts"
+import { LaunchpadApi, TokensPage } from "./Api.ts"
 import { Launchpad, type TokensResult } from "./Launchpad.ts"
 
 export { LaunchpadLive } from "./Launchpad.ts"
@@ -37,7 +37,7 @@ const makePageBytes = () => {
 }
 
 export const LaunchpadHandlers = HttpApiBuilder.group(
-  Api,
+  contractOf(LaunchpadApi),
   "launchpad",
   Effect.fn(function*(handlers) {
     const launchpad = yield* Launchpad

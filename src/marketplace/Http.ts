@@ -5,7 +5,7 @@
 import { Effect, Exit, Layer, Option, Result, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { contractOf } from "../api/Contract.ts"
 import { NodeRoutes } from "../api/NodeServer.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { AccountRulesLive } from "../owner/Live.ts"
@@ -18,13 +18,13 @@ import { LocalJobs } from "./LocalJobs.ts"
 import { MandateGrants } from "./MandateGrants.ts"
 import { ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
 import { ManagedWallets, Marketplace, MarketplaceCallers, MarketplaceServiceLive } from "./Marketplace.ts"
-import { MarketplaceStreamApi, StreamQuery } from "./Api.ts"
+import { MarketplaceApi, MarketplaceStreamApi, StreamQuery } from "./Api.ts"
 import { MarketplaceUpstreamLive } from "./MarketplaceUpstream.ts"
 import { nodeResponse, sseHeaders } from "./SseFanout.ts"
 import { StatsHub, StatsHubLive } from "./StatsHub.ts"
 
 export const MarketplaceHandlers = HttpApiBuilder.group(
-  Api,
+  contractOf(MarketplaceApi),
   "marketplace",
   Effect.fn(function*(handlers) {
     const m = yield* Marketplace
@@ -63,7 +63,7 @@ export const MarketplaceHandlers = HttpApiBuilder.group(
 )
 
 export const MarketplaceStreamHandlers = HttpApiBuilder.group(
-  Api,
+  contractOf(MarketplaceStreamApi),
   "marketplaceStream",
   Effect.fn(function*(handlers) {
     const hub = yield* StatsHub

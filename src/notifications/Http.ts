@@ -7,7 +7,7 @@
 import { Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { contractOf } from "../api/Contract.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { currentClientAddress } from "../platform/ClientAddress.ts"
 import { WebhookDeliveryLive } from "../webhooks/Delivery.ts"
@@ -16,9 +16,10 @@ import { BudgetAlertsLive } from "./BudgetAlerts.ts"
 import { DepegMonitorLive } from "./DepegMonitor.ts"
 import { NotificationHub, NotificationHubLive } from "./NotificationHub.ts"
 import { Notifications } from "./Notifications.ts"
+import { NotificationsApi } from "./Api.ts"
 
 const Handlers = HttpApiBuilder.group(
-  Api,
+  contractOf(NotificationsApi),
   "notifications",
   Effect.fn(function*(handlers) {
     const notifications = yield* Notifications

@@ -1,13 +1,14 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { contractOf } from "../api/Contract.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { AccountRulesLive } from "./Live.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import { AccountRules } from "./Rules.ts"
+import { AccountsApi } from "./Api.ts"
 
 export const AccountsHandlers = HttpApiBuilder.group(
-  Api,
+  contractOf(AccountsApi),
   "accounts",
   Effect.fn(function*(handlers) {
     const accounts = yield* Accounts

@@ -1,12 +1,13 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { contractOf } from "../api/Contract.ts"
 import { ServiceUnavailable } from "../api/Errors.ts"
 import { Chains } from "../chain/Chains.ts"
 import { ping } from "../db/Database.ts"
+import { SystemApi } from "./Api.ts"
 
 export const SystemHandlers = HttpApiBuilder.group(
-  Api,
+  contractOf(SystemApi),
   "system",
   Effect.fn(function*(handlers) {
     const chains = yield* Chains

@@ -1,13 +1,14 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { contractOf } from "../api/Contract.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { RelayWithReconcilerLive } from "./Live.ts"
 import { Relay } from "./Relay.ts"
+import { UserOpsApi } from "./Api.ts"
 
 /** `POST /userops` and `GET /userops/{userOpId}` (docs/relay.md); the reconciler runs with them. */
 export const UserOpsHandlers = HttpApiBuilder.group(
-  Api,
+  contractOf(UserOpsApi),
   "userops",
   Effect.fn(function*(handlers) {
     const relay = yield* Relay

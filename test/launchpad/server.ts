@@ -1,18 +1,18 @@
 /**
  * The real HTTP stack on 127.0.0.1:<free port> with the launchpad group live (against the
- * fake upstream) and every other group answering 501, behind the lead's envelope
+ * fake upstream) as a contract of its own (`contractOf`), behind the service's envelope
  * middlewares. No database: the launchpad is public, and other groups are never called.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
-import { Api } from "../../src/Api.ts"
+import { contractOf } from "../../src/api/Contract.ts"
 import { ErrorEnvelopeLive } from "../../src/api/Envelope.ts"
 import { Unauthorized } from "../../src/api/Errors.ts"
 import { GlobalEnvelope } from "../../src/api/GlobalEnvelope.ts"
-import { notImplementedGroup } from "../../src/api/NotImplemented.ts"
 import { Authorization } from "../../src/auth/Middleware.ts"
+import { LaunchpadApi } from "../../src/launchpad/Api.ts"
 import { LaunchpadHandlers } from "../../src/launchpad/Http.ts"
 import { HttpApiBuilder } from "effect/http-api"
 import type { Launchpad } from "../../src/launchpad/Launchpad.ts"
@@ -27,14 +27,9 @@ const AuthorizationDeny = Layer.succeed(
   Authorization.of({ bearer: () => Effect.fail(new Unauthorized({ message: "no sessions in launchpad tests" })) })
 )
 
-const otherGroups = Object.keys(Api.groups)
-  .filter((g) => g !== "launchpad")
-  // The helper is generic over the group's endpoints; its name list is narrower than needed here.
-  .map((g) => notImplementedGroup(g as "delegations", "not under test"))
-
 export const launchpadApp = Layer.mergeAll(
-  HttpApiBuilder.layer(Api).pipe(
-    Layer.provide(Layer.mergeAll(LaunchpadHandlers, ...otherGroups)),
+  HttpApiBuilder.layer(contractOf(LaunchpadApi)).pipe(
+    Layer.provide(LaunchpadHandlers),
     Layer.provide([ErrorEnvelopeLive, AuthorizationDeny])
   ),
   GlobalEnvelope

@@ -18,6 +18,7 @@ import { Chains } from "../../src/chain/Chains.ts"
 import { acpAbi } from "../../src/marketplace/AcpAbi.ts"
 import { mandateRedeemArgs } from "../../src/marketplace/MandateDelegation.ts"
 import { watchOnce } from "../../src/marketplace/JobWatcher.ts"
+import { EntryNotifierLive } from "../../src/notifications/EntryNotifier.ts"
 import { AuditLive } from "../../src/audit/Recorder.ts"
 import { TokenRegistry } from "../../src/tokens/TokenRegistry.ts"
 import { makeAttacker, redeemCall, refused, succeeds } from "../delegations/attacker.ts"
@@ -205,7 +206,7 @@ describe("a mandate on the local chain", () => {
         const notes = yield* owner.api.notifications.list({ query: { unreadOnly: false } })
         assert.isTrue(steps.every((e) => notes.some((n) => n.relatedId === e.id)))
         // Read again from the chain's start (a restart, a second process): nothing is recorded twice.
-        yield* Effect.flatMap(Chains.useSync((c) => c.primary), (net) => watchOnce(net, 0n)).pipe(Effect.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer)))
+        yield* Effect.flatMap(Chains.useSync((c) => c.primary), (net) => watchOnce(net, 0n)).pipe(Effect.provide(Layer.mergeAll(AuditLive.pipe(Layer.provide(EntryNotifierLive)), TokenRegistry.layer)))
         assert.lengthOf(yield* theirSteps, 4)
 
         // A grant like any other: listed, frozen with the account (on chain), revoked by a gasless risk-reducing build.

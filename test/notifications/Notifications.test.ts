@@ -7,13 +7,14 @@ import { Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { AuditChain } from "../../src/audit/AuditChain.ts"
+import { EntryNotifierLive } from "../../src/notifications/EntryNotifier.ts"
 import { AuditLive, AuditRecorder } from "../../src/audit/Recorder.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { relativeLabel } from "../../src/notifications/Notifications.ts"
 import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
 import { decline, outcome } from "../audit/support.ts"
 
-const Live = AuditLive.pipe(Layer.provideMerge(TestServerLive()))
+const Live = AuditLive.pipe(Layer.provide(EntryNotifierLive), Layer.provideMerge(TestServerLive()))
 
 const newUser = Effect.gen(function*() {
   const { baseUrl } = yield* TestServer

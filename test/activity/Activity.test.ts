@@ -6,12 +6,13 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { AuditChain } from "../../src/audit/AuditChain.ts"
+import { EntryNotifierLive } from "../../src/notifications/EntryNotifier.ts"
 import { AuditLive, AuditRecorder } from "../../src/audit/Recorder.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
-import { decline, declined, executed, outcome } from "./support.ts"
+import { decline, declined, executed, outcome } from "../audit/support.ts"
 
-const Live = AuditLive.pipe(Layer.provideMerge(TestServerLive()))
+const Live = AuditLive.pipe(Layer.provide(EntryNotifierLive), Layer.provideMerge(TestServerLive()))
 
 const newUser = Effect.gen(function*() {
   const { baseUrl } = yield* TestServer

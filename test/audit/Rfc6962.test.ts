@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto"
 import { assert, describe, it } from "@effect/vitest"
-import { EMPTY_ROOT, inclusionProof, leafHash, nodeHash, root, verifyInclusion } from "../../src/anchor/Rfc6962.ts"
+import { EMPTY_ROOT, inclusionProof, leafHash, nodeHash, root, verifyInclusion } from "../../src/audit/Rfc6962.ts"
 
 const sha = (...parts: Array<Buffer>) => `0x${createHash("sha256").update(Buffer.concat(parts)).digest("hex")}`
 const entry = (i: number) => sha(Buffer.from(`entry ${i}`))

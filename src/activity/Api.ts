@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequestError, ConflictError, NotFoundError, NotImplementedError } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { ChainId, Id, PageLimit, TextOfLength, Timestamp } from "../domain/Primitives.ts"
-import { ActivityPage, AnchorStatus, AuditEvent, AuditProof } from "./Domain.ts"
+import { ActivityPage, AnchorStatus, AuditEvent, AuditProof } from "../audit/Domain.ts"
 
 export class ActivityApi extends HttpApiGroup.make("activity")
   .add(

@@ -17,11 +17,11 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { BadRequest, type Conflict, NotFound } from "../api/Errors.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import type { Address } from "../domain/Primitives.ts"
-import { entryColumns, EntryRow, fromRow } from "./AuditChain.ts"
-import { toAuditEvent } from "./Wire.ts"
+import { entryColumns, EntryRow, fromRow } from "../audit/AuditChain.ts"
+import { toAuditEvent } from "../audit/Wire.ts"
 import { Anchor } from "../anchor/Anchor.ts"
-import type { ActivityPage, AnchorStatus, AuditEvent, AuditProof } from "./Domain.ts"
-import { makeEntryProof } from "./EntryProof.ts"
+import type { ActivityPage, AnchorStatus, AuditEvent, AuditProof } from "../audit/Domain.ts"
+import { makeEntryProof } from "../audit/EntryProof.ts"
 
 export interface ActivityQuery {
   readonly cursor?: string | undefined

@@ -4,12 +4,13 @@
  */
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { contractOf } from "../api/Contract.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { Activity } from "./Activity.ts"
+import { ActivityApi } from "./Api.ts"
 
 export const ActivityHandlers = HttpApiBuilder.group(
-  Api,
+  contractOf(ActivityApi),
   "activity",
   Effect.fn(function*(handlers) {
     const activity = yield* Activity
