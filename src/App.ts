@@ -18,6 +18,7 @@ import { Network } from "./chain/Network.ts"
 import { Paymaster } from "./chain/Paymaster.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { AppConfig } from "./platform/AppConfig.ts"
+import { Lifecycle } from "./platform/Lifecycle.ts"
 import { TelemetryLive } from "./platform/Telemetry.ts"
 import { serveApp } from "./Server.ts"
 import { RetentionScheduleLive } from "./retention/Retention.ts"
@@ -72,5 +73,6 @@ export const AppLive = serveApp.pipe(
   Layer.provide(ChainLive),
   Layer.provide(DatabaseLive),
   Layer.provide(FetchHttpClient.layer),
+  Layer.provide(Lifecycle.layer),
   Layer.provide(AppConfig.layer)
 )

@@ -10,7 +10,7 @@
  * service processes on one chain never collide). Neither: anchoring is unavailable.
  * Several processes on one database anchor once per round (an advisory lock).
  */
-import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schedule, Schema } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createWalletClient, type Hex, http } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
@@ -20,6 +20,7 @@ import { Network } from "../chain/Network.ts"
 import { checkAnchored, type Rewrite } from "../audit/Anchored.ts"
 import { type AnchoredHead, anchorCalldata, merkleRoot } from "./Merkle.ts"
 import { root as entriesRootOf } from "./Rfc6962.ts"
+import { runLoop } from "../platform/Loop.ts"
 
 /** anvil's dev account #5 (public key of the well-known test mnemonic): local anchoring only. */
 export const LOCAL_ANCHOR_ACCOUNT: Hex = "0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc"
@@ -236,6 +237,11 @@ export const AnchorScheduleLive = Layer.effectDiscard(
     const anchor = yield* Anchor
     const interval = yield* Config.Duration("ANCHOR_INTERVAL").pipe(Config.withDefault(Duration.seconds(60)))
     if (!anchor.available || Duration.toMillis(interval) === 0) return
-    yield* anchor.anchorNow.pipe(Effect.repeat(Schedule.spaced(interval)), Effect.delay(interval), Effect.forkScoped)
+    yield* runLoop({
+      name: "anchor",
+      interval,
+      initialDelay: interval,
+      pass: Effect.map(anchor.anchorNow, (anchored) => (Option.isSome(anchored) ? "worked" : "idle"))
+    })
   })
 )

@@ -14,11 +14,13 @@
  * access log). When the server starts closing, each route ends the responses it holds,
  * so the graceful close does not wait for them.
  */
-import { Context, Effect, Layer, Option, type Scope } from "effect"
+import { Context, Duration, Effect, Layer, Option, type Scope } from "effect"
 import { Headers, HttpServerRequest, HttpTraceContext } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { type IncomingMessage, Server, type ServerResponse } from "node:http"
+import * as net from "node:net"
 import type { Duplex } from "node:stream"
+import { Lifecycle } from "../platform/Lifecycle.ts"
 import { isWellEncoded, stripVersionPrefix } from "./EdgeUrl.ts"
 
 const envelopeReply = (status: number, reason: string, code: string, message: string): string => {
@@ -76,14 +78,52 @@ export interface NodeServerOptions {
   readonly maxUrlLength?: number
 }
 
+/** What the server does when it starts closing (`NodeServerLive` starts the process's drain and logs). */
+export interface DrainHooks {
+  /** The drain starts; `open` connections are still open. */
+  readonly started: (open: number) => void
+  /** Every connection closed (or was cut at the deadline: `cut` of them). */
+  readonly finished: (cut: number) => void
+  readonly deadlineMs: number
+  /** How long the server still accepts connections once the drain has started (each is closed after one request). */
+  readonly delayMs: number
+}
+
+/** How long a connection with nothing in flight stays open once the drain has started. */
+export const IDLE_GRACE_MS = 250
+
+/** Node's response on the socket: the request in flight, if any. */
+const inFlight = (socket: net.Socket): ServerResponse | null =>
+  (socket as net.Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null
+
 const hasBody = (request: IncomingMessage) =>
   request.headers["content-length"] !== undefined || request.headers["transfer-encoding"] !== undefined
 
 export class NodeServer extends Server {
   private readonly routes = new Set<Registered>()
+  private readonly sockets = new Set<net.Socket>()
+  private draining = false
+  /** The listener is closed (after the drain's delay). */
+  private stopped = false
+  private finished = false
+  private hooks: DrainHooks | undefined
+  private deadline: ReturnType<typeof setTimeout> | undefined
 
   constructor(private readonly options: NodeServerOptions) {
     super({ maxHeaderSize: options.maxHeaderBytes })
+    this.on("connection", (socket: net.Socket) => {
+      this.sockets.add(socket)
+      socket.once("close", () => {
+        this.sockets.delete(socket)
+        if (this.draining) this.checkFinished()
+      })
+      if (this.draining) this.retire(socket)
+    })
+  }
+
+  /** What closing the server starts (the process's drain); without it the drain still happens, unlogged. */
+  onDrain(hooks: DrainHooks): void {
+    this.hooks = hooks
   }
 
   /** Registers a route; returns its removal. */
@@ -93,13 +133,71 @@ export class NodeServer extends Server {
   }
 
   override emit(event: string, ...args: Array<any>): boolean {
-    if (event === "request" && this.routes.size > 0 && this.direct(args[0], args[1])) return true
+    if (event === "request") {
+      // Draining: answer it, then close its connection (`Connection: close`).
+      if (this.draining) (args[1] as ServerResponse).shouldKeepAlive = false
+      if (this.routes.size > 0 && this.direct(args[0], args[1])) return true
+    }
     return super.emit(event, ...args)
   }
 
   override close(callback?: (error?: Error) => void): this {
+    if (!this.draining) this.drain()
+    // `net.Server`'s close, not `http.Server`'s: that one destroys idle connections at once,
+    // resetting any whose client is just sending a request. `retire` closes them instead.
+    const stop = () => {
+      this.stopped = true
+      net.Server.prototype.close.call(this, callback)
+      this.checkFinished()
+    }
+    const delayMs = this.hooks?.delayMs ?? 0
+    if (delayMs > 0) setTimeout(stop, delayMs).unref()
+    else stop()
+    return this
+  }
+
+  private drain(): void {
+    this.draining = true
+    this.hooks?.started(this.sockets.size)
     for (const { route } of this.routes) route.close()
-    return super.close(callback)
+    for (const socket of this.sockets) this.retire(socket)
+    this.deadline = setTimeout(() => {
+      this.deadline = undefined
+      const cut = this.sockets.size
+      for (const socket of this.sockets) socket.destroy()
+      this.report(cut)
+    }, this.hooks?.deadlineMs ?? 20_000)
+    this.deadline.unref()
+  }
+
+  private checkFinished(): void {
+    if (this.stopped && this.sockets.size === 0) this.report(0)
+  }
+
+  private report(cut: number): void {
+    if (this.finished) return
+    this.finished = true
+    if (this.deadline !== undefined) clearTimeout(this.deadline)
+    this.hooks?.finished(cut)
+  }
+
+  /** Closes `socket` as soon as nothing is in flight on it (the drain). */
+  private retire(socket: net.Socket): void {
+    const response = inFlight(socket)
+    if (response !== null) {
+      if (!response.headersSent) response.shouldKeepAlive = false
+      else response.once("finish", () => this.closeWhenIdle(socket))
+      return
+    }
+    this.closeWhenIdle(socket)
+  }
+
+  private closeWhenIdle(socket: net.Socket): void {
+    const timer = setTimeout(() => {
+      // A request that arrived meanwhile is answered with `Connection: close`, which closes it.
+      if (!socket.destroyed && inFlight(socket) === null) socket.end()
+    }, IDLE_GRACE_MS)
+    timer.unref()
   }
 
   /** Whether a node-level route took the request. */
@@ -185,8 +283,25 @@ const accessLine = (request: IncomingMessage, path: string) =>
 export const NodeServerLive = (
   options: NodeServerOptions & { readonly port: number; readonly host: string; readonly disableLogger?: boolean }
 ) =>
-  Layer.unwrap(Effect.sync(() => {
+  Layer.unwrap(Effect.gen(function*() {
     const server = makeNodeServer(options)
+    const lifecycle = yield* Effect.serviceOption(Lifecycle)
+    const deadline = Option.match(lifecycle, { onNone: () => Duration.seconds(20), onSome: (l) => l.deadline })
+    const run = Effect.runForkWith(yield* Effect.context<never>())
+    server.onDrain({
+      deadlineMs: Duration.toMillis(deadline),
+      delayMs: Option.match(lifecycle, { onNone: () => 0, onSome: (l) => Duration.toMillis(l.delay) }),
+      started: (open) => {
+        const line = `the HTTP server stopped accepting connections; ${open} open`
+        run(Option.isSome(lifecycle) ? lifecycle.value.startDrain(line) : Effect.logInfo(`shutdown: ${line}`))
+      },
+      finished: (cut) =>
+        run(
+          cut === 0
+            ? Effect.logInfo("shutdown: every HTTP connection closed")
+            : Effect.logWarning(`shutdown: ${cut} HTTP connection(s) still open at the deadline; closed`)
+        )
+    })
     const routes = NodeRoutes.of({
       add: (route) =>
         Effect.gen(function*() {
@@ -200,7 +315,12 @@ export const NodeServerLive = (
         })
     })
     return Layer.merge(
-      NodeHttpServer.layer(() => server, { port: options.port, host: options.host }),
+      // Effect's own cut comes after ours (which closes the connections and logs it).
+      NodeHttpServer.layer(() => server, {
+        port: options.port,
+        host: options.host,
+        gracefulShutdownTimeout: Duration.sum(deadline, Duration.seconds(1))
+      }),
       Layer.succeed(NodeRoutes, routes)
     )
   }))

@@ -28,6 +28,7 @@ import { Chain } from "../chain/Chain.ts"
 import { inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain/Inclusions.ts"
 import { Network } from "../chain/Network.ts"
 import { retryLockConflicts } from "../db/Conflicts.ts"
+import { runLoop } from "../platform/Loop.ts"
 import { Relay } from "../userops/Relay.ts"
 import { FollowerLog } from "./FollowerLog.ts"
 import { disablesOf, type ObservedEvent, redemptionsOf } from "./Redeemed.ts"
@@ -257,10 +258,10 @@ export const ChainFollowerScheduleLive = Layer.effectDiscard(Effect.gen(function
   const follower = yield* ChainFollower
   const { batchBlocks, interval } = yield* FollowerConfig
   if (Duration.toMillis(interval) === 0) return
-  yield* Effect.gen(function*() {
-    while (true) {
-      const result = yield* follower.followOnce
-      if (result.blocks < batchBlocks) yield* Effect.sleep(interval)
-    }
-  }).pipe(Effect.forkScoped)
+  yield* runLoop({
+    name: "follower",
+    interval,
+    pass: Effect.map(follower.followOnce, (r) =>
+      r.blocks >= batchBlocks ? "more" : r.blocks > 0 || r.reorged > 0 ? "worked" : "idle")
+  })
 }))

@@ -17,11 +17,12 @@
  * ended (clients resume and replay) and the listener reconnects.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Config, Context, Duration, Effect, Layer, Queue, Schedule, Schema, Stream } from "effect"
+import { Clock, Config, Context, Duration, Effect, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
 import { normalizeAddress } from "../accounts/Accounts.ts"
 import type { Address } from "../domain/Primitives.ts"
+import { Lifecycle } from "../platform/Lifecycle.ts"
 import { columns, NotificationRow, toNotification } from "./Notifications.ts"
 
 export interface NotificationHubConfig {
@@ -151,6 +152,10 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
     Effect.retry(Schedule.spaced(Duration.seconds(1)))
   )
   yield* Effect.forkScoped(listener)
+  // Shutdown: every stream ends (its client reconnects, to another process) and no new one opens.
+  const lifecycle = yield* Effect.serviceOption(Lifecycle)
+  const draining = Option.isSome(lifecycle) ? lifecycle.value.isDraining : () => false
+  if (Option.isSome(lifecycle)) yield* Effect.forkScoped(Effect.andThen(lifecycle.value.whenDraining, Effect.sync(closeAll)))
   yield* Effect.forkScoped(Effect.repeat(
     Effect.delay(Effect.sync(() => {
       for (const set of bySigner.values()) for (const s of set) {
@@ -163,8 +168,11 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
 
   const atCapacity = () => new ServiceUnavailable({ message: "The notifications stream is at capacity; retry shortly." })
 
+  const shuttingDown = () => new ServiceUnavailable({ message: "The service is shutting down; reconnect." })
+
   const register = (signer: string) =>
     Effect.suspend(() => {
+      if (draining()) return Effect.fail(shuttingDown())
       if (count >= config.maxSubscribers) return Effect.fail(atCapacity())
       const s: Subscriber = { signer, pending: [], replayed: undefined, heartbeat: false, closed: false, wake: undefined }
       let set = bySigner.get(signer)
@@ -246,7 +254,9 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
         ))
     )
 
-  const admit = Effect.suspend(() => count >= config.maxSubscribers ? Effect.fail(atCapacity()) : Effect.void)
+  const admit = Effect.suspend(() =>
+    draining() ? Effect.fail(shuttingDown()) : count >= config.maxSubscribers ? Effect.fail(atCapacity()) : Effect.void
+  )
 
   return NotificationHub.of({
     parseLastEventId,

@@ -1,20 +1,28 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { ServiceUnavailable } from "../api/Errors.ts"
 import { ping } from "../db/Database.ts"
+import { Lifecycle } from "../platform/Lifecycle.ts"
 
 export const SystemHandlers = HttpApiBuilder.group(
   Api,
   "system",
   Effect.fn(function*(handlers) {
+    const lifecycle = yield* Effect.serviceOption(Lifecycle)
+    // Draining (SIGTERM): not ready, at once (also a check under way when it starts), so a load
+    // balancer sends nothing new here.
+    const shuttingDown = Effect.fail(new ServiceUnavailable({ message: "the service is shutting down" }))
+    const draining = Option.isSome(lifecycle) ? lifecycle.value.isDraining : () => false
+    const drainStarts = Option.isSome(lifecycle) ? Effect.andThen(lifecycle.value.whenDraining, shuttingDown) : Effect.never
+    const check = ping.pipe(
+      Effect.timeout("2 seconds"),
+      Effect.as({ status: "ready" as const, database: "ok" as const }),
+      Effect.catchCause(() => Effect.fail(new ServiceUnavailable({ message: "database is not reachable" }))),
+      Effect.raceFirst(drainStarts)
+    )
     return handlers
       .handle("live", () => Effect.succeed({ status: "ok" as const }))
-      .handle("ready", () =>
-        ping.pipe(
-          Effect.timeout("2 seconds"),
-          Effect.as({ status: "ready" as const, database: "ok" as const }),
-          Effect.catchCause(() => Effect.fail(new ServiceUnavailable({ message: "database is not reachable" })))
-        ))
+      .handle("ready", () => draining() ? shuttingDown : check)
   })
 )

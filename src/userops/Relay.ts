@@ -36,6 +36,7 @@ import { RelayHooks } from "./RelayHooks.ts"
 import { RelayAudit } from "./RelayAudit.ts"
 import { makeSendMarks } from "./SendMarks.ts"
 import { makeSettlement } from "./Settlement.ts"
+import { runLoop } from "../platform/Loop.ts"
 
 export { type OperationRow, toReceipt } from "./OperationRow.ts"
 
@@ -372,13 +373,15 @@ const make = Effect.gen(function*() {
 export const ReconcilerLive = Layer.effectDiscard(Effect.gen(function*() {
   const relay = yield* Relay
   const interval = yield* Config.Duration("RELAY_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.seconds(5)))
-  yield* Effect.gen(function*() {
-    while (true) {
+  yield* runLoop({
+    name: "relay reconciler",
+    interval,
+    pass: Effect.gen(function*() {
       const settled = yield* relay.reconcilePending.pipe(
-        Effect.catchCause((cause) => Effect.logWarning("relay: reconciler pass failed", cause).pipe(Effect.as(0)))
+        Effect.catchCause((cause) => Effect.logWarning("relay: reconciler pass failed", cause).pipe(Effect.as(-1)))
       )
       if (settled > 0) yield* Effect.logInfo(`relay: reconciler settled ${settled} operation(s)`)
-      yield* Effect.sleep(interval)
-    }
-  }).pipe(Effect.forkScoped)
+      return settled === 0 ? "idle" : "worked"
+    })
+  })
 }))

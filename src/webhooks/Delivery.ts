@@ -9,11 +9,12 @@
  * receivers deduplicate by the `X-Webhook-Id` header, the delivery id). A lease is fenced by
  * the attempt number: a late answer from an expired lease changes nothing.
  */
-import { Clock, Config, Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as http from "node:http"
 import * as https from "node:https"
 import { columns, NotificationRow, toNotification } from "../notifications/Notifications.ts"
+import { runLoop } from "../platform/Loop.ts"
 import { SIGNATURE_HEADER, signatureHeader } from "./Signature.ts"
 import { guardedLookup, type TargetPolicy, TargetPolicyConfig } from "./UrlGuard.ts"
 
@@ -160,10 +161,14 @@ export const makeWorker = Effect.fn("WebhookDelivery.make")(function*(config: De
     return leased.length
   }).pipe(Effect.orDie, Effect.withSpan("WebhookDelivery.runOnce"))
 
-  /** Drains every due delivery (batch after batch). */
+  /** Drains every due delivery (batch after batch); answers how many were leased. */
   const drain = Effect.gen(function*() {
-    while ((yield* runOnce) >= config.batch) {
+    let total = 0
+    while (true) {
+      const leased = yield* runOnce
+      total += leased
       // a full batch: there may be more due
+      if (leased < config.batch) return total
     }
   })
 
@@ -175,11 +180,13 @@ export const WebhookDeliveryLive: Layer.Layer<never, Config.ConfigError, SqlClie
   Effect.gen(function*() {
     const config = yield* DeliveryConfig
     const worker = yield* makeWorker(config, yield* TargetPolicyConfig)
-    yield* Effect.forkScoped(
-      worker.drain.pipe(
-        Effect.catchCause((cause) => Effect.logWarning("webhook delivery pass failed", cause)),
-        Effect.repeat(Schedule.spaced(config.pollInterval))
+    yield* runLoop({
+      name: "webhooks",
+      interval: config.pollInterval,
+      pass: worker.drain.pipe(
+        Effect.map((leased) => (leased > 0 ? "worked" as const : "idle" as const)),
+        Effect.catchCause((cause) => Effect.as(Effect.logWarning("webhook delivery pass failed", cause), "worked" as const))
       )
-    )
+    })
   })
 )

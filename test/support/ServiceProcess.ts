@@ -39,7 +39,7 @@ export const startService = (env: Record<string, string>, options: { readonly vi
     child.stdout!.on("data", (d) => (output += d))
     child.stderr!.on("data", (d) => (output += d))
     const baseUrl = `http://127.0.0.1:${port}`
-    for (let i = 0; i < 300; i++) {
+    for (let i = 0; i < 900; i++) {
       if (child.exitCode !== null) throw new Error(`service exited early: ${output}`)
       const ok = await fetch(`${baseUrl}/health/ready`).then((r) => r.ok, () => false)
       if (ok) return { child, baseUrl, output: () => output }
