@@ -14,6 +14,7 @@ import { DatabaseOutage } from "./api/DatabaseOutage.ts"
 import { EdgeConfig } from "./api/EdgeConfig.ts"
 import { ErrorEnvelopeLive } from "./api/Envelope.ts"
 import { GlobalEnvelope } from "./api/GlobalEnvelope.ts"
+import { RateLimitStore } from "./platform/RateLimit.ts"
 import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
 import { ActivityHandlers } from "./audit/Http.ts"
@@ -44,8 +45,13 @@ export const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json
 
 export const DocsRoute = HttpApiScalar.layer(Api, { path: "/docs" })
 
-/** The edge (limits, envelope, outages) with its configuration; see `src/api/GlobalEnvelope.ts`. */
-export const EdgeLive = GlobalEnvelope.pipe(Layer.provide(Layer.mergeAll(EdgeConfig.layer, DatabaseOutage.layer)))
+/**
+ * The edge (limits, envelope, outages) with its configuration; see `src/api/GlobalEnvelope.ts`.
+ * Its rate limits are kept in the database, shared by every process on it.
+ */
+export const EdgeLive = GlobalEnvelope.pipe(
+  Layer.provide(Layer.mergeAll(EdgeConfig.layer, DatabaseOutage.layer, RateLimitStore.layerDatabase))
+)
 
 export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, EdgeLive)
 

@@ -10,11 +10,11 @@ import { ByteSize, Cause, Context, Duration, Effect, Exit, Logger, Option, Refer
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpServerError } from "effect/http"
 import { Sessions } from "../auth/Sessions.ts"
-import { makeRateLimiter } from "../platform/RateLimit.ts"
+import { makeMemoryStore, type RateDecision, rateLimitHeaders, type RateRule, RateLimitStore } from "../platform/RateLimit.ts"
 import { classifySqlError, DatabaseOutage, findSqlError } from "./DatabaseOutage.ts"
 import { EdgeConfig } from "./EdgeConfig.ts"
 import { isWellEncoded, stripVersionPrefix } from "./EdgeUrl.ts"
-import { currentRequestId, isApiError, withRequestId } from "./Envelope.ts"
+import { currentRequestId, isApiError, responseIdHeaders, withRequestId } from "./Envelope.ts"
 import type { ApiError } from "./Errors.ts"
 import {
   BadRequest,
@@ -66,9 +66,8 @@ const EdgeMiddleware = Effect.gen(function*() {
   // limited per token and outages are not tracked.
   const sessions = yield* Effect.serviceOption(Sessions)
   const outage = yield* Effect.serviceOption(DatabaseOutage)
-  const nonceLimiter = makeRateLimiter(edge.nonceRate)
-  const sessionLimiter = makeRateLimiter(edge.sessionRate)
-  const buildLimiter = makeRateLimiter(edge.buildRate)
+  // Shared by every process on the database when the app has one; this process's memory otherwise.
+  const store = Option.getOrElse(yield* Effect.serviceOption(RateLimitStore), makeMemoryStore)
   const maxBody = ByteSize.bytes(BigInt(edge.maxBodyBytes))
   const retryAfterSeconds = Math.max(1, Math.ceil(Duration.toSeconds(edge.unavailableRetryAfter)))
 
@@ -134,6 +133,13 @@ const EdgeMiddleware = Effect.gen(function*() {
       ...rid
     })
 
+  /** A rate-limited request: one token from `key`'s bucket; refused past the limit. */
+  const take = (bucket: string, rule: RateRule, key: string, what: string): Effect.Effect<Admission> =>
+    Effect.map(store.take(bucket, rule, key), (decision) => ({
+      refused: decision.allowed ? undefined : limited(decision.retryAfterSeconds, what, {}),
+      decision
+    }))
+
   /**
    * What the edge refuses before any endpoint runs; `undefined`: let it through. Plain code on
    * the way through (every request passes here); the refusal gets its `requestId` from the caller.
@@ -141,7 +147,7 @@ const EdgeMiddleware = Effect.gen(function*() {
   const admit = (
     request: HttpServerRequest.HttpServerRequest,
     url: string
-  ): ApiError | undefined | Effect.Effect<ApiError | undefined> => {
+  ): ApiError | undefined | Effect.Effect<Admission> => {
     if (url.length > edge.maxUrlLength) {
       return new UriTooLong({ message: `The URL is longer than ${edge.maxUrlLength} characters` })
     }
@@ -159,13 +165,11 @@ const EdgeMiddleware = Effect.gen(function*() {
       }
       return undefined
     }
-    if (route.method === "POST" && route.path === "/auth/nonce") {
-      const decision = nonceLimiter.take(clientIp(request))
-      if (!decision.allowed) return limited(decision.retryAfterSeconds, "sign-in nonces from this address", {})
+    if (route.method === "POST" && route.path === "/auth/nonce" && edge.nonceRate.limit > 0) {
+      return take("nonce", edge.nonceRate, clientIp(request), "sign-in nonces from this address")
     }
-    if (route.method === "POST" && route.path === "/auth/session") {
-      const decision = sessionLimiter.take(clientIp(request))
-      if (!decision.allowed) return limited(decision.retryAfterSeconds, "sign-in attempts from this address", {})
+    if (route.method === "POST" && route.path === "/auth/session" && edge.sessionRate.limit > 0) {
+      return take("session", edge.sessionRate, clientIp(request), "sign-in attempts from this address")
     }
     if (isBuildRoute(route) && edge.buildRate.limit > 0) {
       const token = bearerOf(request)
@@ -177,11 +181,10 @@ const EdgeMiddleware = Effect.gen(function*() {
           Effect.map((s): string | undefined => s.address.toLowerCase()),
           Effect.orElseSucceed(() => undefined)
         )
-      return Effect.map(signer, (signer) => {
-        if (signer === undefined) return undefined
-        const decision = buildLimiter.take(signer)
-        return decision.allowed ? undefined : limited(decision.retryAfterSeconds, "builds for this signer", {})
-      })
+      return Effect.flatMap(signer, (signer) =>
+        signer === undefined
+          ? Effect.succeed(notLimited)
+          : take("builds", edge.buildRate, signer, "builds for this signer"))
     }
     return undefined
   }
@@ -280,11 +283,34 @@ const EdgeMiddleware = Effect.gen(function*() {
     const url = stripVersionPrefix(original.url)
     const request = url === original.url ? original : original.modify({ url })
     const admitted = admit(request, url)
-    // An ApiError is itself yieldable (an Effect): tell it apart from the build limit's lookup first.
+    // An ApiError is itself yieldable (an Effect): tell it apart from a rate limit's lookup first.
     return admitted === undefined || isApiError(admitted)
       ? proceed(original, request, url, httpEffect, admitted)
-      : Effect.flatMap(admitted as Effect.Effect<ApiError | undefined>, (refused) => proceed(original, request, url, httpEffect, refused))
+      : Effect.flatMap(admitted as Effect.Effect<Admission>, (a) =>
+        a.decision === undefined
+          ? proceed(original, request, url, httpEffect, a.refused)
+          : Effect.map(
+            proceed(original, request, url, httpEffect, a.refused),
+            (response) => HttpServerResponse.setHeaders(response, rateLimitHeaders(a.decision!))
+          ))
   }
+
+  /**
+   * Headers every answer carries: `x-request-id` (the `requestId` of an error's envelope and of
+   * the access line; `traceparent` too when spans are exported), and on a 401 the
+   * `WWW-Authenticate` challenge of a bearer token (RFC 6750).
+   */
+  const stamp = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
+    Effect.map(responseIdHeaders, (ids) => {
+      const stamped = HttpServerResponse.setHeaders(response, ids)
+      return response.status !== 401
+        ? stamped
+        : HttpServerResponse.setHeader(
+          stamped,
+          "www-authenticate",
+          bearerOf(request) === undefined ? "Bearer" : "Bearer error=\"invalid_token\""
+        )
+    })
 
   // Written with plain combinators, not a generator: every request runs through here.
   return (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
@@ -292,10 +318,19 @@ const EdgeMiddleware = Effect.gen(function*() {
       const start = Date.now()
       return Effect.suspend(() => answer(original, httpEffect)).pipe(
         Effect.catchCause(renderUnlessInterrupted),
+        Effect.flatMap((response) => stamp(original, response)),
         Effect.onExit((exit) => accessLine(original, exit, start))
       )
     }) as Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest>
 })
+
+/** What the edge decided about a rate-limited request: refused or not, and the bucket's state for the headers. */
+interface Admission {
+  readonly refused: ApiError | undefined
+  readonly decision: RateDecision | undefined
+}
+
+const notLimited: Admission = { refused: undefined, decision: undefined }
 
 /** The URL's path, without query or fragment (the access line never holds a query's secrets). */
 const pathOf = (url: string) => {

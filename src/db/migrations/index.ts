@@ -27,6 +27,7 @@ import anchorEntriesRoot from "./0190_anchor_entries_root.ts"
 import auditAppendMany from "./0191_audit_append_many.ts"
 import auditEntryIndexes from "./0192_audit_entry_indexes.ts"
 import auditAppendAccounts from "./0193_audit_append_accounts.ts"
+import rateLimits from "./0210_rate_limits.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -51,5 +52,6 @@ export const migrations = Migrator.fromRecord({
   "0190_anchor_entries_root": anchorEntriesRoot,
   "0191_audit_append_many": auditAppendMany,
   "0192_audit_entry_indexes": auditEntryIndexes,
-  "0193_audit_append_accounts": auditAppendAccounts
+  "0193_audit_append_accounts": auditAppendAccounts,
+  "0210_rate_limits": rateLimits
 })
