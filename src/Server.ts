@@ -6,7 +6,7 @@
  * which `main.ts` and the tests provide.
  */
 import { Layer } from "effect"
-import { HttpRouter, UrlParams } from "effect/http"
+import { HttpMiddleware, HttpRouter, UrlParams } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AccountsHandlers } from "./accounts/Http.ts"
 import { Api } from "./Api.ts"
@@ -14,6 +14,7 @@ import { DatabaseOutage } from "./api/DatabaseOutage.ts"
 import { EdgeConfig } from "./api/EdgeConfig.ts"
 import { ErrorEnvelopeLive } from "./api/Envelope.ts"
 import { GlobalEnvelope } from "./api/GlobalEnvelope.ts"
+import { spanNameOf } from "./api/Routes.ts"
 import { RateLimitStore } from "./platform/RateLimit.ts"
 import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
@@ -65,9 +66,14 @@ export const RedactionLive = Layer.succeed(UrlParams.CurrentRedactedNames, [
   "requestId"
 ])
 
+/** Server spans named by route (`GET /accounts/:accountId`), made only when spans are exported. */
+export const SpanNamesLive = Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => spanNameOf(request.method, request.url))
+
 /**
  * The access line is the edge's (`GlobalEnvelope.ts`), not the server's logger middleware:
  * a server with no middleware, when nothing exports spans, serves each request on Effect's
  * single-frame path (docs/performance.md, "GET /accounts", step 4).
  */
-export const serveApp = HttpRouter.serve(AppLive, { disableLogger: true }).pipe(Layer.provide(RedactionLive))
+export const serveApp = HttpRouter.serve(AppLive, { disableLogger: true }).pipe(
+  Layer.provide(Layer.merge(RedactionLive, SpanNamesLive))
+)

@@ -6,7 +6,7 @@
  * answers with the contract's envelope and the request's id (`currentRequestId`). The
  * edge also writes each request's access line.
  */
-import { ByteSize, Cause, Context, Duration, Effect, Exit, Logger, Option, References, type Types } from "effect"
+import { ByteSize, Cause, Context, Duration, Effect, Exit, Logger, LogLevel, Option, References, type Types } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpServerError } from "effect/http"
 import { Sessions } from "../auth/Sessions.ts"
@@ -30,7 +30,7 @@ import {
   UnsupportedMediaType,
   UriTooLong
 } from "./Errors.ts"
-import { documentRoutes, isBuildRoute, makeRouteTable } from "./Routes.ts"
+import { isBuildRoute, serviceRoutes as routes } from "./Routes.ts"
 
 /** The envelope as a response, with `Retry-After` when the error says when to come back. */
 export const envelopeResponse = (e: ApiError) => {
@@ -40,8 +40,6 @@ export const envelopeResponse = (e: ApiError) => {
   const withAllow = Array.isArray(allow) ? HttpServerResponse.setHeader(response, "allow", allow.join(", ")) : response
   return retryAfter === undefined ? withAllow : HttpServerResponse.setHeader(withAllow, "retry-after", String(retryAfter))
 }
-
-const routes = makeRouteTable(documentRoutes)
 
 const requestIdField = Effect.map(currentRequestId, (requestId) => (requestId === undefined ? {} : { requestId }))
 
@@ -226,6 +224,13 @@ const EdgeMiddleware = Effect.gen(function*() {
     Effect.updateContext(line, (context: Context.Context<never>) =>
       Context.add(Context.add(context, References.CurrentLogAnnotations, annotations), References.CurrentLogSpans, spans))
 
+  const accessSeverity: LogLevel.Severity | undefined = edge.accessLogLevel === "None"
+    ? undefined
+    : edge.accessLogLevel === "All"
+    ? "Trace"
+    : edge.accessLogLevel
+  const logAccess = Effect.logWithLevel(accessSeverity ?? "Info")
+
   const accessLine = (
     request: HttpServerRequest.HttpServerRequest,
     exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>,
@@ -234,8 +239,14 @@ const EdgeMiddleware = Effect.gen(function*() {
     Effect.withFiber((fiber) => {
       if (fiber.getRef(Logger.CurrentLoggers).size === 0) return Effect.void
       const failed = Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)
+      // Below the minimum level: nothing to build (every request passes here).
+      if (!failed && (accessSeverity === undefined || LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), accessSeverity))) {
+        return Effect.void
+      }
       const status = Exit.isSuccess(exit) ? exit.value.status : failed ? 500 : 499
-      const line = failed ? Effect.logError("Sent HTTP response", (exit as Exit.Failure<unknown, unknown>).cause) : Effect.log("Sent HTTP response")
+      const line = failed
+        ? Effect.logError("Sent HTTP response", (exit as Exit.Failure<unknown, unknown>).cause)
+        : logAccess("Sent HTTP response")
       const fields = { "http.method": request.method, "http.url": pathOf(request.url), "http.status": status }
       const spans: ReadonlyArray<[label: string, timestamp: number]> = [["http.span", start], ...fiber.getRef(References.CurrentLogSpans)]
       const annotations = { ...fiber.getRef(References.CurrentLogAnnotations), ...fields }

@@ -14,7 +14,7 @@
  * access log). When the server starts closing, each route ends the responses it holds,
  * so the graceful close does not wait for them.
  */
-import { Context, Duration, Effect, Layer, Option, type Scope } from "effect"
+import { Context, Duration, Effect, Layer, type LogLevel, Option, type Scope } from "effect"
 import { Headers, HttpServerRequest, HttpTraceContext } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { type IncomingMessage, Server, type ServerResponse } from "node:http"
@@ -23,11 +23,15 @@ import type { Duplex } from "node:stream"
 import { Lifecycle } from "../platform/Lifecycle.ts"
 import { isWellEncoded, stripVersionPrefix } from "./EdgeUrl.ts"
 
+/** A request id of Node's own answers and the node-level routes' (the application's are the edge's). */
+const newRequestId = () => crypto.randomUUID().replaceAll("-", "")
+
 const envelopeReply = (status: number, reason: string, code: string, message: string): string => {
-  const body = JSON.stringify({ error: { code, message } })
+  const requestId = newRequestId()
+  const body = JSON.stringify({ error: { code, message, requestId } })
   return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${
     Buffer.byteLength(body)
-  }\r\nConnection: close\r\n\r\n${body}`
+  }\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`
 }
 
 const replyFor = (error: NodeJS.ErrnoException, maxHeaderBytes: number): string | undefined => {
@@ -74,6 +78,8 @@ interface Registered {
 
 export interface NodeServerOptions {
   readonly maxHeaderBytes: number
+  /** The level of a node-level route's access line (the edge's `LOG_ACCESS_LEVEL`; default info). */
+  readonly accessLogLevel?: LogLevel.LogLevel
   /** The edge refuses longer URLs (414); a node-level route leaves them to it. */
   readonly maxUrlLength?: number
 }
@@ -217,11 +223,18 @@ export class NodeServer extends Server {
     } catch {
       return false
     }
+    response.setHeader("x-request-id", newRequestId())
     try {
-      if (!registered.route.serve(query, request, response)) return false
+      if (!registered.route.serve(query, request, response)) {
+        response.removeHeader("x-request-id")
+        return false
+      }
     } catch (defect) {
       // Not started: the application answers (and logs its own failure, if it fails too).
-      if (!response.headersSent) return false
+      if (!response.headersSent) {
+        response.removeHeader("x-request-id")
+        return false
+      }
       response.destroy(defect as Error)
       return true
     }
@@ -261,13 +274,13 @@ export class NodeRoutes extends Context.Service<NodeRoutes, {
 
 /**
  * What the application's access log and tracer record for a request it answered (the same
- * message and annotations as `HttpMiddleware.logger`, a server span named by the method).
+ * message and annotations as the edge's access line, a server span named by the route).
  */
-const accessLine = (request: IncomingMessage, path: string) =>
-  Effect.log("Sent HTTP response").pipe(
+const accessLine = (level: LogLevel.Severity, request: IncomingMessage, path: string, route: string) =>
+  Effect.logWithLevel(level)("Sent HTTP response").pipe(
     Effect.annotateLogs({ "http.method": request.method ?? "GET", "http.url": path, "http.status": 200 }),
     Effect.withLogSpan("http.span"),
-    Effect.withSpan(request.method ?? "GET", {
+    Effect.withSpan(`${request.method ?? "GET"} ${route}`, {
       kind: "server",
       parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(Headers.fromInput(request.headers as Headers.Input))),
       attributes: {
@@ -302,6 +315,11 @@ export const NodeServerLive = (
             : Effect.logWarning(`shutdown: ${cut} HTTP connection(s) still open at the deadline; closed`)
         )
     })
+    const accessLevel: LogLevel.Severity | undefined = options.accessLogLevel === "None"
+      ? undefined
+      : options.accessLogLevel === "All"
+      ? "Trace"
+      : options.accessLogLevel ?? "Info"
     const routes = NodeRoutes.of({
       add: (route) =>
         Effect.gen(function*() {
@@ -309,7 +327,9 @@ export const NodeServerLive = (
           const log = Effect.runForkWith(context)
           const remove = server.addRoute({
             route,
-            taken: options.disableLogger === true ? () => {} : (request, path) => void log(accessLine(request, path))
+            taken: options.disableLogger === true || accessLevel === undefined
+              ? () => {}
+              : (request, path) => void log(accessLine(accessLevel, request, path, route.path))
           })
           yield* Effect.addFinalizer(() => Effect.sync(remove))
         })

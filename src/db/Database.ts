@@ -6,6 +6,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
+import * as os from "node:os"
 import * as path from "node:path"
 import { httpPortToAvoid } from "../platform/FreePort.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
@@ -15,14 +16,25 @@ export const runMigrations = Migrator.make({})({ loader: migrations })
 
 const poolSize = Config.Int("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
 
+/**
+ * How this process names itself to PostgreSQL (`pg_stat_activity.application_name`), so an
+ * operator can tell the processes' connections apart: `DATABASE_APPLICATION_NAME`, by default
+ * the service's name, host and process id (PostgreSQL keeps 63 bytes).
+ */
+export const applicationName = Config.String("DATABASE_APPLICATION_NAME").pipe(
+  Config.withDefault(`das ${os.hostname()} pid ${process.pid}`),
+  Config.map((name) => name.slice(0, 63))
+)
+
 /** The PostgreSQL client, from `DATABASE_URL` or an embedded server. */
 export const PgLive = Layer.unwrap(
   Effect.gen(function*() {
     const url = yield* Config.option(Config.Redacted("DATABASE_URL"))
     const maxConnections = yield* poolSize
+    const name = yield* applicationName
     if (Option.isSome(url)) {
       yield* Effect.logInfo("database: using DATABASE_URL")
-      return PgClient.layer({ url: url.value, maxConnections })
+      return PgClient.layer({ url: url.value, maxConnections, applicationName: name })
     }
     const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault(".data"))
     const pg = yield* startEmbeddedPostgres({ databaseDir: path.join(dataDir, "postgres"), avoidPorts: yield* httpPortToAvoid })
@@ -33,7 +45,8 @@ export const PgLive = Layer.unwrap(
       username: pg.user,
       password: Redacted.make(pg.password),
       database: "postgres",
-      maxConnections
+      maxConnections,
+      applicationName: name
     })
   })
 )

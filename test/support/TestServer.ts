@@ -33,6 +33,9 @@ export const testConfig = (overrides: Record<string, string> = {}) =>
       SPONSOR_QUOTA_GAS: "0",
       // The chain follower reads new blocks often, so tests see the chain's record quickly.
       FOLLOWER_INTERVAL: "300 millis",
+      // One line per request would fill the test log: access lines at debug (below the default
+      // minimum, info); test/edge/accessLog.test.ts turns them on.
+      LOG_ACCESS_LEVEL: "debug",
       ...overrides
     })
   )
