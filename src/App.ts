@@ -19,6 +19,7 @@ import { Paymaster } from "./chain/Paymaster.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { AppConfig } from "./platform/AppConfig.ts"
 import { Lifecycle } from "./platform/Lifecycle.ts"
+import { Metrics, MetricsServer } from "./platform/Metrics.ts"
 import { TelemetryLive } from "./platform/Telemetry.ts"
 import { serveApp } from "./Server.ts"
 import { RetentionScheduleLive } from "./retention/Retention.ts"
@@ -58,7 +59,7 @@ export const ChainLive: Layer.Layer<
   })
 )
 
-export const AppLive = serveApp.pipe(
+export const AppLive = Layer.merge(serveApp, MetricsServer.layer).pipe(
   Layer.provide(ServicesLive),
   Layer.provide(TelemetryLive),
   Layer.provide(
@@ -74,5 +75,6 @@ export const AppLive = serveApp.pipe(
   Layer.provide(DatabaseLive),
   Layer.provide(FetchHttpClient.layer),
   Layer.provide(Lifecycle.layer),
+  Layer.provide(Metrics.layer),
   Layer.provide(AppConfig.layer)
 )

@@ -21,6 +21,7 @@ import { checkAnchored, type Rewrite } from "../audit/Anchored.ts"
 import { type AnchoredHead, anchorCalldata, merkleRoot } from "./Merkle.ts"
 import { root as entriesRootOf } from "./Rfc6962.ts"
 import { runLoop } from "../platform/Loop.ts"
+import { registerAnchorMetrics } from "./AnchorMetrics.ts"
 
 /** anvil's dev account #5 (public key of the well-known test mnemonic): local anchoring only. */
 export const LOCAL_ANCHOR_ACCOUNT: Hex = "0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc"
@@ -235,6 +236,7 @@ export const AnchorLive = Layer.effect(
 export const AnchorScheduleLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const anchor = yield* Anchor
+    yield* registerAnchorMetrics
     const interval = yield* Config.Duration("ANCHOR_INTERVAL").pipe(Config.withDefault(Duration.seconds(60)))
     if (!anchor.available || Duration.toMillis(interval) === 0) return
     yield* runLoop({

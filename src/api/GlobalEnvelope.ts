@@ -9,7 +9,9 @@
 import { ByteSize, Cause, Context, Duration, Effect, Exit, Logger, LogLevel, Option, References, type Types } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpServerError } from "effect/http"
+import type * as Prom from "prom-client"
 import { Sessions } from "../auth/Sessions.ts"
+import { Metrics, type MetricsShape } from "../platform/Metrics.ts"
 import { makeMemoryStore, type RateDecision, rateLimitHeaders, type RateRule, RateLimitStore } from "../platform/RateLimit.ts"
 import { classifySqlError, DatabaseOutage, findSqlError } from "./DatabaseOutage.ts"
 import { EdgeConfig } from "./EdgeConfig.ts"
@@ -30,7 +32,7 @@ import {
   UnsupportedMediaType,
   UriTooLong
 } from "./Errors.ts"
-import { isBuildRoute, serviceRoutes as routes } from "./Routes.ts"
+import { isBuildRoute, type RouteInfo, serviceRoutes as routes } from "./Routes.ts"
 
 /** The envelope as a response, with `Retry-After` when the error says when to come back. */
 export const envelopeResponse = (e: ApiError) => {
@@ -66,6 +68,15 @@ const EdgeMiddleware = Effect.gen(function*() {
   const outage = yield* Effect.serviceOption(DatabaseOutage)
   // Shared by every process on the database when the app has one; this process's memory otherwise.
   const store = Option.getOrElse(yield* Effect.serviceOption(RateLimitStore), makeMemoryStore)
+  const metrics = yield* Effect.serviceOption(Metrics)
+  const httpMetrics = Option.isSome(metrics) ? makeHttpMetrics(metrics.value) : undefined
+  const refusals = Option.isSome(metrics)
+    ? metrics.value.counter({
+      name: "das_rate_limit_refusals_total",
+      help: "Requests refused by a rate limit (429), by limit: nonce and session per client address, builds per signer",
+      labelNames: ["bucket"]
+    })
+    : undefined
   const maxBody = ByteSize.bytes(BigInt(edge.maxBodyBytes))
   const retryAfterSeconds = Math.max(1, Math.ceil(Duration.toSeconds(edge.unavailableRetryAfter)))
 
@@ -133,10 +144,10 @@ const EdgeMiddleware = Effect.gen(function*() {
 
   /** A rate-limited request: one token from `key`'s bucket; refused past the limit. */
   const take = (bucket: string, rule: RateRule, key: string, what: string): Effect.Effect<Admission> =>
-    Effect.map(store.take(bucket, rule, key), (decision) => ({
-      refused: decision.allowed ? undefined : limited(decision.retryAfterSeconds, what, {}),
-      decision
-    }))
+    Effect.map(store.take(bucket, rule, key), (decision) => {
+      if (!decision.allowed) refusals?.inc({ bucket })
+      return { refused: decision.allowed ? undefined : limited(decision.retryAfterSeconds, what, {}), decision }
+    })
 
   /**
    * What the edge refuses before any endpoint runs; `undefined`: let it through. Plain code on
@@ -144,7 +155,8 @@ const EdgeMiddleware = Effect.gen(function*() {
    */
   const admit = (
     request: HttpServerRequest.HttpServerRequest,
-    url: string
+    url: string,
+    seen: Seen
   ): ApiError | undefined | Effect.Effect<Admission> => {
     if (url.length > edge.maxUrlLength) {
       return new UriTooLong({ message: `The URL is longer than ${edge.maxUrlLength} characters` })
@@ -153,6 +165,7 @@ const EdgeMiddleware = Effect.gen(function*() {
     const declared = Number(request.headers["content-length"])
     if (Number.isFinite(declared) && declared > edge.maxBodyBytes) return tooLarge({})
     const route = routes.find(request.method, url)
+    seen.route = route
     if (route === undefined) {
       const allow = routes.allowed(url)
       if (allow.length > 0 && request.method !== "OPTIONS") {
@@ -289,11 +302,12 @@ const EdgeMiddleware = Effect.gen(function*() {
    */
   const answer = (
     original: HttpServerRequest.HttpServerRequest,
-    httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
+    httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>,
+    seen: Seen
   ) => {
     const url = stripVersionPrefix(original.url)
     const request = url === original.url ? original : original.modify({ url })
-    const admitted = admit(request, url)
+    const admitted = admit(request, url, seen)
     // An ApiError is itself yieldable (an Effect): tell it apart from a rate limit's lookup first.
     return admitted === undefined || isApiError(admitted)
       ? proceed(original, request, url, httpEffect, admitted)
@@ -327,13 +341,51 @@ const EdgeMiddleware = Effect.gen(function*() {
   return (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (original) => {
       const start = Date.now()
-      return Effect.suspend(() => answer(original, httpEffect)).pipe(
+      const seen: Seen = { route: undefined }
+      return Effect.suspend(() => answer(original, httpEffect, seen)).pipe(
         Effect.catchCause(renderUnlessInterrupted),
         Effect.flatMap((response) => stamp(original, response)),
-        Effect.onExit((exit) => accessLine(original, exit, start))
+        Effect.onExit((exit) => {
+          if (httpMetrics !== undefined) httpMetrics.record(original.method, seen.route, exitStatus(exit), start)
+          return accessLine(original, exit, start)
+        })
       )
     }) as Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest>
 })
+
+/** What a request resolved to, read when it ends (its route, for the metrics). */
+interface Seen {
+  route: RouteInfo | undefined
+}
+
+const exitStatus = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>): number =>
+  Exit.isSuccess(exit) ? exit.value.status : Cause.hasInterruptsOnly(exit.cause) ? 499 : 500
+
+/**
+ * Requests per route: count, errors (by status) and latency, in one histogram
+ * (`das_http_server_request_duration_seconds{method,route,status}`: its `_count` is the request
+ * count, by status). The route is the template (`/accounts/:accountId`), `unmatched` for a path
+ * no route answers: the label values stay few, whatever clients send.
+ */
+const makeHttpMetrics = (metrics: MetricsShape) => {
+  const histogram = metrics.histogram({
+    name: "das_http_server_request_duration_seconds",
+    help: "HTTP requests answered by the service, by method, route template and status, and how long each took",
+    labelNames: ["method", "route", "status"],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+  })
+  // One child per label set, looked up by one string (the labels' own lookup hashes an object).
+  const children = new Map<string, Prom.Histogram.Internal<"method" | "route" | "status">>()
+  return {
+    record: (method: string, route: RouteInfo | undefined, status: number, start: number) => {
+      const path = route === undefined ? "unmatched" : route.path
+      const key = `${method} ${path} ${status}`
+      let child = children.get(key)
+      if (child === undefined) children.set(key, child = histogram.labels(method, path, String(status)))
+      child.observe((Date.now() - start) / 1000)
+    }
+  }
+}
 
 /** What the edge decided about a rate-limited request: refused or not, and the bucket's state for the headers. */
 interface Admission {

@@ -9,6 +9,7 @@ import { Migrator, SqlClient } from "effect/sql"
 import * as os from "node:os"
 import * as path from "node:path"
 import { httpPortToAvoid } from "../platform/FreePort.ts"
+import { withMetrics } from "../platform/Metrics.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
 import { migrations } from "./migrations/index.ts"
 
@@ -51,8 +52,34 @@ export const PgLive = Layer.unwrap(
   })
 )
 
+/**
+ * The pool, seen from the server (the client's pool keeps no public figures): this process's
+ * connections by state (`active`, `idle`, `idle in transaction`, ...), found by its
+ * `application_name`, and the pool's size.
+ */
+const poolMetrics = withMetrics((metrics) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const name = yield* Effect.orDie(applicationName)
+    const max = yield* Effect.orDie(poolSize)
+    yield* metrics.gaugeOf({ name: "das_db_pool_max_connections", help: "Connections this process's pool may open (DATABASE_POOL_SIZE)" }, Effect.succeed(max))
+    yield* metrics.gaugeOf(
+      {
+        name: "das_db_connections",
+        help: "This process's connections to PostgreSQL, by state (pg_stat_activity, by application_name)",
+        labelNames: ["state"]
+      },
+      sql<{ state: string; n: number }>`
+        SELECT coalesce(state, 'unknown') AS state, count(*)::int AS n FROM pg_stat_activity
+        WHERE application_name = ${name} AND datname = current_database() GROUP BY 1`.pipe(
+        Effect.map((rows) => rows.map((r) => ({ labels: { state: r.state }, value: r.n })))
+      )
+    )
+  })
+)
+
 /** SqlClient + PgClient with the schema migrated. */
-export const DatabaseLive = Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(PgLive))
+export const DatabaseLive = Layer.effectDiscard(Effect.andThen(runMigrations, poolMetrics)).pipe(Layer.provideMerge(PgLive))
 
 /** A cheap query used by readiness. */
 export const ping = Effect.gen(function*() {

@@ -23,6 +23,7 @@ import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
 import { normalizeAddress } from "../accounts/Accounts.ts"
 import type { Address } from "../domain/Primitives.ts"
 import { Lifecycle } from "../platform/Lifecycle.ts"
+import { withMetrics } from "../platform/Metrics.ts"
 import { columns, NotificationRow, toNotification } from "./Notifications.ts"
 
 export interface NotificationHubConfig {
@@ -152,6 +153,25 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
     Effect.retry(Schedule.spaced(Duration.seconds(1)))
   )
   yield* Effect.forkScoped(listener)
+  yield* withMetrics((metrics) =>
+    Effect.gen(function*() {
+      yield* metrics.gaugeOf(
+        { name: "das_notification_stream_subscribers", help: "Open notification streams (GET /notifications/stream) on this process" },
+        Effect.sync(() => count)
+      )
+      yield* metrics.gaugeOf(
+        {
+          name: "das_notification_stream_buffered_events",
+          help: "Events encoded but not yet taken by their streams' readers, over every stream of this process"
+        },
+        Effect.sync(() => {
+          let n = 0
+          for (const set of bySigner.values()) for (const s of set) n += s.pending.length
+          return n
+        })
+      )
+    })
+  )
   // Shutdown: every stream ends (its client reconnects, to another process) and no new one opens.
   const lifecycle = yield* Effect.serviceOption(Lifecycle)
   const draining = Option.isSome(lifecycle) ? lifecycle.value.isDraining : () => false

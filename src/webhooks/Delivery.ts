@@ -9,12 +9,13 @@
  * receivers deduplicate by the `X-Webhook-Id` header, the delivery id). A lease is fenced by
  * the attempt number: a late answer from an expired lease changes nothing.
  */
-import { Clock, Config, Duration, Effect, Layer, Schema } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as http from "node:http"
 import * as https from "node:https"
 import { columns, NotificationRow, toNotification } from "../notifications/Notifications.ts"
 import { runLoop } from "../platform/Loop.ts"
+import { Metrics, withMetrics } from "../platform/Metrics.ts"
 import { SIGNATURE_HEADER, signatureHeader } from "./Signature.ts"
 import { guardedLookup, type TargetPolicy, TargetPolicyConfig } from "./UrlGuard.ts"
 
@@ -93,6 +94,12 @@ const decodeNotifications = Schema.decodeUnknownEffect(Schema.Array(Notification
 
 export const makeWorker = Effect.fn("WebhookDelivery.make")(function*(config: DeliveryConfig, policy: TargetPolicy) {
   const sql = yield* SqlClient.SqlClient
+  const metrics = yield* Effect.serviceOption(Metrics)
+  const attemptsTotal = Option.isNone(metrics) ? undefined : metrics.value.counter({
+    name: "das_webhook_attempts_total",
+    help: "Webhook delivery attempts by this process, by result: delivered (2xx), failed (retried later), dead (the last try failed)",
+    labelNames: ["result"]
+  })
 
   const lease = sql`
     WITH due AS (
@@ -127,6 +134,7 @@ export const makeWorker = Effect.fn("WebhookDelivery.make")(function*(config: De
     const duration = (yield* Clock.currentTimeMillis) - started
     const ok = outcome.error === null
     const last = d.attempts - d.replayed_from >= config.maxAttempts
+    attemptsTotal?.inc({ result: ok ? "delivered" : last ? "dead" : "failed" })
     yield* sql.withTransaction(Effect.gen(function*() {
       yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms)
                  VALUES (${d.id}, ${d.attempts}, ${new Date(started)}, ${outcome.statusCode}, ${outcome.error}, ${duration})
@@ -175,11 +183,35 @@ export const makeWorker = Effect.fn("WebhookDelivery.make")(function*(config: De
   return { runOnce, drain }
 })
 
+/** The outbox, read at scrape time: deliveries waiting (and due now), and how long the oldest due one has waited. */
+const registerQueueMetrics = withMetrics((metrics) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const queue = sql<{ pending: number; due: number; oldest: number | null }>`
+      SELECT count(*)::int AS pending, count(*) FILTER (WHERE next_attempt_at <= now())::int AS due,
+        extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now()))::float8 AS oldest
+      FROM webhook_deliveries WHERE status = 'pending'`.pipe(Effect.map((rows) => rows[0]))
+    yield* metrics.gaugeOf(
+      {
+        name: "das_webhook_queue_deliveries",
+        help: "Webhook deliveries waiting in the outbox: pending (not yet delivered or dead), due (to be sent now)",
+        labelNames: ["state"]
+      },
+      Effect.map(queue, (q) => [{ labels: { state: "pending" }, value: q?.pending ?? 0 }, { labels: { state: "due" }, value: q?.due ?? 0 }])
+    )
+    yield* metrics.gaugeOf(
+      { name: "das_webhook_queue_oldest_due_seconds", help: "How long the oldest due webhook delivery has waited (0: none due)" },
+      Effect.map(queue, (q) => q?.oldest ?? 0)
+    )
+  })
+)
+
 /** The worker running for the life of the layer, polling every `WEBHOOKS_POLL_INTERVAL`. */
 export const WebhookDeliveryLive: Layer.Layer<never, Config.ConfigError, SqlClient.SqlClient> = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* DeliveryConfig
     const worker = yield* makeWorker(config, yield* TargetPolicyConfig)
+    yield* registerQueueMetrics
     yield* runLoop({
       name: "webhooks",
       interval: config.pollInterval,

@@ -32,7 +32,7 @@ export const startService = (env: Record<string, string>, options: { readonly vi
       : [process.execPath, ["--import", "tsx", "src/main.ts"]]
     const child = spawn(command, args, {
       cwd: root,
-      env: { ...process.env, LOG_FORMAT: "json", LOG_ACCESS_LEVEL: "debug", ...env, PORT: port, HOST: "127.0.0.1" },
+      env: { ...process.env, LOG_FORMAT: "json", LOG_ACCESS_LEVEL: "debug", METRICS_PORT: "0", ...env, PORT: port, HOST: "127.0.0.1" },
       stdio: ["ignore", "pipe", "pipe"]
     })
     let output = ""
