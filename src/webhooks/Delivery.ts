@@ -6,8 +6,9 @@
  *
  * A lease expires (`WEBHOOKS_LEASE`): a process that stops mid-send leaves the row to be
  * taken again by any process — a delivery is never lost across a restart (at least once;
- * receivers deduplicate by the `X-Webhook-Id` header, the delivery id). A lease is fenced by
- * the attempt number: a late answer from an expired lease changes nothing.
+ * receivers deduplicate by the `webhook-id` header, the delivery id, also sent as the older
+ * `X-Webhook-Id`). Signed per Standard Webhooks (Signature.ts). A lease is fenced by the
+ * attempt number: a late answer from an expired lease changes nothing.
  */
 import { Clock, Config, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -16,7 +17,7 @@ import * as https from "node:https"
 import { columns, NotificationRow, toNotification } from "../notifications/Notifications.ts"
 import { runLoop } from "../platform/Loop.ts"
 import { Metrics, withMetrics } from "../platform/Metrics.ts"
-import { SIGNATURE_HEADER, signatureHeader } from "./Signature.ts"
+import { SIGNATURE_HEADER, signatureHeader, standardHeaders } from "./Signature.ts"
 import { guardedLookup, type TargetPolicy, TargetPolicyConfig } from "./UrlGuard.ts"
 
 export interface DeliveryConfig {
@@ -28,6 +29,8 @@ export interface DeliveryConfig {
   readonly lease: Duration.Duration
   readonly batch: number
   readonly concurrency: number
+  /** Also send the deprecated `X-Signature` (Signature.ts). */
+  readonly legacySignature: boolean
 }
 
 export const DeliveryConfig: Config.Config<DeliveryConfig> = Config.all({
@@ -38,7 +41,8 @@ export const DeliveryConfig: Config.Config<DeliveryConfig> = Config.all({
   timeout: Config.Duration("WEBHOOKS_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
   lease: Config.Duration("WEBHOOKS_LEASE").pipe(Config.withDefault(Duration.seconds(60))),
   batch: Config.Int("WEBHOOKS_BATCH").pipe(Config.withDefault(100)),
-  concurrency: Config.Int("WEBHOOKS_CONCURRENCY").pipe(Config.withDefault(32))
+  concurrency: Config.Int("WEBHOOKS_CONCURRENCY").pipe(Config.withDefault(32)),
+  legacySignature: Config.Boolean("WEBHOOKS_LEGACY_SIGNATURE").pipe(Config.withDefault(true))
 }).pipe(Config.map((c) => ({ ...c, maxAttempts: Math.max(1, c.maxAttempts), batch: Math.max(1, c.batch) })))
 
 /** The wait before try `n + 1` after `n` failed tries: base·2^(n−1), capped, with "equal jitter" (½ to 1×). */
@@ -126,7 +130,8 @@ export const makeWorker = Effect.fn("WebhookDelivery.make")(function*(config: De
     })
     const timestamp = Math.floor(started / 1000)
     const outcome = yield* post(d.url, body, {
-      [SIGNATURE_HEADER]: signatureHeader(d.secret, timestamp, body),
+      ...standardHeaders(d.secret, d.id, timestamp, body),
+      ...(config.legacySignature ? { [SIGNATURE_HEADER]: signatureHeader(d.secret, timestamp, body) } : {}),
       "x-webhook-id": d.id,
       "x-webhook-attempt": String(d.attempts - d.replayed_from),
       "user-agent": "das-webhooks/1"
