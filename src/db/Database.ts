@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { httpPortToAvoid } from "../platform/FreePort.ts"
 import { withMetrics } from "../platform/Metrics.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
+import { makeHostLocator, parseMultiHostUrl } from "./MultiHost.ts"
 import { migrations } from "./migrations/index.ts"
 
 export const runMigrations = Migrator.make({})({ loader: migrations })
@@ -34,8 +35,19 @@ export const PgLive = Layer.unwrap(
     const maxConnections = yield* poolSize
     const name = yield* applicationName
     if (Option.isSome(url)) {
-      yield* Effect.logInfo("database: using DATABASE_URL")
-      return PgClient.layer({ url: url.value, maxConnections, applicationName: name })
+      const several = yield* Effect.try({
+        try: () => parseMultiHostUrl(Redacted.value(url.value)),
+        catch: (e) => new Error(e instanceof Error ? e.message : String(e))
+      }).pipe(Effect.orDie)
+      if (Option.isNone(several)) {
+        yield* Effect.logInfo("database: using DATABASE_URL")
+        return PgClient.layer({ url: url.value, maxConnections, applicationName: name })
+      }
+      // Several hosts (a highly available database): connect to the one that fits, follow it.
+      const hosts = several.value
+      yield* Effect.logInfo(`database: using DATABASE_URL, ${hosts.hosts.length} hosts (${hosts.targetSessionAttrs})`)
+      return Layer.unwrap(Effect.map(makeHostLocator(hosts, { applicationName: name }), (locator) =>
+        PgClient.layer({ url: Redacted.make(hosts.firstHostUrl), stream: locator.stream, maxConnections, applicationName: name })))
     }
     const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault(".data"))
     const pg = yield* startEmbeddedPostgres({ databaseDir: path.join(dataDir, "postgres"), avoidPorts: yield* httpPortToAvoid })

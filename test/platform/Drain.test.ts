@@ -14,7 +14,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { signIn } from "../../src/client/signIn.ts"
 import { startFakeUpstream } from "../launchpad/FakeUpstream.ts"
 import { describeFigures, figures, runDrain } from "../support/DrainLoad.ts"
-import { replicaEnv, startService } from "../support/ServiceProcess.ts"
+import { killGroup, replicaEnv, startService } from "../support/ServiceProcess.ts"
 import { createDatabase, testDatabaseName } from "../support/TestDatabase.ts"
 
 describe("graceful drain on SIGTERM", () => {
@@ -62,7 +62,7 @@ describe("graceful drain on SIGTERM", () => {
         assert.include(run.output, "shutdown: complete")
         assert.notInclude(run.output, "still running at the deadline")
       } finally {
-        if (service.child.exitCode === null) service.child.kill("SIGKILL")
+        if (service.child.exitCode === null) killGroup(service.child)
         yield* Effect.promise(() => upstream.close())
       }
     }), 120_000)

@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { makeClient } from "../../src/client/Client.ts"
 import { signIn } from "../../src/client/signIn.ts"
-import { replicaEnv, startService, stopService } from "../support/ServiceProcess.ts"
+import { killGroup, replicaEnv, startService, stopService } from "../support/ServiceProcess.ts"
 import { createDatabase, testDatabaseName } from "../support/TestDatabase.ts"
 import { settle, signBuild } from "../userops/helpers.ts"
 import { startReceiver } from "../webhooks/Receiver.ts"
@@ -139,7 +139,7 @@ describe("metrics", () => {
         }
         assert.strictEqual(yield* stopService(service.child), 0)
       } finally {
-        if (service.child.exitCode === null) service.child.kill("SIGKILL")
+        if (service.child.exitCode === null) killGroup(service.child)
         yield* Effect.promise(() => receiver.close())
       }
     }), 180_000)

@@ -33,7 +33,9 @@ export const startService = (env: Record<string, string>, options: { readonly vi
     const child = spawn(command, args, {
       cwd: root,
       env: { ...process.env, LOG_FORMAT: "json", LOG_ACCESS_LEVEL: "debug", METRICS_PORT: "0", ...env, PORT: port, HOST: "127.0.0.1" },
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group, so a test can stop everything it started (killGroup).
+      detached: true
     })
     let output = ""
     child.stdout!.on("data", (d) => (output += d))
@@ -45,9 +47,19 @@ export const startService = (env: Record<string, string>, options: { readonly vi
       if (ok) return { child, baseUrl, output: () => output }
       await new Promise((r) => setTimeout(r, 100))
     }
-    child.kill("SIGKILL")
+    // The whole group: an embedded PostgreSQL the service started must not outlive it.
+    killGroup(child)
     throw new Error(`service did not become ready: ${output}`)
   })
+
+/** SIGKILL to the service's process group (the service and whatever it started). */
+export const killGroup = (child: ChildProcess) => {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
+  } catch {
+    // already gone
+  }
+}
 
 /** SIGTERM; resolves with the exit code. */
 export const stopService = (child: ChildProcess) =>
