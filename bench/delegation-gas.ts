@@ -9,7 +9,11 @@
  *           a 2+ allowlist or the count across tokens;
  *   after:  the grant (src/delegations/Grant.ts): Timestamp, ValueLte, AllowedTargets,
  *           AllowedMethods, AllowedCalldata or LogicalOrWrapper, TransferCap, LimitedCalls,
- *           MultiTokenPeriod — every limit on chain.
+ *           MultiTokenPeriod — every limit on chain;
+ *   approval: the grant (1 token, 1 recipient) with an approval rule (ApprovalEnforcer, 2 of 3,
+ *           threshold 5 USDC): a transfer at or below the threshold (no signature checked), and
+ *           above it with two ECDSA approvals, or one ECDSA and one ERC-1271 (a HybridDeleGator
+ *           approver, whose owner key signs).
  *
  * Each shape redeems twice (the first action writes fresh enforcer storage, the second
  * updates it). Measured as the transaction's gasUsed with the delegate's smart account as
@@ -20,7 +24,7 @@
  */
 import { type Delegation } from "@metamask/smart-accounts-kit"
 import { Effect, Exit, Redacted, Scope } from "effect"
-import { type Address, createPublicClient, createWalletClient, type Hex, http, parseEther, parseUnits } from "viem"
+import { type Address, createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, type Hex, http, parseEther, parseUnits } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { makeHybridDeleGator } from "../src/chain/Accounts4337.ts"
 import { viemChainOf } from "../src/chain/Chain.ts"
@@ -28,6 +32,7 @@ import { permitStablecoinAbi } from "../src/chain/contracts/TokenPaymaster.ts"
 import { make as startLocalNetwork } from "../src/chain/LocalNetwork.ts"
 import { legTypedData, makeLeg, randomSalt, redeemCall } from "../src/delegations/Caveats.ts"
 import { makeGrant, redeemArgs } from "../src/delegations/Grant.ts"
+import { type ApprovalSet, approvalTypedData, randomApprovalNonce } from "../src/chain/Approvals.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -63,7 +68,7 @@ try {
     return { ...d, signature }
   }
   /** One redemption sent by the delegate's account itself (impersonated): its gasUsed. */
-  const redeem = async (delegate: Address, signed: Delegation, token: Address, to: Address, amount: bigint) => {
+  const redeem = async (delegate: Address, signed: Delegation, token: Address, to: Address, amount: bigint): Promise<bigint> => {
     const call = redeemCall(dm, signed, { token, to, units: amount })
     await client.request({ method: "anvil_impersonateAccount" as never, params: [delegate] as never })
     const wallet = createWalletClient({ chain, transport, account: delegate })
@@ -116,13 +121,63 @@ try {
     })
   }
 
+  // Approval: the grant with 1 token and 1 recipient and a 2-of-3 rule over 5 USDC; a fresh
+  // grant per shape, so that its first action writes fresh enforcer storage as above.
+  const keys = [generatePrivateKey(), generatePrivateKey()]
+  const smartApprover = await account()
+  const approvers = [privateKeyToAccount(keys[0]!).address, privateKeyToAccount(keys[1]!).address, smartApprover.address]
+  const ecdsa = [{ key: keys[0]!, address: approvers[0]! }, { key: keys[1]!, address: approvers[1]! }]
+  const mixed = [{ key: keys[0]!, address: approvers[0]! }, { key: smartApprover.key, address: smartApprover.address }]
+  const enforcer = net.delegation.caveatEnforcers["ApprovalEnforcer"]!
+  for (const [shape, amount, signers] of [
+    ["approval rule, at or below the threshold", units(1), undefined],
+    ["approval rule, above: 2 ECDSA approvals", units(6), ecdsa],
+    ["approval rule, above: ECDSA + ERC-1271", units(6), mixed]
+  ] as const) {
+    const owner = await account()
+    const delegate = await account()
+    await mint(usdc, owner.address, units(100))
+    const to = recipients[0]!
+    const made = makeGrant(net.delegation, {
+      delegator: owner.address, delegate: delegate.address,
+      budgets: [{ token: usdc, units: units(50), perActionUnits: units(10) }],
+      targets: [usdc], recipients: [to], maxActions: 10,
+      startSeconds: Math.floor(Date.now() / 1000) - 60, expiresAtSeconds: expires, salt: randomSalt(),
+      approval: { required: 2, approvers, thresholds: [{ token: usdc, units: units(5) }] }
+    })
+    if (made._tag !== "Ok") throw new Error(made.message)
+    const signed = await sign(owner.key, made.delegation)
+    const hash = stack.permissionIdOf(signed)
+    /** Approvals of one transfer (each signer's key signs; the smart approver's is its owner key). */
+    const approvalsOf = async (signers: ReadonlyArray<{ key: Hex; address: Address }>): Promise<ApprovalSet> => {
+      const nonce = randomApprovalNonce()
+      const deadline = BigInt(expires)
+      const td = approvalTypedData({
+        chainId: net.chainId, enforcer, delegationHash: hash,
+        execution: { target: usdc, value: 0n, callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] }) },
+        nonce, deadline
+      })
+      const approvals = await Promise.all(signers.map(async (s) => ({ approver: s.address, signature: await privateKeyToAccount(s.key).signTypedData(td) })))
+      return { nonce, deadline, approvals }
+    }
+    const once = async () => {
+      const approvals = signers === undefined ? undefined : await approvalsOf(signers)
+      const args = redeemArgs(net.delegation, signed, made.scope, { token: usdc, to, ...(approvals === undefined ? {} : { approvals }) })!
+      return redeem(delegate.address, args, usdc, to, amount)
+    }
+    rows.push({ shape, first: await once(), second: await once() })
+  }
+
   const pad = (s: string, n: number) => s.padEnd(n)
   console.log(`${pad("shape", 52)}${pad("1st action", 12)}2nd action   (gasUsed of the redemption transaction)`)
   for (const r of rows) console.log(`${pad(r.shape, 52)}${pad(r.first.toString(), 12)}${r.second}`)
+  const pct = (a: bigint, b: bigint) => `${a >= b ? "+" : ""}${(Number(a - b) / Number(b) * 100).toFixed(1)} %`
   const base = rows[0]!
+  const grant = rows[1]!
   for (const r of rows.slice(1)) {
-    const pct = (a: bigint, b: bigint) => `${a >= b ? "+" : ""}${(Number(a - b) / Number(b) * 100).toFixed(1)} %`
-    console.log(`${r.shape} vs before: 1st ${pct(r.first, base.first)}, 2nd ${pct(r.second, base.second)}`)
+    // The approval rows are the 1-token, 1-recipient grant plus the rule: compared with that grant.
+    const [than, b] = r.shape.startsWith("approval") ? ["the grant without it", grant] : ["before", base]
+    console.log(`${r.shape} vs ${than}: 1st ${pct(r.first, b.first)} (${r.first - b.first}), 2nd ${pct(r.second, b.second)} (${r.second - b.second})`)
   }
 } finally {
   await Effect.runPromise(Scope.close(scope, Exit.void))

@@ -3,7 +3,7 @@
  * a typed client (`HttpApiClient.make(Api)`) can be built from it alone.
  */
 import { HttpApi, OpenApi } from "effect/http-api"
-import { AccountsApi } from "./accounts/Api.ts"
+import { AccountsApi } from "./owner/Api.ts"
 import { ErrorEnvelope } from "./api/Envelope.ts"
 import { ActivityApi } from "./audit/Api.ts"
 import { AuthApi, SessionApi } from "./auth/Api.ts"

@@ -2,7 +2,7 @@
  * The whole service as one Layer: HTTP server, domain services, database, chain
  * and telemetry. `main.ts` launches it; the process-level tests spawn `main.ts`.
  */
-import { Config, Effect, Layer, Option } from "effect"
+import { Config, Effect, Layer, Option, Schema } from "effect"
 import type { ConfigError } from "effect/Config"
 import { FetchHttpClient } from "effect/http"
 import { AccountFactoryLive } from "./accounts/AccountFactoryLive.ts"
@@ -10,12 +10,10 @@ import { AnchorLive, AnchorScheduleLive } from "./anchor/Anchor.ts"
 import { EdgeConfig } from "./api/EdgeConfig.ts"
 import { NodeServerLive } from "./api/NodeServer.ts"
 import { SignatureVerifier } from "./auth/SignatureVerifier.ts"
-import { AccountStack } from "./chain/Accounts4337.ts"
-import { Bundler } from "./chain/Bundler.ts"
-import { Chain } from "./chain/Chain.ts"
-import { LocalNetwork, type LocalNetworkError } from "./chain/LocalNetwork.ts"
-import { Network } from "./chain/Network.ts"
-import { Paymaster } from "./chain/Paymaster.ts"
+import { SponsorshipMetricsLive } from "./builds/SponsorshipMetrics.ts"
+import { Chains } from "./chain/Chains.ts"
+import { LOCAL_CHAIN_IDS, type LocalNetworkError, LocalNetworks } from "./chain/LocalNetwork.ts"
+import { configuredNetworks } from "./chain/Network.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { AppConfig } from "./platform/AppConfig.ts"
 import { Lifecycle } from "./platform/Lifecycle.ts"
@@ -25,41 +23,43 @@ import { serveApp } from "./Server.ts"
 import { RetentionScheduleLive } from "./retention/Retention.ts"
 import { ServicesLive } from "./Services.ts"
 
-/** Chain reader, bundler, account stack, paymaster and what is built on them, over a `Network`. */
-export const ChainStackLive = Layer.mergeAll(
-  AccountFactoryLive,
-  AnchorLive,
-  Layer.unwrap(Effect.gen(function*() {
-    const chain = yield* Chain
-    return SignatureVerifier.layerChain(chain.client)
-  }))
-).pipe(
-  Layer.provideMerge(Layer.mergeAll(Chain.layer, Bundler.layer, AccountStack.layerHybridDeleGator, Paymaster.layer))
-)
+/** What is built on the served chains: account addresses, anchoring, sign-in signatures of smart accounts. */
+export const ChainStackLive = Layer.mergeAll(AccountFactoryLive, AnchorLive, SignatureVerifier.layerChains)
 
-/** A configured network when `CHAIN_RPC_URL` is set; otherwise a local one started by the process. */
-export const ChainLive: Layer.Layer<
-  Layer.Success<typeof ChainStackLive> | Network,
-  ConfigError | LocalNetworkError,
-  Exclude<Layer.Services<typeof ChainStackLive>, Network | LocalNetwork>
-> = Layer.unwrap(
+/**
+ * The chains served: the configured networks (`CHAINS`, or the single-network keys), or else
+ * local ERC-4337 networks started by the process (`LOCAL_CHAIN_IDS`, default two chains).
+ */
+export const ChainsLive: Layer.Layer<Chains, ConfigError | LocalNetworkError> = Layer.unwrap(
   Effect.gen(function*() {
-    const rpcUrl = yield* Config.option(Config.String("CHAIN_RPC_URL"))
-    if (Option.isSome(rpcUrl)) {
-      yield* Effect.logInfo(`chain: using the configured network at ${rpcUrl.value}`)
-      return ChainStackLive.pipe(Layer.provideMerge(Network.layerConfig))
+    const configured = yield* configuredNetworks
+    if (Option.isSome(configured)) {
+      for (const n of configured.value) {
+        yield* Effect.logInfo(`chain: serving ${n.name} (chain ${n.chainId}) rpc ${n.rpcUrl} bundler ${n.bundlerUrl}`)
+      }
+      return Chains.fromNetworks(configured.value)
     }
-    const logged = Layer.effectDiscard(Effect.gen(function*() {
-      const local = yield* LocalNetwork
-      yield* Effect.logInfo(
-        `chain: local ERC-4337 network (chain ${local.chainId}) rpc ${local.rpcUrl} bundler ${local.bundlerUrl}`
-      )
-    }))
-    return ChainStackLive.pipe(Layer.provideMerge(logged.pipe(Layer.provideMerge(LocalNetwork.layerNetwork))))
+    const ids = yield* LocalChainIds
+    return Layer.unwrap(Effect.gen(function*() {
+      const locals = yield* LocalNetworks
+      for (const n of locals) {
+        yield* Effect.logInfo(`chain: local ERC-4337 network ${n.name} (chain ${n.chainId}) rpc ${n.rpcUrl} bundler ${n.bundlerUrl}`)
+      }
+      return Chains.fromNetworks(locals)
+    })).pipe(Layer.provide(LocalNetworks.layerWith(ids)))
   })
 )
 
-export const AppLive = Layer.merge(serveApp, MetricsServer.layer).pipe(
+/** The chain ids of the local networks started when none is configured. */
+export const LocalChainIds = Config.schema(
+  Schema.String.check(Schema.isPattern(/^\s*[1-9]\d{0,14}(\s*,\s*[1-9]\d{0,14})*\s*$/)),
+  "LOCAL_CHAIN_IDS"
+).pipe(
+  Config.withDefault(LOCAL_CHAIN_IDS.join(",")),
+  Config.map((s) => [...new Set(s.split(",").map((x) => Number(x.trim())))])
+)
+
+export const AppLive = Layer.mergeAll(serveApp, MetricsServer.layer, SponsorshipMetricsLive).pipe(
   Layer.provide(ServicesLive),
   Layer.provide(TelemetryLive),
   Layer.provide(
@@ -71,7 +71,8 @@ export const AppLive = Layer.merge(serveApp, MetricsServer.layer).pipe(
   ),
   Layer.provide(AnchorScheduleLive),
   Layer.provide(RetentionScheduleLive),
-  Layer.provide(ChainLive),
+  Layer.provide(ChainStackLive),
+  Layer.provide(ChainsLive),
   Layer.provide(DatabaseLive),
   Layer.provide(FetchHttpClient.layer),
   Layer.provide(Lifecycle.layer),

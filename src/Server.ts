@@ -8,7 +8,6 @@
 import { Layer } from "effect"
 import { HttpMiddleware, HttpRouter, UrlParams } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
-import { AccountsHandlers } from "./accounts/Http.ts"
 import { Api } from "./Api.ts"
 import { DatabaseOutage } from "./api/DatabaseOutage.ts"
 import { EdgeConfig } from "./api/EdgeConfig.ts"
@@ -20,9 +19,12 @@ import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
 import { ActivityHandlers } from "./audit/Http.ts"
 import { DelegationsHandlers } from "./delegations/Http.ts"
+import { FollowerLive } from "./follower/Live.ts"
 import { LaunchpadHandlers, LaunchpadLive } from "./launchpad/Http.ts"
 import { MarketplaceAppLive } from "./marketplace/Http.ts"
 import { NotificationsHandlers } from "./notifications/Http.ts"
+import { AccountsHandlers } from "./owner/Http.ts"
+import { AccountRulesLive } from "./owner/Live.ts"
 import { SystemHandlers } from "./system/Http.ts"
 import { UserOpsHandlers } from "./userops/Http.ts"
 
@@ -36,7 +38,11 @@ export const HandlersLive = Layer.mergeAll(
   ActivityHandlers,
   NotificationsHandlers,
   MarketplaceAppLive,
-  LaunchpadHandlers.pipe(Layer.provide(LaunchpadLive))
+  LaunchpadHandlers.pipe(Layer.provide(LaunchpadLive)),
+  // Run with the relay whatever the handlers need: the chain follower (the record of what executed)
+  // and the account rules' hooks (the frozen flag follows executed freezes).
+  FollowerLive,
+  AccountRulesLive
 )
 
 export const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(

@@ -6,5 +6,7 @@
 import { Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Sessions } from "./auth/Sessions.ts"
+import { SponsorshipBudget } from "./builds/Sponsorship.ts"
 
-export const ServicesLive = Sessions.layer.pipe(Layer.provideMerge(Accounts.layer))
+/** `SponsorshipBudget`: the sponsorship budget's figures, for an operator (and a metrics endpoint). */
+export const ServicesLive = Layer.mergeAll(Sessions.layer.pipe(Layer.provideMerge(Accounts.layer)), SponsorshipBudget.layer)

@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { NotFound } from "../api/Errors.ts"
+import { BadRequest, NotFound } from "../api/Errors.ts"
 import type { Address } from "../domain/Primitives.ts"
 import { hotSpan } from "../platform/HotSpan.ts"
 import { AccountFactory } from "./AccountFactory.ts"
@@ -58,12 +58,26 @@ export const readFrozen = (sql: SqlClient.SqlClient, accountId: string): Effect.
 /** Addresses are compared and stored lowercase; checksummed forms are for display only. */
 export const normalizeAddress = (a: string): Address => a.toLowerCase()
 
+/** Which account a request means: by id, or the lowest visible index on a chain (default: the primary chain). */
+export interface AccountScope {
+  readonly accountId?: string | undefined
+  readonly chainId?: number | undefined
+}
+
 export class Accounts extends Context.Service<Accounts, {
+  /** The signer's account 0 on every served chain (first sign-in); answers the primary chain's. */
   readonly ensurePrimary: (signer: Address) => Effect.Effect<Account>
+  /** Every account of the signer: by index, the primary chain first within an index. */
   readonly list: (signer: Address) => Effect.Effect<ReadonlyArray<Account>>
-  readonly create: (signer: Address, label?: string) => Effect.Effect<Account>
+  /** The next index, on every served chain (same address where the factory allows) or on `chainId` alone. */
+  readonly create: (signer: Address, label?: string, chainId?: number) => Effect.Effect<Account, BadRequest>
   /** The account a request is scoped to (see the module comment). */
-  readonly resolve: (signer: Address, accountId?: string) => Effect.Effect<Account, NotFound>
+  readonly resolve: (signer: Address, scope?: AccountScope | string) => Effect.Effect<Account, NotFound | BadRequest>
+  /**
+   * The accounts a read spans: the one `accountId` names; else, on every served chain (or on
+   * `chainId`), the lowest visible index.
+   */
+  readonly resolveAll: (signer: Address, scope?: AccountScope) => Effect.Effect<ReadonlyArray<Account>, NotFound | BadRequest>
   readonly findById: (signer: Address, accountId: string) => Effect.Effect<Account, NotFound>
 }>()("das/accounts/Accounts") {
   static readonly layer = Layer.effect(
@@ -71,31 +85,45 @@ export class Accounts extends Context.Service<Accounts, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const factory = yield* AccountFactory
+      const chainOrder = new Map(factory.chains.map((c, i) => [c.chainId, i]))
+      const primaryChain = factory.chains[0]!.chainId
+      const knownChain = (chainId: number) => {
+        if (chainOrder.has(chainId)) return Effect.void
+        return Effect.fail(
+          new BadRequest({
+            message: `Chain ${chainId} is not served here; served: ${factory.chains.map((c) => `${c.chainId} (${c.name})`).join(", ")}`,
+            details: { chainId, served: factory.chains.map((c) => ({ chainId: c.chainId, name: c.name })) }
+          })
+        )
+      }
 
       const listRows = SqlSchema.findAll({
         Request: Schema.String,
         Result: AccountRow,
-        execute: (signer) => sql`SELECT * FROM accounts WHERE signer_address = ${signer} ORDER BY idx`
+        execute: (signer) => sql`SELECT * FROM accounts WHERE signer_address = ${signer} ORDER BY idx, chain_id`
       })
 
-      const insertAt = (signer: Address, index: number, label: string, purpose: string) =>
+      const insertAt = (signer: Address, chainId: number, index: number, label: string, purpose: string) =>
         Effect.gen(function*() {
-          const address = yield* factory.counterfactualAddress(signer, index)
+          const address = yield* factory.counterfactualAddress(chainId, signer, index)
           const rows = yield* sql`
             INSERT INTO accounts (id, signer_address, idx, label, address, chain_id, type, purpose, deployment_status, created_at)
             VALUES (${`acc_${crypto.randomUUID()}`}, ${signer}, ${index}, ${label}, ${normalizeAddress(address)},
-                    ${factory.chainId}, ${factory.accountType}, ${purpose}, ${"counterfactual"}, now())
+                    ${chainId}, ${factory.accountType}, ${purpose}, ${"counterfactual"}, now())
             ON CONFLICT DO NOTHING
             RETURNING *`
           return rows.length > 0
         })
 
-      const rowsOf = (signer: Address) => listRows(signer).pipe(Effect.map((rows) => rows.map(toAccount)))
+      // By index, then in the served chains' order (the primary first); chains no longer served last.
+      const order = (a: Account, b: Account) =>
+        a.index - b.index || (chainOrder.get(a.chainId) ?? 1e9) - (chainOrder.get(b.chainId) ?? 1e9)
+      const rowsOf = (signer: Address) => listRows(signer).pipe(Effect.map((rows) => rows.map(toAccount).sort(order)))
 
       const ensurePrimary = Effect.fn("Accounts.ensurePrimary")(function*(signer: Address) {
-        yield* insertAt(signer, 0, "Primary", "primary")
+        yield* Effect.forEach(factory.chains, (c) => insertAt(signer, c.chainId, 0, "Primary", "primary"), { concurrency: "unbounded" })
         const rows = yield* rowsOf(signer)
-        return rows[0]!
+        return rows.find((a) => a.index === 0 && a.chainId === primaryChain) ?? rows[0]!
       }, Effect.orDie)
 
       // A hot read: a span, without `Effect.fn`'s per-call stack capture (docs/performance.md).
@@ -107,22 +135,27 @@ export class Accounts extends Context.Service<Accounts, {
       // (racing for it and retrying let more than a few concurrent creates fail). Only the
       // primary's lock-free insert at sign-in can take index 0 first: then the next attempt
       // takes the next index.
-      const createOnce = (signer: Address, label?: string) =>
+      const createOnce = (signer: Address, label: string | undefined, chainIds: ReadonlyArray<number>) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`accounts:${signer}`}, 0))`
           const current = yield* rowsOf(signer)
           const index = current.length === 0 ? 0 : Math.max(...current.map((a) => a.index)) + 1
-          const inserted = yield* insertAt(signer, index, label ?? `Account ${index + 1}`, index === 0 ? "primary" : "secondary")
-          return inserted ? (yield* rowsOf(signer)).find((a) => a.index === index) : undefined
+          const labelled = label ?? `Account ${index + 1}`
+          const purpose = index === 0 ? "primary" : "secondary"
+          let inserted = true
+          for (const chainId of chainIds) inserted = (yield* insertAt(signer, chainId, index, labelled, purpose)) && inserted
+          return inserted ? (yield* rowsOf(signer)).find((a) => a.index === index && a.chainId === chainIds[0]) : undefined
         }))
 
-      const create = Effect.fn("Accounts.create")(function*(signer: Address, label?: string) {
+      const create = Effect.fn("Accounts.create")(function*(signer: Address, label?: string, chainId?: number) {
+        if (chainId !== undefined) yield* knownChain(chainId)
+        const chainIds = chainId === undefined ? factory.chains.map((c) => c.chainId) : [chainId]
         for (let attempt = 0; attempt < 3; attempt++) {
-          const created = yield* createOnce(signer, label)
+          const created = yield* createOnce(signer, label, chainIds).pipe(Effect.orDie)
           if (created !== undefined) return created
         }
         return yield* Effect.die(new Error("could not allocate an account index"))
-      }, Effect.orDie)
+      })
 
       const findById = Effect.fn("Accounts.findById")(function*(signer: Address, accountId: string) {
         const rows = yield* rowsOf(signer).pipe(Effect.orDie)
@@ -131,15 +164,38 @@ export class Accounts extends Context.Service<Accounts, {
         return found
       })
 
-      const resolve = Effect.fn("Accounts.resolve")(function*(signer: Address, accountId?: string) {
-        if (accountId !== undefined) return yield* findById(signer, accountId)
-        const rows = yield* rowsOf(signer).pipe(Effect.orDie)
-        const visible = rows.filter((a) => !a.hidden)
-        if (visible.length === 0) return yield* new NotFound({ message: "This signer has no visible account" })
-        return visible[0]!
+      const lowestVisible = (rows: ReadonlyArray<Account>, chainId: number) => rows.find((a) => !a.hidden && a.chainId === chainId)
+
+      const resolve = Effect.fn("Accounts.resolve")(function*(signer: Address, scope?: AccountScope | string) {
+        const { accountId, chainId } = typeof scope === "string" ? { accountId: scope, chainId: undefined } : scope ?? {}
+        if (accountId !== undefined) {
+          const account = yield* findById(signer, accountId)
+          if (chainId !== undefined && account.chainId !== chainId) {
+            return yield* new BadRequest({
+              message: `Account ${accountId} is on chain ${account.chainId}, not ${chainId}`,
+              details: { accountId, chainId: account.chainId }
+            })
+          }
+          return account
+        }
+        const chain = chainId ?? primaryChain
+        yield* knownChain(chain)
+        const found = lowestVisible(yield* rowsOf(signer).pipe(Effect.orDie), chain)
+        if (found === undefined) return yield* new NotFound({ message: `This signer has no visible account on chain ${chain}` })
+        return found
       })
 
-      return Accounts.of({ ensurePrimary, list, create, resolve, findById })
+      const resolveAll = Effect.fn("Accounts.resolveAll")(function*(signer: Address, scope: AccountScope = {}) {
+        if (scope.accountId !== undefined) return [yield* resolve(signer, scope)]
+        if (scope.chainId !== undefined) yield* knownChain(scope.chainId)
+        const rows = yield* rowsOf(signer).pipe(Effect.orDie)
+        const chainIds = scope.chainId === undefined ? factory.chains.map((c) => c.chainId) : [scope.chainId]
+        const found = chainIds.flatMap((c) => lowestVisible(rows, c) ?? [])
+        if (found.length === 0) return yield* new NotFound({ message: "This signer has no visible account" })
+        return found
+      })
+
+      return Accounts.of({ ensurePrimary, list, create, resolve, resolveAll, findById })
     })
   )
 }

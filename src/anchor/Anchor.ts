@@ -5,19 +5,24 @@
  * A head is anchored only if its chain extends the account's last anchored head
  * (Anchored.ts): a rewritten history is refused, logged as an error and reported.
  *
- * Who sends the transaction: `ANCHOR_PRIVATE_KEY` on a configured network; on the
- * local network an unlocked dev account (anvil assigns its nonces, so several
- * service processes on one chain never collide). Neither: anchoring is unavailable.
- * Several processes on one database anchor once per round (an advisory lock).
+ * Several chains (issue 29): each account's heads are anchored on the account's own chain,
+ * or, with `ANCHOR_CHAIN_ID`, every account's on that one chain. Each anchor chain runs its
+ * own round (one transaction there), so a chain that is down delays only its own accounts.
+ *
+ * Who sends the transaction on a chain: its anchor key (`CHAIN_<id>_ANCHOR_PRIVATE_KEY`, or
+ * `ANCHOR_PRIVATE_KEY` with the single-network keys); on a local network an unlocked dev
+ * account (anvil assigns its nonces, so several service processes on one chain never collide).
+ * Neither: that chain anchors nothing. Several processes on one database anchor once per
+ * round and chain (an advisory lock).
  */
 import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createWalletClient, type Hex, http } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
-import { Chain, viemChainOf } from "../chain/Chain.ts"
-import { LocalNetwork } from "../chain/LocalNetwork.ts"
-import { Network } from "../chain/Network.ts"
+import { viemChainOf } from "../chain/Chain.ts"
+import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { checkAnchored, type Rewrite } from "../audit/Anchored.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { type AnchoredHead, anchorCalldata, merkleRoot } from "./Merkle.ts"
 import { root as entriesRootOf } from "./Rfc6962.ts"
 import { runLoop } from "../platform/Loop.ts"
@@ -29,6 +34,8 @@ const ADVISORY_KEY = 0x616e6368 // "anch"
 
 export interface AnchorRecord {
   readonly id: string
+  /** The chain the anchor transaction is on. */
+  readonly chainId: number
   readonly merkleRoot: Hex
   readonly txHash: Hex
   readonly blockNumber: bigint
@@ -40,16 +47,23 @@ export interface AnchorRefusal extends Rewrite {
   readonly accountId: string
 }
 
-/** One round: what was anchored (none when nothing changed or another process holds the round), what was refused. */
+/** One round: what was anchored, one record per anchor chain (none when nothing changed or another process holds the round), what was refused. */
 export interface AnchorRound {
-  readonly anchored: Option.Option<AnchorRecord>
+  readonly anchored: ReadonlyArray<AnchorRecord>
   readonly refused: ReadonlyArray<AnchorRefusal>
 }
 
 export interface AnchorSummary {
   readonly available: boolean
+  /** Entries not covered by an anchor: those after the last anchored length, and every entry a rewrite may have changed. */
   readonly unanchoredCount: number
   readonly anchoredHead: string | undefined
+  /**
+   * A rewrite of anchored history detected now (the primary account's first, else another's):
+   * its chain no longer holds an anchored head. Its anchored head stays reported (it is what
+   * the chain committed, and what a verifier compares with), never as if all were well.
+   */
+  readonly rewrite?: AnchorRefusal | undefined
   /** The latest anchor covering the primary account. */
   readonly latest?: {
     readonly length: number
@@ -62,8 +76,8 @@ export interface AnchorSummary {
 
 export class Anchor extends Context.Service<Anchor, {
   readonly available: boolean
-  /** Anchors every head that changed and still extends its anchored history. */
-  readonly anchorNow: Effect.Effect<Option.Option<AnchorRecord>>
+  /** Anchors every head that changed and still extends its anchored history (one record per anchor chain). */
+  readonly anchorNow: Effect.Effect<ReadonlyArray<AnchorRecord>>
   /** `anchorNow`, with the accounts it refused. */
   readonly anchorRound: Effect.Effect<AnchorRound>
   /** What is anchored of these accounts (`primary` names whose head is reported). */
@@ -80,39 +94,45 @@ const MovedRow = Schema.Struct({
 
 type Sender = (data: Hex) => Promise<Hex>
 
-const makeSender = Effect.gen(function*() {
-  const network = yield* Network
-  const key = yield* Config.option(Config.Redacted("ANCHOR_PRIVATE_KEY"))
-  const local = yield* Effect.serviceOption(LocalNetwork)
-  const chain = viemChainOf(network)
-  if (Option.isSome(key)) {
-    const account = privateKeyToAccount(Redacted.value(key.value) as Hex)
-    const wallet = createWalletClient({ account, chain, transport: http(network.rpcUrl) })
+/** Who sends anchors on `net` (see the module's comment). */
+const senderOf = (net: ChainNetwork): Option.Option<Sender> => {
+  const chain = viemChainOf(net.network)
+  const key = net.network.anchorKey
+  if (key !== undefined) {
+    const account = privateKeyToAccount(Redacted.value(key))
+    const wallet = createWalletClient({ account, chain, transport: http(net.network.rpcUrl) })
     return Option.some<Sender>((data) => wallet.sendTransaction({ to: account.address, data, value: 0n }))
   }
-  if (Option.isSome(local)) {
-    const wallet = createWalletClient({ chain, transport: http(network.rpcUrl) })
+  if (net.network.devKey !== undefined) {
+    const wallet = createWalletClient({ chain, transport: http(net.network.rpcUrl) })
     return Option.some<Sender>((data) =>
       wallet.sendTransaction({ account: LOCAL_ANCHOR_ACCOUNT, to: LOCAL_ANCHOR_ACCOUNT, data, value: 0n })
     )
   }
   return Option.none<Sender>()
-})
+}
 
 export const AnchorLive = Layer.effect(
   Anchor,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const chain = yield* Chain
-    const network = yield* Network
-    const sender = yield* makeSender
+    const chains = yield* Chains
+    const oneChain = yield* Config.option(Config.Int("ANCHOR_CHAIN_ID"))
+    if (Option.isSome(oneChain)) yield* Effect.orDie(chains.get(oneChain.value))
+    /** The anchor chains with a sender: one, or every served chain (each anchors its own accounts). */
+    const anchorChains = (Option.isSome(oneChain) ? chains.all.filter((c) => c.chainId === oneChain.value) : chains.all)
+      .flatMap((net) => Option.match(senderOf(net), { onNone: () => [], onSome: (send) => [{ net, send }] }))
+    /** The accounts whose heads `chainId` anchors: every account when one chain anchors all. */
+    const accountsOn = (chainId: number) =>
+      Option.isSome(oneChain) ? sql`TRUE` : sql`h.account_id IN (SELECT id FROM accounts WHERE chain_id = ${chainId})`
 
     // Any head that differs from its last anchored state (longer, or the same length with
     // another hash), and heads anchored before entries roots existed (re-anchored once).
-    const changed = () =>
+    const changed = (chainId: number) =>
       sql`SELECT h.account_id, h.length, h.head_hash, s.length AS anchored_length, s.head_hash AS anchored_head
           FROM audit_heads h LEFT JOIN audit_anchor_state s ON s.account_id = h.account_id
-          WHERE s.account_id IS NULL OR h.length <> s.length OR h.head_hash <> s.head_hash OR s.entries_root IS NULL
+          WHERE (s.account_id IS NULL OR h.length <> s.length OR h.head_hash <> s.head_hash OR s.entries_root IS NULL)
+            AND ${accountsOn(chainId)}
           ORDER BY h.account_id`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(MovedRow))))
 
     const hashesOf = (accountId: string, length: number) =>
@@ -148,13 +168,13 @@ export const AnchorLive = Layer.effect(
       return { _tag: "head" as const, head }
     })
 
-    const none = (refused: ReadonlyArray<AnchorRefusal> = []): AnchorRound => ({ anchored: Option.none(), refused })
+    const none = (refused: ReadonlyArray<AnchorRefusal> = []): AnchorRound => ({ anchored: [], refused })
 
-    const anchorWith = (send: Sender) =>
+    const anchorWith = (net: ChainNetwork, send: Sender) =>
       sql.withTransaction(Effect.gen(function*() {
-        const [lock] = yield* sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${ADVISORY_KEY}) AS ok`
+        const [lock] = yield* sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${ADVISORY_KEY}, ${net.chainId}) AS ok`
         if (lock?.ok !== true) return none()
-        const rows = yield* changed()
+        const rows = yield* changed(net.chainId)
         const prepared = yield* Effect.forEach(rows, prepare)
         const refused = prepared.flatMap((p) => (p._tag === "refused" ? [p.refusal] : []))
         for (const r of refused) {
@@ -165,13 +185,13 @@ export const AnchorLive = Layer.effect(
         const root = merkleRoot(heads)
         const txHash = yield* Effect.tryPromise(() => send(anchorCalldata(root)))
         const receipt = yield* Effect.tryPromise(() =>
-          chain.client.waitForTransactionReceipt({ hash: txHash, timeout: 30_000 })
+          net.chain.client.waitForTransactionReceipt({ hash: txHash, timeout: 30_000 })
         )
         if (receipt.status !== "success") return yield* Effect.fail(new Error(`anchor transaction ${txHash} reverted`))
         const id = `anc_${crypto.randomUUID()}`
         yield* sql`
           INSERT INTO audit_anchors (id, chain_id, merkle_root, tx_hash, block_number, head_count, anchored_at)
-          VALUES (${id}, ${network.chainId}, ${root}, ${txHash}, ${receipt.blockNumber.toString()}, ${heads.length}, now())`
+          VALUES (${id}, ${net.chainId}, ${root}, ${txHash}, ${receipt.blockNumber.toString()}, ${heads.length}, now())`
         for (const h of heads) {
           yield* sql`INSERT INTO audit_anchor_heads (anchor_id, account_id, length, head_hash, entries_root)
                      VALUES (${id}, ${h.accountId}, ${h.length}, ${h.headHash}, ${h.entriesRoot ?? null})`
@@ -182,49 +202,82 @@ export const AnchorLive = Layer.effect(
               SET anchor_id = EXCLUDED.anchor_id, length = EXCLUDED.length, head_hash = EXCLUDED.head_hash,
                   entries_root = EXCLUDED.entries_root`
         }
-        yield* Effect.logInfo(`anchored ${heads.length} audit chain head(s): root ${root} in ${txHash}`)
-        const record: AnchorRecord = { id, merkleRoot: root, txHash, blockNumber: receipt.blockNumber, heads }
-        return { anchored: Option.some(record), refused }
+        yield* Effect.logInfo(`anchored ${heads.length} audit chain head(s) on ${net.name}: root ${root} in ${txHash}`)
+        const record: AnchorRecord = { id, chainId: net.chainId, merkleRoot: root, txHash, blockNumber: receipt.blockNumber, heads }
+        return { anchored: [record], refused }
       }))
 
-    const anchorRound = Option.isNone(sender)
-      ? Effect.succeed(none())
-      : anchorWith(sender.value).pipe(
-        Effect.tapCause((cause) => Effect.logWarning("anchoring failed; the next round retries", cause)),
-        Effect.orElseSucceed(() => none()),
-        Effect.withSpan("Anchor.anchorNow")
-      )
+    // Each anchor chain on its own: one that is down (or slow) leaves the others' rounds alone. A failed
+    // round is logged (a database outage once, and once when it ends); the next round retries.
+    const healthOf = new Map(anchorChains.map(({ net }) => [net.chainId, makeLoopHealth(`anchoring on ${net.name}`)]))
+    const anchorRound = Effect.forEach(anchorChains, ({ net, send }) =>
+      healthOf.get(net.chainId)!.pass(anchorWith(net, send), none(), `anchoring on ${net.name} failed; the next round retries`),
+      { concurrency: "unbounded" }).pipe(
+      Effect.map((rounds): AnchorRound => ({ anchored: rounds.flatMap((r) => r.anchored), refused: rounds.flatMap((r) => r.refused) })),
+      Effect.withSpan("Anchor.anchorNow")
+    )
+    const available = anchorChains.length > 0
 
     const summary = Effect.fn("Anchor.summary")(function*(accountIds: ReadonlyArray<string>, primary: string | undefined) {
-      if (accountIds.length === 0) return { available: Option.isSome(sender), unanchoredCount: 0, anchoredHead: undefined }
+      if (accountIds.length === 0) return { available, unanchoredCount: 0, anchoredHead: undefined }
       const rows = yield* sql<{
         account_id: string
         length: number
         anchored: number
         anchored_head: string | null
+        hash_at_anchor: string | null
         merkle_root: string | null
         tx_hash: string | null
         block_number: string | null
         anchored_at: string | null
       }>`
         SELECT h.account_id, h.length, COALESCE(s.length, 0) AS anchored, s.head_hash AS anchored_head,
-          a.merkle_root, a.tx_hash, a.block_number::text AS block_number,
+          e.hash AS hash_at_anchor, a.merkle_root, a.tx_hash, a.block_number::text AS block_number,
           to_char(a.anchored_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS anchored_at
         FROM audit_heads h LEFT JOIN audit_anchor_state s ON s.account_id = h.account_id
           LEFT JOIN audit_anchors a ON a.id = s.anchor_id
+          LEFT JOIN audit_entries e ON e.account_id = h.account_id AND e.chain_index = s.length
         WHERE h.account_id IN ${sql.in(accountIds)}`.pipe(Effect.orDie)
-      // A rewritten chain can be shorter than its anchor: it has nothing unanchored, not a negative count.
-      const unanchoredCount = rows.reduce((n, r) => n + Math.max(0, r.length - r.anchored), 0)
+      // The entry at the last anchored length no longer carries the anchored hash: history was
+      // rewritten. Named exactly against every anchor of the account (rare: only then).
+      const rewrites = yield* Effect.forEach(
+        rows.filter((r) => r.anchored_head !== null && r.hash_at_anchor !== r.anchored_head),
+        (r) => rewriteOf(r.account_id, r.length)
+      ).pipe(Effect.map((found) => found.flatMap((x) => (x === undefined ? [] : [x]))))
+      const rewriteOfAccount = new Map(rewrites.map((w) => [w.accountId, w]))
+      // Unanchored: what follows the anchored length, and on a rewritten chain everything from the first
+      // entry that may have been rewritten. (A rewritten chain can be shorter than its anchor: never negative.)
+      const unanchoredCount = rows.reduce((n, r) => {
+        const w = rewriteOfAccount.get(r.account_id)
+        return n + Math.max(0, r.length - (w === undefined ? r.anchored : w.from - 1))
+      }, 0)
+      const rewrite = (primary === undefined ? undefined : rewriteOfAccount.get(primary)) ?? rewrites[0]
       const p = rows.find((r) => r.account_id === primary)
       const latest = p === undefined || p.anchored_head === null || p.merkle_root === null || p.tx_hash === null ||
           p.block_number === null || p.anchored_at === null
         ? undefined
         : { length: p.anchored, merkleRoot: p.merkle_root, txHash: p.tx_hash, blockNumber: p.block_number, anchoredAt: p.anchored_at }
-      return { available: Option.isSome(sender), unanchoredCount, anchoredHead: p?.anchored_head ?? undefined, latest }
+      return {
+        available,
+        unanchoredCount,
+        anchoredHead: p?.anchored_head ?? undefined,
+        latest,
+        ...(rewrite === undefined ? {} : { rewrite })
+      }
     })
 
+    /** How an account's chain departs from its anchored heads (undefined: it does not). */
+    const rewriteOf = (accountId: string, length: number) =>
+      Effect.gen(function*() {
+        const points = yield* sql<{ length: number; head_hash: string }>`
+          SELECT length, head_hash FROM audit_anchor_heads WHERE account_id = ${accountId} ORDER BY length`
+        const hashes = yield* hashesOf(accountId, Math.max(length, ...points.map((p) => p.length)))
+        const found = checkAnchored(hashes, points.map((p) => ({ length: p.length, headHash: p.head_hash })))
+        return found === undefined ? undefined : ({ accountId, ...found } satisfies AnchorRefusal)
+      }).pipe(Effect.orDie)
+
     return Anchor.of({
-      available: Option.isSome(sender),
+      available,
       anchorNow: Effect.map(anchorRound, (r) => r.anchored),
       anchorRound,
       summary
@@ -243,7 +296,7 @@ export const AnchorScheduleLive = Layer.effectDiscard(
       name: "anchor",
       interval,
       initialDelay: interval,
-      pass: Effect.map(anchor.anchorNow, (anchored) => (Option.isSome(anchored) ? "worked" : "idle"))
+      pass: Effect.map(anchor.anchorNow, (anchored) => (anchored.length > 0 ? "worked" : "idle"))
     })
   })
 )

@@ -143,6 +143,24 @@ export class NodeServer extends Server {
       // Draining: answer it, then close its connection (`Connection: close`).
       if (this.draining) (args[1] as ServerResponse).shouldKeepAlive = false
       if (this.routes.size > 0 && this.direct(args[0], args[1])) return true
+      // Listening before the application is served (the socket is bound while the rest starts):
+      // with nobody to answer, Node would leave the request hanging. It is told to come back.
+      if (this.listenerCount("request") === 0) {
+        const response = args[1] as ServerResponse
+        const requestId = newRequestId()
+        const body = JSON.stringify({
+          error: { code: "service_unavailable", message: "The service is starting; try again shortly", requestId }
+        })
+        response.writeHead(503, {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          "retry-after": "1",
+          "x-request-id": requestId,
+          connection: "close"
+        })
+        response.end(body)
+        return true
+      }
     }
     return super.emit(event, ...args)
   }

@@ -1,10 +1,16 @@
 /**
  * The activity feed: the signer's audit entries as `AuditEvent`s.
  *
- * Pages are newest first by chain position. The cursor is the position of the last
- * entry of the page (bound to its account); the next page is everything strictly
- * before it. Appends only ever add positions above the first page, so paging never
- * repeats or skips an entry however many are appended meanwhile.
+ * One account (`accountId`): pages are newest first by chain position. The cursor is the
+ * position of the last entry of the page (bound to its account); the next page is
+ * everything strictly before it. Appends only ever add positions above the first page, so
+ * paging never repeats or skips an entry however many are appended meanwhile.
+ *
+ * Several chains (no `accountId`: the signer's lowest visible account on every served
+ * chain, or on `chainId`): each account's entries are read newest first by position, as
+ * above, and merged newest first by time (positions follow time within an account). The
+ * cursor holds each account's position after its last entry shown, so the same guarantee
+ * holds for every account of the merge.
  */
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
@@ -27,21 +33,33 @@ export interface ActivityQuery {
   /** Exclusive upper bound on the event's timestamp. */
   readonly to?: string | undefined
   readonly accountId?: string | undefined
+  readonly chainId?: number | undefined
 }
 
 /** Kept here for existing importers; the mapping lives in Wire.ts. */
 export { toAuditEvent }
 
-/** Opaque to clients: base64url of `<accountId>:<position>`. */
-export const encodeCursor = (accountId: string, index: number) =>
-  Buffer.from(`${accountId}:${index}`, "utf8").toString("base64url")
+/**
+ * Opaque to clients: base64url of `<accountId>:<position>` for one account, and of
+ * `<accountId>:<position>` pairs joined by `,` for a merge of several (`0`: that account is done).
+ */
+export const encodeCursor = (positions: ReadonlyArray<readonly [string, number]>) =>
+  Buffer.from(positions.map(([a, i]) => `${a}:${i}`).join(","), "utf8").toString("base64url")
 
-export const decodeCursor = (cursor: string, accountId: string): number | undefined => {
+/** Each account's position (entries strictly before it are next); undefined unless it names exactly these accounts. */
+export const decodeCursor = (cursor: string, accountIds: ReadonlyArray<string>): ReadonlyMap<string, number> | undefined => {
   const text = Buffer.from(cursor, "base64url").toString("utf8")
-  const at = text.lastIndexOf(":")
-  if (at < 0 || text.slice(0, at) !== accountId) return undefined
-  const index = Number(text.slice(at + 1))
-  return Number.isSafeInteger(index) && index >= 1 ? index : undefined
+  const parts = text.split(",")
+  if (parts.length !== accountIds.length) return undefined
+  const positions = new Map<string, number>()
+  for (const part of parts) {
+    const at = part.lastIndexOf(":")
+    if (at < 0) return undefined
+    const index = Number(part.slice(at + 1))
+    if (!Number.isSafeInteger(index) || index < 0) return undefined
+    positions.set(part.slice(0, at), index)
+  }
+  return accountIds.every((a) => positions.has(a)) ? positions : undefined
 }
 
 export class Activity extends Context.Service<Activity, {
@@ -59,8 +77,9 @@ export class Activity extends Context.Service<Activity, {
       const anchors = yield* Anchor
 
       const list = Effect.fn("Activity.list")(function*(signer: Address, query: ActivityQuery) {
-        const account = yield* accounts.resolve(signer, query.accountId)
-        const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, account.id)
+        const scoped = yield* accounts.resolveAll(signer, { accountId: query.accountId, chainId: query.chainId })
+        const ids = scoped.map((a) => a.id)
+        const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ids)
         if (query.cursor !== undefined && before === undefined) {
           return yield* new BadRequest({ message: "cursor is not a cursor of this activity list" })
         }
@@ -73,27 +92,42 @@ export class Activity extends Context.Service<Activity, {
         if (from !== undefined && to !== undefined && from.getTime() > to.getTime()) {
           return yield* new BadRequest({ message: "from is after to" })
         }
-        const where = [
-          sql`account_id = ${account.id}`,
-          ...(before === undefined ? [] : [sql`chain_index < ${before}`]),
-          ...(query.status === undefined ? [] : [sql`status = ${query.status}`]),
-          ...(query.delegationId === undefined ? [] : [sql`delegation_id = ${query.delegationId}`]),
-          ...(from === undefined ? [] : [sql`occurred_at >= ${from}`]),
-          ...(to === undefined ? [] : [sql`occurred_at < ${to}`])
-        ]
-        const rows = yield* sql`SELECT ${sql.literal(entryColumns)} FROM audit_entries WHERE ${sql.and(where)}
-                                ORDER BY chain_index DESC LIMIT ${query.limit + 1}`.pipe(
-          Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(EntryRow))),
-          Effect.orDie
-        )
-        const page = rows.slice(0, query.limit).map(fromRow)
-        const hasMore = rows.length > query.limit
-        const last = page.at(-1)
+        // Each account's next `limit + 1` entries (none for an account the cursor says is done).
+        const pages = yield* Effect.forEach(ids, (accountId) => {
+          const position = before?.get(accountId)
+          if (position === 0) return Effect.succeed([])
+          const where = [
+            sql`account_id = ${accountId}`,
+            ...(position === undefined ? [] : [sql`chain_index < ${position}`]),
+            ...(query.status === undefined ? [] : [sql`status = ${query.status}`]),
+            ...(query.delegationId === undefined ? [] : [sql`delegation_id = ${query.delegationId}`]),
+            ...(from === undefined ? [] : [sql`occurred_at >= ${from}`]),
+            ...(to === undefined ? [] : [sql`occurred_at < ${to}`])
+          ]
+          return sql`SELECT ${sql.literal(entryColumns)} FROM audit_entries WHERE ${sql.and(where)}
+                     ORDER BY chain_index DESC LIMIT ${query.limit + 1}`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(EntryRow))),
+            Effect.orDie,
+            Effect.map((rows) => rows.map(fromRow))
+          )
+        }, { concurrency: "unbounded" })
+        // Newest first across accounts (by time; an account's own entries keep their order).
+        const merged = pages.flatMap((rows, k) => rows.map((e, i) => ({ e, k, i })))
+          .sort((x, y) => y.e.timestamp.localeCompare(x.e.timestamp) || x.k - y.k || x.i - y.i)
+        const page = merged.slice(0, query.limit)
+        const hasMore = merged.length > query.limit
+        if (!hasMore) return { items: page.map((p) => toAuditEvent(p.e)), pageInfo: { hasMore: false } }
+        // Each account's position after its last entry shown; one with nothing left is done (0).
+        const positions = ids.map((accountId, k): readonly [string, number] => {
+          const shown = page.filter((p) => p.k === k)
+          const last = shown.at(-1)
+          if (last !== undefined) return [accountId, last.e.index]
+          const untouched = before?.get(accountId)
+          return [accountId, pages[k]!.length === 0 ? 0 : untouched ?? pages[k]![0]!.index + 1]
+        })
         return {
-          items: page.map(toAuditEvent),
-          pageInfo: hasMore && last !== undefined
-            ? { hasMore, nextCursor: encodeCursor(account.id, last.index) }
-            : { hasMore: false }
+          items: page.map((p) => toAuditEvent(p.e)),
+          pageInfo: { hasMore, nextCursor: encodeCursor(positions) }
         }
       })
 
@@ -136,6 +170,16 @@ export class Activity extends Context.Service<Activity, {
             txHash: summary.latest.txHash,
             blockNumber: summary.latest.blockNumber,
             anchoredAt: summary.latest.anchoredAt
+          }),
+          ...(summary.rewrite === undefined ? {} : {
+            rewrite: {
+              accountId: summary.rewrite.accountId,
+              from: summary.rewrite.from,
+              anchoredLength: summary.rewrite.anchoredLength,
+              anchoredHead: summary.rewrite.anchoredHead,
+              ...(summary.rewrite.current === undefined ? {} : { current: summary.rewrite.current }),
+              message: summary.rewrite.message
+            }
           })
         } satisfies AnchorStatus
       })

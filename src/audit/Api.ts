@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequestError, ConflictError, NotFoundError, NotImplementedError } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
-import { PageLimit, Timestamp, Id, TextOfLength } from "../domain/Primitives.ts"
+import { ChainId, Id, PageLimit, TextOfLength, Timestamp } from "../domain/Primitives.ts"
 import { ActivityPage, AnchorStatus, AuditEvent, AuditProof } from "./Domain.ts"
 
 export class ActivityApi extends HttpApiGroup.make("activity")
@@ -15,7 +15,9 @@ export class ActivityApi extends HttpApiGroup.make("activity")
         delegationId: Schema.optionalKey(Id),
         from: Schema.optionalKey(Timestamp),
         to: Schema.optionalKey(Timestamp),
-        accountId: Schema.optionalKey(Id)
+        accountId: Schema.optionalKey(Id),
+        // Beyond the contract: one chain's entries (without it and without accountId, every served chain's, merged by time).
+        chainId: Schema.optionalKey(ChainId)
       },
       success: ActivityPage,
       error: [BadRequestError, NotFoundError, NotImplementedError]

@@ -62,7 +62,21 @@ export const AnchorStatus = Schema.Struct({
   txHash: Schema.optionalKey(Hash32),
   /** Decimal block number of the anchor transaction. */
   blockNumber: Schema.optionalKey(Schema.String),
-  anchoredAt: Schema.optionalKey(Timestamp)
+  anchoredAt: Schema.optionalKey(Timestamp),
+  /**
+   * Beyond the contract: a rewrite of anchored history, detected now (the default account's, else
+   * another of the signer's): its chain no longer holds an anchored head. `from`: the earliest
+   * entry that may have been rewritten; `anchoredLength` / `anchoredHead`: the anchor it breaks;
+   * `current`: what the chain has at that position now (absent: the chain is shorter).
+   */
+  rewrite: Schema.optionalKey(Schema.Struct({
+    accountId: Schema.String,
+    from: Schema.Int,
+    anchoredLength: Schema.Int,
+    anchoredHead: Schema.String,
+    current: Schema.optionalKey(Schema.String),
+    message: Schema.String
+  }))
 }).annotate({ identifier: "AnchorStatus" })
 export type AnchorStatus = typeof AnchorStatus.Type
 

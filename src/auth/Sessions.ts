@@ -50,6 +50,7 @@ export class Sessions extends Context.Service<Sessions, {
       const config = yield* AppConfig
       const verifier = yield* SignatureVerifier
       const accounts = yield* Accounts
+      const siweChainId = Option.getOrElse(config.siweChainId, () => verifier.chainId)
 
       const findSession = SqlSchema.findOneOption({
         Request: Schema.Uint8Array,
@@ -75,7 +76,7 @@ export class Sessions extends Context.Service<Sessions, {
           nonce,
           domain: config.siweDomain,
           uri: config.siweUri,
-          chainId: config.siweChainId,
+          chainId: siweChainId,
           issuedAt: now,
           expiresAt
         }
@@ -86,7 +87,7 @@ export class Sessions extends Context.Service<Sessions, {
         const checked = checkSiweMessage(message, {
           domain: config.siweDomain,
           uri: config.siweUri,
-          chainId: config.siweChainId,
+          chainId: siweChainId,
           now,
           maxAgeMs: Duration.toMillis(config.nonceTtl),
           skewMs: CLOCK_SKEW_MS

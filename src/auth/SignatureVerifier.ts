@@ -4,10 +4,11 @@
  * public client of the account's chain). The local layer checks EOA signatures only, with no
  * chain (viem's `validateSiweMessage` and `verifyMessage`).
  */
-import { Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer, Option } from "effect"
 import type { Hex, PublicClient } from "viem"
 import { verifyMessage } from "viem"
 import { parseSiweMessage, validateSiweMessage, verifySiweMessage } from "viem/siwe"
+import { Chains } from "../chain/Chains.ts"
 
 export interface SiweVerification {
   readonly message: string
@@ -19,11 +20,14 @@ export interface SiweVerification {
 }
 
 export class SignatureVerifier extends Context.Service<SignatureVerifier, {
+  /** The chain whose accounts it verifies (and, unless configured, the chain a sign-in message names). */
+  readonly chainId: number
   /** Whether the message is valid at `time` for `domain` and signed by the address it names. */
   readonly verifySiwe: (v: SiweVerification) => Effect.Effect<boolean>
 }>()("das/auth/SignatureVerifier") {
   /** EOA signatures only, no chain needed. */
-  static readonly layerLocal = Layer.succeed(SignatureVerifier, {
+  static readonly layerLocal = (chainId: number) => Layer.succeed(SignatureVerifier, {
+    chainId,
     verifySiwe: ({ message, signature, domain, time }) =>
       Effect.promise(async () => {
         const parsed = parseSiweMessage(message)
@@ -33,11 +37,20 @@ export class SignatureVerifier extends Context.Service<SignatureVerifier, {
   })
 
   /** EOA, ERC-1271 and ERC-6492 signatures through a public client of the account's chain. */
-  static readonly layerChain = (client: PublicClient) =>
+  static readonly layerChain = (chainId: number, client: PublicClient) =>
     Layer.succeed(SignatureVerifier, {
+      chainId,
       verifySiwe: ({ message, signature, domain, time }) =>
         Effect.promise(() =>
           verifySiweMessage(client, { message, signature: signature as Hex, domain, time }).catch(() => false)
         ).pipe(Effect.withSpan("SignatureVerifier.verifySiwe"))
     })
+
+  /** Through the chain sign-in names (`SIWE_CHAIN_ID`, default: the primary chain). */
+  static readonly layerChains = Layer.unwrap(Effect.gen(function*() {
+    const chains = yield* Chains
+    const configured = yield* Config.option(Config.Int("SIWE_CHAIN_ID"))
+    const net = Option.isSome(configured) ? chains.find(configured.value) ?? chains.primary : chains.primary
+    return SignatureVerifier.layerChain(Option.getOrElse(configured, () => net.chainId), net.chain.client)
+  }))
 }

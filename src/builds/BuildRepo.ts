@@ -59,7 +59,9 @@ const BuildRow = Schema.Struct({
 /** A build with its account's frozen flag (the relay's lookup by hash). */
 const BuildWithAccountRow = Schema.Struct({ ...BuildRow.fields, account_frozen: Schema.Boolean })
 
-const toStored = (tokenPaymaster: string | undefined) => (r: typeof BuildRow.Type): StoredBuild => ({
+const toStored = (tokenPaymasterOf: (chainId: number) => string | undefined) => (r: typeof BuildRow.Type): StoredBuild => {
+  const tokenPaymaster = tokenPaymasterOf(r.chain_id)
+  return {
   id: r.id,
   accountId: r.account_id,
   signerAddress: r.signer_address,
@@ -82,7 +84,8 @@ const toStored = (tokenPaymaster: string | undefined) => (r: typeof BuildRow.Typ
       r.user_op.paymasterData !== undefined && isPermitPrefix(r.user_op.paymasterData.toLowerCase())
     ? r.user_op.paymasterData.toLowerCase()
     : undefined
-})
+  }
+}
 
 /** What a new build stores (its answer is what identical requests get while it is open). */
 export interface NewBuild extends
@@ -104,9 +107,9 @@ export interface OpenBuild {
   readonly metadata: Schema.JsonObject
 }
 
-/** The repository over `sql`; `tokenPaymaster` (lower case) tells permit builds apart. */
-export const makeBuildRepo = (sql: SqlClient.SqlClient, tokenPaymaster: string | undefined) => {
-  const stored = toStored(tokenPaymaster)
+/** The repository over `sql`; each chain's token paymaster (lower case) tells permit builds apart. */
+export const makeBuildRepo = (sql: SqlClient.SqlClient, tokenPaymasterOf: (chainId: number) => string | undefined) => {
+  const stored = toStored(tokenPaymasterOf)
 
   const findByHash = SqlSchema.findAll({
     Request: Schema.Struct({ signer: Schema.String, chainId: Schema.Number, hash: Schema.String }),

@@ -16,17 +16,16 @@ import { SqlClient } from "effect/sql"
 import { type Address, formatUnits, type Hex, maxUint256 } from "viem"
 import type { Account } from "../accounts/Domain.ts"
 import { OutOfScope, ServiceUnavailable, type TooManyRequests, type UpstreamTimeout, type UpstreamUnavailable } from "../api/Errors.ts"
-import { AccountStack, type Call } from "../chain/Accounts4337.ts"
-import { Bundler, type BundlerRejected, type GasEstimate, type UserOperationV07 } from "../chain/Bundler.ts"
-import { Chain } from "../chain/Chain.ts"
-import { Network } from "../chain/Network.ts"
-import { Paymaster } from "../chain/Paymaster.ts"
+import type { Call } from "../chain/Accounts4337.ts"
+import type { Bundler, BundlerRejected, GasEstimate, UserOperationV07 } from "../chain/Bundler.ts"
+import { Chains } from "../chain/Chains.ts"
 import { allowanceEstimationData, approvalCalls, permitEstimationData, TOKEN_PAYMASTER_GAS } from "../chain/TokenPaymaster.ts"
 import { type IntentType, type Simulation, type TokenAmount, UserOpBuild } from "../domain/Operations.ts"
 import { makeBuildRepo, type StoredBuild } from "./BuildRepo.ts"
 import { allowanceSetup, matchesBuild, permitMismatch } from "./GasPayment.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen, isRiskReducingIntent } from "./Intents.ts"
-import { chargeQuota, SponsorLimitsConfig, sponsoredFees } from "./Sponsorship.ts"
+import { currentClientAddress } from "../platform/ClientAddress.ts"
+import { chargeSponsorship, SponsorLimitsConfig, sponsoredFees } from "./Sponsorship.ts"
 import { ACCOUNT_IMPLEMENTATION_VERSION, type GasToken, makeTokenGas } from "./TokenGas.ts"
 import { mapUpstream, toWire, typedDataJson, userOpHashOf } from "./Wire.ts"
 
@@ -121,20 +120,16 @@ const ETH_DECIMALS = 18
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const chain = yield* Chain
-  const bundler = yield* Bundler
-  const stack = yield* AccountStack
-  const paymaster = yield* Paymaster
-  const network = yield* Network
+  const chains = yield* Chains
   const sponsorPolicy = yield* SponsorPolicy
   const ttl = yield* BuildTtl
   const sponsorLimits = yield* SponsorLimitsConfig
-  const tokenPaymasterAddress = network.tokenPaymaster?.address
-  const repo = makeBuildRepo(sql, tokenPaymasterAddress?.toLowerCase())
-  const { payInToken, tokenGasChoice } = makeTokenGas({ chain, stack, network })
+  const repo = makeBuildRepo(sql, (chainId) => chains.find(chainId)?.network.tokenPaymaster?.address.toLowerCase())
+  // Each chain's own token-gas helpers (its token paymaster and stablecoins).
+  const tokenGasOf = new Map(chains.all.map((c) => [c.chainId, makeTokenGas({ chain: c.chain, stack: c.accounts, network: c.network })]))
 
   /** Estimation; a rejection (predicted revert, ...) is a verdict, not an error. */
-  const estimate = (op: Parameters<Bundler["Service"]["estimateUserOperationGas"]>[0]) =>
+  const estimate = (bundler: Bundler["Service"], op: Parameters<Bundler["Service"]["estimateUserOperationGas"]>[0]) =>
     bundler.estimateUserOperationGas(op).pipe(
       Effect.map((gas): { gas: GasEstimate; rejected?: BundlerRejected } => ({ gas })),
       Effect.catchTag("BundlerRejected", (rejected) => Effect.succeed({ gas: FALLBACK_GAS, rejected })),
@@ -143,6 +138,10 @@ const make = Effect.gen(function*() {
 
   const build = Effect.fn("OperationBuilder.build")(function*(request: BuildRequest) {
     const { account, intentType } = request
+    // The account's own chain: its reader, bundler, account stack and paymaster.
+    const net = yield* chains.serving(account.chainId)
+    const { chain, bundler, accounts: stack, paymaster, network } = net
+    const { payInToken, tokenGasChoice } = tokenGasOf.get(net.chainId)!
     const riskReducing = request.riskReducing ?? isRiskReducingIntent(intentType)
     if (!allowedWhileFrozen(intentType, riskReducing) && (yield* repo.isFrozen(account.id))) {
       return yield* new OutOfScope({
@@ -234,7 +233,7 @@ const make = Effect.gen(function*() {
         ? permitEstimationData(tokenGas.token.address)
         : allowanceEstimationData(tokenGas.token.address)
     }
-    const { gas, rejected } = yield* estimate({ ...base, ...(stub ?? {}), ...estimationOverrides })
+    const { gas, rejected } = yield* estimate(bundler, { ...base, ...(stub ?? {}), ...estimationOverrides })
     // Estimates are tight: a call that forwards gas (redeemDelegations → the account →
     // the token) can run short by the 63/64 rule or by state that moved between estimate
     // and inclusion. A margin costs nothing unused (only gas used is charged).
@@ -244,11 +243,12 @@ const make = Effect.gen(function*() {
       preVerificationGas: gas.preVerificationGas
     }
     const validForSeconds = Math.max(60, Math.floor(Duration.toSeconds(ttl)))
-    if (stub !== undefined && !riskReducing) {
-      // Counted when the paymaster signs: the signed operation may go to any bundler. Risk-reducing ones never count.
+    if (stub !== undefined) {
+      // Counted when the paymaster signs (the signed operation may go to any bundler); risk-reducing ones never refused.
       const sponsoredGas = gasFields.callGasLimit + gasFields.verificationGasLimit + gasFields.preVerificationGas +
         (gas.paymasterVerificationGasLimit ?? stub.paymasterVerificationGasLimit) + (gas.paymasterPostOpGasLimit ?? stub.paymasterPostOpGasLimit)
-      yield* chargeQuota(sponsorLimits, account.signerAddress, sponsoredGas).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      const who = { signer: account.signerAddress, clientAddress: yield* currentClientAddress, gas: sponsoredGas, riskReducing }
+      yield* chargeSponsorship(sponsorLimits, who).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     }
     const sponsoredFields = stub === undefined ? {} : yield* paymaster.sponsor(
       {

@@ -4,19 +4,30 @@
  * so the limits apply when the service signs — at build time — never at relay time:
  *
  * - a per-signer quota: at most `SPONSOR_QUOTA_OPS` sponsored operations and
- *   `SPONSOR_QUOTA_GAS` gas (the operations' gas limits) per `SPONSOR_QUOTA_PERIOD`,
- *   counted by one conditional upsert (race-free across builds and service processes);
- *   past it a 429 `rate_limited` with `Retry-After` = the end of the period;
+ *   `SPONSOR_QUOTA_GAS` gas (the operations' gas limits) per `SPONSOR_QUOTA_PERIOD`;
+ * - a per-client-address quota (`SPONSOR_ADDRESS_QUOTA_OPS` / `_GAS`, same period): sign-in
+ *   is free, so fresh keys from one address share one quota (the address is the TCP peer:
+ *   src/platform/ClientAddress.ts);
+ * - a global budget (`SPONSOR_BUDGET_OPS` / `_GAS`, same period): what the paymaster may pay
+ *   for in a period, whoever asks. Crossing `SPONSOR_BUDGET_WARN_AT` (80 %) logs a warning
+ *   once; `SponsorshipBudget.current` answers the period's figures (for metrics).
+ *
+ * Each is counted by a conditional upsert, all three in one transaction (race-free across
+ * builds and service processes; a refusal by one rolls the others back). Past a quota: 429
+ * `rate_limited` with `Retry-After` = the end of the period; past the budget: 503
+ * `service_unavailable`, likewise.
+ *
  * - a fee ceiling: the priority fee is capped at `SPONSOR_MAX_PRIORITY_FEE_GWEI` and the
  *   max fee at `SPONSOR_MAX_FEE_GWEI`; when the network's base fee leaves no room under
  *   the ceiling the build is a 503 `service_unavailable` with `Retry-After` (gas is too
  *   expensive to sponsor now). The VerifyingPaymaster's signed hash covers the fees, so a
  *   sponsorship cannot be replayed at a higher price.
  *
- * Risk-reducing builds (freeze, revoke) are always sponsored: they are neither counted
- * nor refused by the quota (their fees are still capped).
+ * Risk-reducing builds (freeze, revoke) are always sponsored: never counted by the quotas,
+ * never refused by the budget; they are counted in the budget's figures (what the paymaster
+ * pays), so ordinary builds are refused the sooner (their fees are still capped).
  */
-import { Config, Duration, Effect } from "effect"
+import { Config, Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
 
@@ -25,6 +36,16 @@ export interface SponsorLimits {
   readonly ops: number
   /** Sponsored gas (sum of the operations' gas limits) per signer per period; 0: no limit. */
   readonly gas: bigint
+  /** Sponsored operations per client address per period; 0: no limit. */
+  readonly addressOps: number
+  /** Sponsored gas per client address per period; 0: no limit. */
+  readonly addressGas: bigint
+  /** Sponsored operations in all per period (the paymaster's budget); 0: no limit. */
+  readonly budgetOps: number
+  /** Sponsored gas in all per period; 0: no limit. */
+  readonly budgetGas: bigint
+  /** The share of the budget whose crossing is logged as a warning (0.8). */
+  readonly warnAt: number
   readonly period: Duration.Duration
   readonly maxFeePerGas: bigint
   readonly maxPriorityFeePerGas: bigint
@@ -33,9 +54,17 @@ export interface SponsorLimits {
 const gwei = (name: string, fallback: number) =>
   Config.Number(name).pipe(Config.withDefault(fallback), Config.map((n) => BigInt(Math.round(n * 1e9))))
 
+const gasUnits = (name: string, fallback: number) =>
+  Config.Number(name).pipe(Config.withDefault(fallback), Config.map((n) => BigInt(Math.max(0, Math.floor(n)))))
+
 export const SponsorLimitsConfig: Config.Config<SponsorLimits> = Config.all({
   ops: Config.Int("SPONSOR_QUOTA_OPS").pipe(Config.withDefault(200)),
-  gas: Config.Int("SPONSOR_QUOTA_GAS").pipe(Config.withDefault(500_000_000), Config.map(BigInt)),
+  gas: gasUnits("SPONSOR_QUOTA_GAS", 500_000_000),
+  addressOps: Config.Int("SPONSOR_ADDRESS_QUOTA_OPS").pipe(Config.withDefault(1_000)),
+  addressGas: gasUnits("SPONSOR_ADDRESS_QUOTA_GAS", 2_500_000_000),
+  budgetOps: Config.Int("SPONSOR_BUDGET_OPS").pipe(Config.withDefault(20_000)),
+  budgetGas: gasUnits("SPONSOR_BUDGET_GAS", 50_000_000_000),
+  warnAt: Config.Number("SPONSOR_BUDGET_WARN_AT").pipe(Config.withDefault(0.8), Config.map((x) => Math.min(1, Math.max(0, x)))),
   period: Config.Duration("SPONSOR_QUOTA_PERIOD").pipe(Config.withDefault(Duration.days(1))),
   maxFeePerGas: gwei("SPONSOR_MAX_FEE_GWEI", 100),
   maxPriorityFeePerGas: gwei("SPONSOR_MAX_PRIORITY_FEE_GWEI", 2)
@@ -67,35 +96,163 @@ export const sponsoredFees = (suggested: Fees, limits: SponsorLimits): Effect.Ef
   return Effect.succeed({ maxFeePerGas: maxFee, maxPriorityFeePerGas: priority })
 }
 
-/** Counts one sponsored operation of `gas` for `signer`, or fails with 429 past the quota. */
-export const chargeQuota = Effect.fn("Sponsorship.chargeQuota")(function*(
-  limits: SponsorLimits,
-  signer: string,
-  gas: bigint,
-  now: Date = new Date()
-) {
-  if (limits.ops <= 0 && limits.gas <= 0n) return
-  const sql = yield* SqlClient.SqlClient
+/** The quota period `now` is in: [start, end). */
+export const sponsorPeriod = (limits: SponsorLimits, now: Date = new Date()) => {
   const periodMs = Math.max(1000, Duration.toMillis(limits.period))
   const start = new Date(Math.floor(now.getTime() / periodMs) * periodMs)
-  const maxOps = limits.ops <= 0 ? Number.MAX_SAFE_INTEGER : limits.ops
-  const maxGas = limits.gas <= 0n ? (2n ** 200n).toString() : limits.gas.toString()
-  const fits = gas.toString()
-  // One statement: insert the period's row or add to it, only while both sums stay within the quota.
-  const rows = yield* sql<{ ops: number }>`
-    INSERT INTO sponsor_usage (signer_address, period_start, ops, gas)
-    SELECT ${signer.toLowerCase()}, ${start}, 1, ${fits}::numeric
-    WHERE ${fits}::numeric <= ${maxGas}::numeric AND 1 <= ${maxOps}
-    ON CONFLICT (signer_address, period_start) DO UPDATE
-      SET ops = sponsor_usage.ops + 1, gas = sponsor_usage.gas + EXCLUDED.gas
-      WHERE sponsor_usage.ops + 1 <= ${maxOps} AND sponsor_usage.gas + EXCLUDED.gas <= ${maxGas}::numeric
-    RETURNING ops`.pipe(Effect.orDie)
-  if (rows.length === 0) {
-    const retryAfterSeconds = Math.max(1, Math.ceil((start.getTime() + periodMs - now.getTime()) / 1000))
-    return yield* new TooManyRequests({
-      message: `The sponsorship quota of this signer is used up (${limits.ops} operations, ${limits.gas} gas per ` +
-        `${Duration.format(limits.period)}); pay gas in a stablecoin, or try again when the period ends`,
-      details: { retryAfterSeconds, quotaOps: limits.ops, quotaGas: limits.gas.toString() }
-    })
+  return { start, end: new Date(start.getTime() + periodMs) }
+}
+
+/** No limit: larger than any sum of gas. */
+const UNLIMITED_GAS = (2n ** 200n).toString()
+const opsCap = (n: number) => (n <= 0 ? Number.MAX_SAFE_INTEGER : n)
+const gasCap = (n: bigint) => (n <= 0n ? UNLIMITED_GAS : n.toString())
+
+/** Who asks for a sponsored operation of `gas` (its gas limits' sum). */
+export interface SponsorCharge {
+  readonly signer: string
+  /** The client address (TCP peer); `undefined` outside a request (then no per-address quota applies). */
+  readonly clientAddress: string | undefined
+  readonly gas: bigint
+  /** Risk-reducing: never refused; counted in the budget's figures only. */
+  readonly riskReducing: boolean
+}
+
+/**
+ * Counts one sponsored operation against the signer's quota, its client address's quota and
+ * the global budget, in one transaction; fails (and counts nothing) past any of them.
+ */
+export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
+  limits: SponsorLimits,
+  who: SponsorCharge,
+  now: Date = new Date()
+) {
+  const sql = yield* SqlClient.SqlClient
+  const { start, end } = sponsorPeriod(limits, now)
+  const retryAfterSeconds = Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000))
+  const gas = who.gas.toString()
+
+  /** One counter of (scope, subject): +1 operation and `gas`, only while both stay within the caps (always when `always`). */
+  const count = (scope: string, subject: string, maxOps: number, maxGas: bigint, always: boolean) =>
+    sql<{ ops: number; gas: string }>`
+      INSERT INTO sponsor_totals (scope, subject, period_start, ops, gas)
+      SELECT ${scope}, ${subject}, ${start}, 1, ${gas}::numeric
+      WHERE ${always} OR (${gas}::numeric <= ${gasCap(maxGas)}::numeric AND 1 <= ${opsCap(maxOps)})
+      ON CONFLICT (scope, subject, period_start) DO UPDATE
+        SET ops = sponsor_totals.ops + 1, gas = sponsor_totals.gas + EXCLUDED.gas
+        WHERE ${always} OR (sponsor_totals.ops + 1 <= ${opsCap(maxOps)}
+          AND sponsor_totals.gas + EXCLUDED.gas <= ${gasCap(maxGas)}::numeric)
+      RETURNING ops, gas::text AS gas`
+
+  const charged = yield* sql.withTransaction(Effect.gen(function*() {
+    if (!who.riskReducing && (limits.ops > 0 || limits.gas > 0n)) {
+      // One statement: insert the period's row or add to it, only while both sums stay within the quota.
+      const rows = yield* sql<{ ops: number }>`
+        INSERT INTO sponsor_usage (signer_address, period_start, ops, gas)
+        SELECT ${who.signer.toLowerCase()}, ${start}, 1, ${gas}::numeric
+        WHERE ${gas}::numeric <= ${gasCap(limits.gas)}::numeric AND 1 <= ${opsCap(limits.ops)}
+        ON CONFLICT (signer_address, period_start) DO UPDATE
+          SET ops = sponsor_usage.ops + 1, gas = sponsor_usage.gas + EXCLUDED.gas
+          WHERE sponsor_usage.ops + 1 <= ${opsCap(limits.ops)} AND sponsor_usage.gas + EXCLUDED.gas <= ${gasCap(limits.gas)}::numeric
+        RETURNING ops`
+      if (rows.length === 0) {
+        return yield* new TooManyRequests({
+          message: `The sponsorship quota of this signer is used up (${limits.ops} operations, ${limits.gas} gas per ` +
+            `${Duration.format(limits.period)}); pay gas in a stablecoin, or try again when the period ends`,
+          details: { retryAfterSeconds, quotaOps: limits.ops, quotaGas: limits.gas.toString() }
+        })
+      }
+    }
+    if (!who.riskReducing && who.clientAddress !== undefined && (limits.addressOps > 0 || limits.addressGas > 0n)) {
+      const rows = yield* count("address", who.clientAddress, limits.addressOps, limits.addressGas, false)
+      if (rows.length === 0) {
+        return yield* new TooManyRequests({
+          message: `The sponsorship quota of this client address is used up (${limits.addressOps} operations, ` +
+            `${limits.addressGas} gas per ${Duration.format(limits.period)}, whatever the signer); pay gas in a stablecoin, ` +
+            `or try again when the period ends`,
+          details: { retryAfterSeconds, quotaOps: limits.addressOps, quotaGas: limits.addressGas.toString(), scope: "address" }
+        })
+      }
+    }
+    const total = yield* count("global", "", limits.budgetOps, limits.budgetGas, who.riskReducing)
+    if (total.length === 0) {
+      return yield* new ServiceUnavailable({
+        message: `The service's sponsorship budget for this period is used up (${limits.budgetOps} operations, ` +
+          `${limits.budgetGas} gas per ${Duration.format(limits.period)}); pay gas in a stablecoin, or try again when the ` +
+          `period ends. Freezes and revokes are still sponsored.`,
+        details: { retryAfterSeconds, budgetOps: limits.budgetOps, budgetGas: limits.budgetGas.toString() }
+      })
+    }
+    return { ops: total[0]!.ops, gas: BigInt(total[0]!.gas) }
+  })).pipe(Effect.catchTag("SqlError", Effect.die))
+
+  // Exactly one build crosses the warning line (the one whose count moved past it): one line per period.
+  const crossed = (used: bigint, added: bigint, cap: bigint) =>
+    cap > 0n && warnLine(cap, limits.warnAt) > used - added && warnLine(cap, limits.warnAt) <= used
+  if (crossed(BigInt(charged.ops), 1n, BigInt(limits.budgetOps)) || crossed(charged.gas, who.gas, limits.budgetGas)) {
+    yield* Effect.logWarning(
+      `sponsorship: ${Math.round(limits.warnAt * 100)} % of this period's budget is used (${charged.ops} of ` +
+        `${limits.budgetOps || "unlimited"} operations, ${charged.gas} of ${limits.budgetGas || "unlimited"} gas; ` +
+        `the period ends ${end.toISOString()}); past the budget ordinary builds are refused (503)`
+    )
   }
 })
+
+/** The smallest count at or above `share` of `cap`. */
+const warnLine = (cap: bigint, share: number) => (cap * BigInt(Math.round(share * 10_000)) + 9_999n) / 10_000n
+
+/** The current period's sponsorship, as the paymaster's budget sees it. */
+export interface SponsorshipFigures {
+  readonly periodStart: string
+  readonly periodEnd: string
+  /** Sponsored operations signed in the period (risk-reducing ones included). */
+  readonly ops: number
+  /** Their gas limits' sum. */
+  readonly gas: bigint
+  /** 0: no limit. */
+  readonly budgetOps: number
+  readonly budgetGas: bigint
+  /** `ops / budgetOps`, `gas / budgetGas` (undefined without a limit). */
+  readonly opsShare: number | undefined
+  readonly gasShare: number | undefined
+  /** Whether either share is at or past `SPONSOR_BUDGET_WARN_AT`. */
+  readonly warning: boolean
+  /** Whether ordinary builds are refused now (the budget is used up). */
+  readonly exhausted: boolean
+}
+
+/** The sponsorship budget's figures, for an operator (a metrics endpoint reads `current`). */
+export class SponsorshipBudget extends Context.Service<SponsorshipBudget, {
+  readonly current: Effect.Effect<SponsorshipFigures>
+}>()("das/builds/SponsorshipBudget") {
+  static readonly layer = Layer.effect(
+    SponsorshipBudget,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const limits = yield* SponsorLimitsConfig
+      const current = Effect.gen(function*() {
+        const { start, end } = sponsorPeriod(limits)
+        const rows = yield* sql<{ ops: number; gas: string }>`
+          SELECT ops, gas::text AS gas FROM sponsor_totals WHERE scope = 'global' AND subject = '' AND period_start = ${start}`
+        const ops = rows[0]?.ops ?? 0
+        const gas = BigInt(rows[0]?.gas ?? "0")
+        const opsShare = limits.budgetOps > 0 ? ops / limits.budgetOps : undefined
+        const gasShare = limits.budgetGas > 0n ? Number(gas) / Number(limits.budgetGas) : undefined
+        const share = Math.max(opsShare ?? 0, gasShare ?? 0)
+        return {
+          periodStart: start.toISOString(),
+          periodEnd: end.toISOString(),
+          ops,
+          gas,
+          budgetOps: limits.budgetOps,
+          budgetGas: limits.budgetGas,
+          opsShare,
+          gasShare,
+          warning: share >= limits.warnAt,
+          exhausted: (limits.budgetOps > 0 && ops >= limits.budgetOps) || (limits.budgetGas > 0n && gas >= limits.budgetGas)
+        } satisfies SponsorshipFigures
+      }).pipe(Effect.orDie, Effect.withSpan("SponsorshipBudget.current"))
+      return SponsorshipBudget.of({ current })
+    })
+  )
+}

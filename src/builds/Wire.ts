@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import type { Address, Hash, Hex, TypedDataDefinition } from "viem"
 import { getUserOperationHash } from "viem/account-abstraction"
-import { UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
+import { ServiceUnavailable, UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
 import type { BundlerError, UserOperationV07 } from "../chain/Bundler.ts"
 import type { ChainUnavailable } from "../chain/Chain.ts"
 import type { Eip712TypedData, UserOperation } from "../domain/Operations.ts"
@@ -107,20 +107,31 @@ export const typedDataJson = (td: TypedDataDefinition): Eip712TypedData => {
   }
 }
 
-/** Chain and bundler faults (never a verdict on the operation) as the contract's 502 / 504. */
-export const upstreamError = (e: BundlerError | ChainUnavailable): UpstreamUnavailable | UpstreamTimeout => {
+/** How long a client should wait before trying a chain that is down again. */
+const CHAIN_RETRY_AFTER_SECONDS = 5
+
+/**
+ * Chain and bundler faults (never a verdict on the operation): a chain whose node or bundler
+ * is down is a 503 naming it (the other chains are served), a bundler that did not answer in
+ * time a 504, a bundler's refusal of a non-operation call a 502.
+ */
+export const upstreamError = (e: BundlerError | ChainUnavailable): UpstreamUnavailable | UpstreamTimeout | ServiceUnavailable => {
+  const on = e._tag === "BundlerRejected" || e.chainId === undefined ? "" : ` of chain ${e.chainId}`
+  const chain = e._tag === "BundlerRejected" || e.chainId === undefined
+    ? {}
+    : { chainId: e.chainId, retryAfterSeconds: CHAIN_RETRY_AFTER_SECONDS }
   switch (e._tag) {
     case "BundlerTimeout":
-      return new UpstreamTimeout({ message: `The bundler did not answer in time (${e.method})` })
+      return new UpstreamTimeout({ message: `The bundler${on} did not answer in time (${e.method})`, details: chain })
     case "BundlerUnavailable":
-      return new UpstreamUnavailable({ message: `The bundler is unavailable (${e.method}): ${e.message}` })
+      return new ServiceUnavailable({ message: `The bundler${on} is unavailable (${e.method}): ${e.message}`, details: chain })
     case "BundlerRejected":
       return new UpstreamUnavailable({ message: `The bundler refused ${e.method}: ${e.message}` })
     case "ChainUnavailable":
-      return new UpstreamUnavailable({ message: `The chain node is unavailable (${e.operation}): ${e.message}` })
+      return new ServiceUnavailable({ message: `The node${on} is unavailable (${e.operation}): ${e.message}`, details: chain })
   }
 }
 
 export const mapUpstream = <A, R>(
   effect: Effect.Effect<A, BundlerError | ChainUnavailable, R>
-): Effect.Effect<A, UpstreamUnavailable | UpstreamTimeout, R> => Effect.mapError(effect, upstreamError)
+): Effect.Effect<A, UpstreamUnavailable | UpstreamTimeout | ServiceUnavailable, R> => Effect.mapError(effect, upstreamError)

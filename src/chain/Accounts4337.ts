@@ -79,10 +79,9 @@ export class AccountStack extends Context.Service<AccountStack, {
   /** HybridDeleGator accounts of the MetaMask Delegation Framework, on the `Network` in context. */
   static readonly layerHybridDeleGator = Layer.effect(
     AccountStack,
-    Effect.gen(function*() {
-      const network = yield* Network
-      return makeHybridDeleGator({ chainId: network.chainId, entryPoint: network.entryPoint, environment: network.delegation })
-    })
+    Network.useSync((network) =>
+      makeHybridDeleGator({ chainId: network.chainId, entryPoint: network.entryPoint, environment: network.delegation })
+    )
   )
 }
 

@@ -11,7 +11,7 @@ import type { Address, Hash, Hex } from "viem"
 import { formatUserOperationRequest, type UserOperation } from "viem/account-abstraction"
 import { revertReason } from "./Chain.ts"
 import { decodeRevert, isRevertData } from "./RevertReasons.ts"
-import { Network } from "./Network.ts"
+import { Network, type NetworkDescription } from "./Network.ts"
 
 /** A user operation for EntryPoint v0.7 (viem's shape: bigints, optional factory/paymaster). */
 export type UserOperationV07 = UserOperation<"0.7">
@@ -89,13 +89,16 @@ export class BundlerRejected extends Schema.TaggedError<BundlerRejected>()("Bund
 export class BundlerUnavailable extends Schema.TaggedError<BundlerUnavailable>()("BundlerUnavailable", {
   method: Schema.String,
   message: Schema.String,
+  /** The chain whose bundler failed (set by the per-chain client). */
+  chainId: Schema.optionalKey(Schema.Int),
   cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
 /** The bundler did not answer within the timeout (after retries). */
 export class BundlerTimeout extends Schema.TaggedError<BundlerTimeout>()("BundlerTimeout", {
   method: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  chainId: Schema.optionalKey(Schema.Int)
 }) {}
 
 export type BundlerError = BundlerRejected | BundlerUnavailable | BundlerTimeout
@@ -230,9 +233,14 @@ const revertReasonIn = (message: string): { revertReason?: string } => {
   return reason !== undefined ? { revertReason: reason } : {}
 }
 
-const make = (options: BundlerOptions) =>
+const make = (options: BundlerOptions) => Network.use((network) => makeBundler(network, options))
+
+/** A bundler client for `network` (one per chain: `Chains`). */
+export const makeBundler = (
+  network: Pick<NetworkDescription, "bundlerUrl" | "entryPoint"> & { readonly chainId?: number },
+  options: BundlerOptions
+) =>
   Effect.gen(function*() {
-    const network = yield* Network
     const http = yield* HttpClient.HttpClient
     const timeout = Duration.fromInputUnsafe(options.timeout ?? Duration.seconds(10))
     const retries = options.retries ?? 2
@@ -297,6 +305,19 @@ const make = (options: BundlerOptions) =>
               return Effect.succeed(decoded.result as S["Type"])
             })
           )
+        ),
+        // Faults name their chain (an answer to the client names the chain that is down).
+        Effect.mapError((e): BundlerError =>
+          network.chainId === undefined || e._tag === "BundlerRejected"
+            ? e
+            : e._tag === "BundlerTimeout"
+            ? new BundlerTimeout({ method: e.method, message: e.message, chainId: network.chainId })
+            : new BundlerUnavailable({
+              method: e.method,
+              message: e.message,
+              chainId: network.chainId,
+              ...(e.cause === undefined ? {} : { cause: e.cause })
+            })
         )
       )
     }

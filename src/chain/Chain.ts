@@ -27,6 +27,8 @@ import { decodeRevert } from "./RevertReasons.ts"
 export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("ChainUnavailable", {
   operation: Schema.String,
   message: Schema.String,
+  /** The chain whose node failed (set by the per-chain reader). */
+  chainId: Schema.optionalKey(Schema.Int),
   cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
@@ -109,21 +111,17 @@ export class Chain extends Context.Service<Chain, {
   getTransactionReceipt(hash: Hash): Effect.Effect<TransactionReceipt | null, ChainUnavailable>
 }>()("app/chain/Chain") {
   /** Over a viem public client for the `Network` in context. */
-  static readonly layer = Layer.effect(
-    Chain,
-    Effect.gen(function*() {
-      const network = yield* Network
-      const client = createPublicClient({
-        chain: viemChainOf(network),
-        transport: http(network.rpcUrl, { timeout: 10_000, retryCount: 2 }),
-        pollingInterval: 250
-      }) as PublicClient
-      return makeWith(client, network)
-    })
-  )
+  static readonly layer = Layer.effect(Chain, Network.useSync((network) => makeChain(network)))
+}
 
-  /** From configuration (a real network). */
-  static readonly layerConfig = Chain.layer.pipe(Layer.provide(Network.layerConfig))
+/** A chain reader over a viem public client for `network` (one per chain: `Chains`). */
+export const makeChain = (network: NetworkDescription): Chain["Service"] => {
+  const client = createPublicClient({
+    chain: viemChainOf(network),
+    transport: http(network.rpcUrl, { timeout: 10_000, retryCount: 2 }),
+    pollingInterval: 250
+  }) as PublicClient
+  return makeWith(client, network)
 }
 
 const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Service"] => {
@@ -132,6 +130,7 @@ const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Ser
       try: f,
       catch: (cause) =>
         new ChainUnavailable({
+          chainId: network.chainId,
           operation,
           message: cause instanceof BaseError ? cause.shortMessage : String(cause),
           cause
@@ -205,6 +204,7 @@ const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Ser
           return new CallReverted(reason !== undefined ? { data, reason } : { data })
         }
         return new ChainUnavailable({
+          chainId: network.chainId,
           operation: "call",
           message: cause instanceof BaseError ? cause.shortMessage : String(cause),
           cause
@@ -223,6 +223,7 @@ const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Ser
           ? Effect.succeed(null)
           : Effect.fail(
             new ChainUnavailable({
+              chainId: network.chainId,
               operation: "getTransactionReceipt",
               message: cause instanceof BaseError ? cause.shortMessage : String(cause),
               cause

@@ -27,11 +27,14 @@ import {
   parseEther
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { approvalEnforcerAbi, approvalEnforcerBytecode } from "./contracts/Approvals.ts"
 import { argumentCapEnforcerAbi, argumentCapEnforcerBytecode, transferCapEnforcerAbi, transferCapEnforcerBytecode } from "./contracts/Enforcers.ts"
 import { agentCommerceAbi, agentCommerceBytecode } from "./contracts/AgentCommerce.ts"
+import { panicFreezeEnforcerAbi, panicFreezeEnforcerBytecode } from "./contracts/PanicFreeze.ts"
+import { recoveryAbi, recoveryBytecode } from "./contracts/Recovery.ts"
 import { permitStablecoinAbi, permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
 import { freePort, LocalNetworkError, spawnGuarded, waitReady } from "./LocalProcesses.ts"
-import { type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
+import { defaultChainName, type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
 
 export { LocalNetworkError }
 
@@ -48,6 +51,8 @@ const ANVIL_KEYS = {
 } as const satisfies Record<string, Hex>
 
 export const LOCAL_CHAIN_ID = 31337
+/** The local default serves two chains (issue 29): the same contracts at the same addresses, distinct chain ids. */
+export const LOCAL_CHAIN_IDS: ReadonlyArray<number> = [LOCAL_CHAIN_ID, 31338]
 
 /** The local TokenPaymaster's fixed price: 3,000 token units (6 decimals: 3,000e6) per ETH of gas. */
 const TOKENS_PER_ETH = 3_000_000_000n
@@ -60,11 +65,15 @@ export interface LocalNetworkDescription extends NetworkDescription {
   readonly paymaster: NonNullable<NetworkDescription["paymaster"]>
   readonly tokenPaymaster: NonNullable<NetworkDescription["tokenPaymaster"]>
   readonly marketplace: NonNullable<NetworkDescription["marketplace"]>
+  readonly recovery: NonNullable<NetworkDescription["recovery"]>
   /** Funded with 10,000 ETH and the tokens' minter: for tests and the devnet faucet. */
   readonly deployerKey: Redacted.Redacted<Hex>
+  readonly devKey: Redacted.Redacted<Hex>
 }
 
 export interface LocalNetworkOptions {
+  /** anvil's chain id (default 31337). */
+  readonly chainId?: number
   /** Alto's `--block-time` in ms (default 100: faster receipts on an automining anvil). */
   readonly bundlerBlockTimeMs?: number
   /** Where anvil and Alto listen (default `LOCAL_NETWORK_HOST`, else 127.0.0.1: loopback only). */
@@ -92,14 +101,14 @@ const reachableAt = (host: string) =>
  * included), released with the enclosing scope: a chain of its own to rewind (reorg tests,
  * benchmarks) without touching the one it forks.
  */
-export const startFork = (forkUrl: string) =>
+export const startFork = (forkUrl: string, chainId: number = LOCAL_CHAIN_ID) =>
   Effect.gen(function*() {
     const port = yield* freePort
     const rpcUrl = `http://127.0.0.1:${port}`
     const anvil = yield* spawnGuarded(
       "anvil-fork",
       anvilBinary(),
-      ["--host", "127.0.0.1", "--port", String(port), "--fork-url", forkUrl, "--chain-id", String(LOCAL_CHAIN_ID), "--silent"],
+      ["--host", "127.0.0.1", "--port", String(port), "--fork-url", forkUrl, "--chain-id", String(chainId), "--silent"],
       false
     )
     yield* waitReady("anvil-fork", rpcUrl, "eth_chainId", anvil.output, () => anvil.child.exitCode !== null)
@@ -111,6 +120,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
   Effect.gen(function*() {
     const verbose = options.verbose ?? false
     const host = options.host ?? (yield* Effect.orDie(LocalNetworkHost))
+    const chainId = options.chainId ?? LOCAL_CHAIN_ID
     const [anvilPort, altoPort] = yield* Effect.all([freePort, freePort])
     const rpcUrl = `http://${reachableAt(host)}:${anvilPort}`
     const bundlerUrl = `http://${reachableAt(host)}:${altoPort}`
@@ -118,13 +128,13 @@ export const make = (options: LocalNetworkOptions = {}) =>
     const anvil = yield* spawnGuarded(
       "anvil",
       anvilBinary(),
-      ["--host", host, "--port", String(anvilPort), "--chain-id", String(LOCAL_CHAIN_ID), "--silent"],
+      ["--host", host, "--port", String(anvilPort), "--chain-id", String(chainId), "--silent"],
       verbose
     )
     yield* waitReady("anvil", rpcUrl, "eth_chainId", anvil.output, () => anvil.child.exitCode !== null)
 
     const chain = defineChain({
-      id: LOCAL_CHAIN_ID,
+      id: chainId,
       name: "Local ERC-4337 network",
       nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
       rpcUrls: { default: { http: [rpcUrl] } }
@@ -245,19 +255,31 @@ export const make = (options: LocalNetworkOptions = {}) =>
       ),
       TransferCapEnforcer: yield* deploy("TransferCapEnforcer", transferCapEnforcerAbi as Abi, transferCapEnforcerBytecode, []),
       // Marketplace mandates cap approve/createJob/setBudget amounts per call and in total (Enforcers.sol).
-      ArgumentCapEnforcer: yield* deploy("ArgumentCapEnforcer", argumentCapEnforcerAbi as Abi, argumentCapEnforcerBytecode, [])
+      ArgumentCapEnforcer: yield* deploy("ArgumentCapEnforcer", argumentCapEnforcerAbi as Abi, argumentCapEnforcerBytecode, []),
+      // Approvals above a threshold, m of n named approvers (Approvals.sol).
+      ApprovalEnforcer: yield* deploy("ApprovalEnforcer", approvalEnforcerAbi as Abi, approvalEnforcerBytecode, [])
     }
     // The local agent-commerce (ACP) contract, so hiring runs end to end here (AgentCommerce.sol).
     const acpAddress = yield* deploy("agent commerce", agentCommerceAbi as Abi, agentCommerceBytecode, [])
+    // The owner's own account (docs/account.md): the panic key's caveat and the guardians'
+    // recovery contract, deployed after everything above so that no earlier address moves.
+    const accountContracts = {
+      PanicFreezeEnforcer: yield* deploy("PanicFreezeEnforcer", panicFreezeEnforcerAbi as Abi, panicFreezeEnforcerBytecode, [delegation.DelegationManager]),
+      Recovery: yield* deploy("Recovery", recoveryAbi as Abi, recoveryBytecode, [delegation.DelegationManager])
+    }
 
     yield* Fiber.join(altoReady)
 
     const description: LocalNetworkDescription = {
-      chainId: LOCAL_CHAIN_ID,
+      chainId,
+      name: defaultChainName(chainId),
       rpcUrl,
       bundlerUrl,
       entryPoint: ENTRY_POINT_V07,
-      delegation: checksummed({ ...delegation, caveatEnforcers: { ...delegation.caveatEnforcers, ...extraEnforcers } }),
+      delegation: checksummed({
+        ...delegation,
+        caveatEnforcers: { ...delegation.caveatEnforcers, ...extraEnforcers, PanicFreezeEnforcer: accountContracts.PanicFreezeEnforcer }
+      }),
       tokens: {
         usd: { address: usdAddress, symbol: "USDC", name: "USD Coin", decimals: 6, permitVersion: "1" },
         usdt: { address: usdtAddress, symbol: "USDT", name: "Tether USD", decimals: 6, permitVersion: "1" }
@@ -265,10 +287,12 @@ export const make = (options: LocalNetworkOptions = {}) =>
       paymaster: { address: paymasterAddress, signerKey: Redacted.make(paymasterKey) },
       tokenPaymaster: { address: tokenPaymasterAddress },
       marketplace: { acp: acpAddress },
-      deployerKey: Redacted.make(ANVIL_KEYS.deployer)
+      recovery: { address: accountContracts.Recovery },
+      deployerKey: Redacted.make(ANVIL_KEYS.deployer),
+      devKey: Redacted.make(ANVIL_KEYS.deployer)
     }
     return description
-  }).pipe(Effect.withSpan("LocalNetwork.start"))
+  }).pipe(Effect.withSpan("LocalNetwork.start", { attributes: { chainId: options.chainId ?? LOCAL_CHAIN_ID } }))
 
 /** The kit returns lowercase addresses; everything here is EIP-55 checksummed. */
 const checksummed = (env: {
@@ -288,23 +312,33 @@ const checksummed = (env: {
   }
 }
 
-/** The running local network's description. */
+/** One local network started on its own (tests and scripts that need a chain of their own). */
 export class LocalNetwork extends Context.Service<LocalNetwork, LocalNetworkDescription>()("app/chain/LocalNetwork") {
   static readonly layerWith = (options: LocalNetworkOptions) => Layer.effect(LocalNetwork, make(options))
   static readonly layer = LocalNetwork.layerWith({})
-  /** `Network` from the running local network (LocalNetwork stays available too). */
-  static readonly layerNetwork = Layer.effect(
-    Network,
-    Effect.gen(function*() {
-      const d: NetworkDescription = yield* LocalNetwork
-      return d
-    })
-  ).pipe(Layer.provideMerge(LocalNetwork.layer))
+  /** `Network` from a local network started for it (LocalNetwork stays available too). */
+  static readonly layerNetwork = Layer.effect(Network, LocalNetwork.useSync((d): NetworkDescription => d)).pipe(
+    Layer.provideMerge(LocalNetwork.layer)
+  )
 }
+
+/** The local networks this process started (the default run: `LOCAL_CHAIN_IDS`), the primary first. */
+export class LocalNetworks extends Context.Service<LocalNetworks, ReadonlyArray<LocalNetworkDescription>>()(
+  "app/chain/LocalNetworks"
+) {
+  /** Starts one network per chain id, side by side; all stop with the layer's scope. */
+  static readonly layerWith = (chainIds: ReadonlyArray<number>, options: Omit<LocalNetworkOptions, "chainId"> = {}) =>
+    Layer.effect(LocalNetworks, startAll(chainIds, options))
+}
+
+/** Starts local networks for these chain ids at once (each its own anvil and Alto). */
+export const startAll = (chainIds: ReadonlyArray<number>, options: Omit<LocalNetworkOptions, "chainId"> = {}) =>
+  Effect.forEach(chainIds, (chainId) => make({ ...options, chainId }), { concurrency: "unbounded" })
 
 /** The description as plain JSON (secrets revealed): for humans and the devnet script. */
 export const toJson = (d: LocalNetworkDescription) => ({
   chainId: d.chainId,
+  name: d.name,
   rpcUrl: d.rpcUrl,
   bundlerUrl: d.bundlerUrl,
   entryPoint: d.entryPoint,
@@ -313,26 +347,40 @@ export const toJson = (d: LocalNetworkDescription) => ({
   paymaster: { address: d.paymaster.address, signerKey: Redacted.value(d.paymaster.signerKey) },
   tokenPaymaster: d.tokenPaymaster,
   marketplace: d.marketplace,
+  recovery: d.recovery,
   deployerKey: Redacted.value(d.deployerKey)
 })
+export type LocalNetworkJson = ReturnType<typeof toJson>
 
-/** The configuration a service process needs to use this network as a configured one (`CHAIN_RPC_URL`, ...). */
-export const configEnvOf = (net: ReturnType<typeof toJson>): Record<string, string> => ({
-  CHAIN_RPC_URL: net.rpcUrl,
-  CHAIN_ID: String(net.chainId),
-  BUNDLER_URL: net.bundlerUrl,
-  ENTRY_POINT: net.entryPoint,
-  DELEGATION_ENVIRONMENT: JSON.stringify(net.delegation),
-  TOKEN_USD_ADDRESS: net.tokens.usd.address,
-  TOKEN_USD_SYMBOL: net.tokens.usd.symbol,
-  TOKEN_USD_DECIMALS: String(net.tokens.usd.decimals),
-  ...(net.tokens.usd.permitVersion === undefined ? {} : { TOKEN_USD_PERMIT_VERSION: net.tokens.usd.permitVersion }),
-  TOKEN_USDT_ADDRESS: net.tokens.usdt.address,
-  TOKEN_USDT_SYMBOL: net.tokens.usdt.symbol,
-  TOKEN_USDT_DECIMALS: String(net.tokens.usdt.decimals),
-  ...(net.tokens.usdt.permitVersion === undefined ? {} : { TOKEN_USDT_PERMIT_VERSION: net.tokens.usdt.permitVersion }),
-  PAYMASTER_ADDRESS: net.paymaster.address,
-  PAYMASTER_SIGNER_KEY: net.paymaster.signerKey,
-  ...(net.tokenPaymaster === undefined ? {} : { TOKEN_PAYMASTER_ADDRESS: net.tokenPaymaster.address }),
-  ...(net.marketplace === undefined ? {} : { MARKETPLACE_ACP_CONTRACT: net.marketplace.acp })
+/** Back from `toJson` (tests receive the run's networks as JSON). */
+export const fromJson = (json: LocalNetworkJson): LocalNetworkDescription => ({
+  ...json,
+  paymaster: { address: json.paymaster.address, signerKey: Redacted.make(json.paymaster.signerKey) },
+  deployerKey: Redacted.make(json.deployerKey),
+  devKey: Redacted.make(json.deployerKey)
 })
+
+/**
+ * The configuration a service process needs to serve these networks as configured ones:
+ * `CHAINS` (a JSON list) and each chain's `CHAIN_<id>_PAYMASTER_SIGNER_KEY`.
+ */
+export const configEnvOf = (nets: LocalNetworkJson | ReadonlyArray<LocalNetworkJson>): Record<string, string> => {
+  const list = Array.isArray(nets) ? nets as ReadonlyArray<LocalNetworkJson> : [nets as LocalNetworkJson]
+  const chains = list.map((net) => ({
+    chainId: net.chainId,
+    name: net.name,
+    rpcUrl: net.rpcUrl,
+    bundlerUrl: net.bundlerUrl,
+    entryPoint: net.entryPoint,
+    delegationEnvironment: net.delegation,
+    tokens: net.tokens,
+    paymaster: net.paymaster.address,
+    ...(net.tokenPaymaster === undefined ? {} : { tokenPaymaster: net.tokenPaymaster.address }),
+    ...(net.marketplace === undefined ? {} : { acp: net.marketplace.acp }),
+    ...(net.recovery === undefined ? {} : { recovery: net.recovery.address })
+  }))
+  return {
+    CHAINS: JSON.stringify(chains),
+    ...Object.fromEntries(list.map((net) => [`CHAIN_${net.chainId}_PAYMASTER_SIGNER_KEY`, net.paymaster.signerKey]))
+  }
+}

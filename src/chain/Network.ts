@@ -43,6 +43,8 @@ export interface TokenPaymasterInfo {
 
 export interface NetworkDescription {
   readonly chainId: number
+  /** Display name (`Base`, `Local devnet`, ...): the Delegation's `chain`, audit entries, errors. */
+  readonly name: string
   readonly rpcUrl: string
   readonly bundlerUrl: string
   readonly entryPoint: Address
@@ -54,7 +56,28 @@ export interface NetworkDescription {
   readonly tokenPaymaster?: TokenPaymasterInfo | undefined
   /** The agent-commerce (ACP) contract the local network deploys; a configured network names it with `MARKETPLACE_ACP_CONTRACT`. */
   readonly marketplace?: { readonly acp: Address } | undefined
+  /** The key that sends audit anchors on this chain (`CHAIN_<id>_ANCHOR_PRIVATE_KEY`, or the local network's dev key). */
+  readonly anchorKey?: Redacted.Redacted<Hex> | undefined
+  /** A funded key of a local network (tests, the devnet faucet); never set for a configured network. */
+  readonly devKey?: Redacted.Redacted<Hex> | undefined
+  /** The guardians-and-recovery contract (Recovery.sol); a configured network names it with `RECOVERY_ADDRESS`. Absent: no guardians. */
+  readonly recovery?: { readonly address: Address } | undefined
 }
+
+/** Names of well-known chains; any other is `Chain <id>` unless its configuration names it. */
+const KNOWN_CHAIN_NAMES: Readonly<Record<number, string>> = {
+  1: "Ethereum",
+  10: "Optimism",
+  137: "Polygon",
+  8453: "Base",
+  42161: "Arbitrum One",
+  84532: "Base Sepolia",
+  11155111: "Sepolia",
+  31337: "Local devnet",
+  31338: "Local devnet B"
+}
+
+export const defaultChainName = (chainId: number): string => KNOWN_CHAIN_NAMES[chainId] ?? `Chain ${chainId}`
 
 const AddressConfig = (name: string) =>
   Config.schema(AddressSchema, name).pipe(Config.map((s) => s as Address))
@@ -83,15 +106,18 @@ const tokenConfig = (prefix: string, defaults: { symbol: string; name: string })
   )
 
 /**
- * A real network from configuration:
- * CHAIN_ID, CHAIN_RPC_URL, BUNDLER_URL, ENTRY_POINT (default: canonical v0.7),
+ * One real network from the single-network keys (kept for deployments that serve one chain):
+ * CHAIN_ID, CHAIN_RPC_URL, BUNDLER_URL, CHAIN_NAME, ENTRY_POINT (default: canonical v0.7),
  * DELEGATION_ENVIRONMENT (JSON, default: the kit's public deployment for CHAIN_ID),
  * TOKEN_USD_ADDRESS / _SYMBOL / _NAME / _DECIMALS / _PERMIT_VERSION, the same for TOKEN_USDT,
  * PAYMASTER_ADDRESS with PAYMASTER_SIGNER_KEY (redacted; both or neither),
- * TOKEN_PAYMASTER_ADDRESS (optional: a TokenPaymaster.sol accepting the two tokens).
+ * TOKEN_PAYMASTER_ADDRESS (optional: a TokenPaymaster.sol accepting the two tokens),
+ * MARKETPLACE_ACP_CONTRACT (optional), ANCHOR_PRIVATE_KEY (optional),
+ * RECOVERY_ADDRESS (optional: a Recovery.sol over this DelegationManager).
  */
 export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   chainId: Config.Int("CHAIN_ID"),
+  name: Config.String("CHAIN_NAME").pipe(Config.option),
   rpcUrl: Config.String("CHAIN_RPC_URL"),
   bundlerUrl: Config.String("BUNDLER_URL"),
   entryPoint: AddressConfig("ENTRY_POINT").pipe(Config.withDefault(ENTRY_POINT_V07)),
@@ -102,7 +128,10 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   usdt: tokenConfig("TOKEN_USDT", { symbol: "USDT", name: "Tether USD" }),
   paymasterAddress: AddressConfig("PAYMASTER_ADDRESS").pipe(Config.option),
   paymasterKey: HexConfig("PAYMASTER_SIGNER_KEY").pipe(Config.option),
-  tokenPaymasterAddress: AddressConfig("TOKEN_PAYMASTER_ADDRESS").pipe(Config.option)
+  tokenPaymasterAddress: AddressConfig("TOKEN_PAYMASTER_ADDRESS").pipe(Config.option),
+  acp: AddressConfig("MARKETPLACE_ACP_CONTRACT").pipe(Config.option),
+  anchorKey: HexConfig("ANCHOR_PRIVATE_KEY").pipe(Config.option),
+  recoveryAddress: AddressConfig("RECOVERY_ADDRESS").pipe(Config.option)
 }).pipe(
   Config.map((c): NetworkDescription => {
     const delegation: DelegationEnvironment = Option.isSome(c.delegationJson)
@@ -114,16 +143,104 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
         : undefined
     return {
       chainId: c.chainId,
+      name: Option.getOrElse(c.name, () => defaultChainName(c.chainId)),
       rpcUrl: c.rpcUrl,
       bundlerUrl: c.bundlerUrl,
       entryPoint: c.entryPoint,
       delegation,
       tokens: { usd: c.usd, usdt: c.usdt },
       paymaster,
-      tokenPaymaster: Option.isSome(c.tokenPaymasterAddress) ? { address: c.tokenPaymasterAddress.value } : undefined
+      tokenPaymaster: Option.isSome(c.tokenPaymasterAddress) ? { address: c.tokenPaymasterAddress.value } : undefined,
+      marketplace: Option.isSome(c.acp) ? { acp: c.acp.value } : undefined,
+      anchorKey: Option.getOrUndefined(c.anchorKey) as Redacted.Redacted<Hex> | undefined,
+      recovery: Option.isSome(c.recoveryAddress) ? { address: c.recoveryAddress.value } : undefined
     }
   })
 )
+
+const TokenJson = Schema.Struct({
+  address: AddressSchema,
+  symbol: Schema.optionalKey(Schema.String),
+  name: Schema.optionalKey(Schema.String),
+  decimals: Schema.optionalKey(Schema.Int),
+  permitVersion: Schema.optionalKey(Schema.String)
+})
+
+/** One entry of `CHAINS` (secrets are never in it: see `configuredNetworks`). */
+export const ChainJson = Schema.Struct({
+  chainId: Schema.Int.check(Schema.isGreaterThan(0)),
+  name: Schema.optionalKey(Schema.String),
+  rpcUrl: Schema.String,
+  bundlerUrl: Schema.String,
+  entryPoint: Schema.optionalKey(AddressSchema),
+  delegationEnvironment: Schema.optionalKey(DelegationEnvironmentSchema),
+  tokens: Schema.Struct({ usd: TokenJson, usdt: TokenJson }),
+  paymaster: Schema.optionalKey(AddressSchema),
+  tokenPaymaster: Schema.optionalKey(AddressSchema),
+  acp: Schema.optionalKey(AddressSchema),
+  recovery: Schema.optionalKey(AddressSchema)
+})
+export type ChainJson = typeof ChainJson.Type
+
+/** At least one network, each chain id once. */
+export const ChainsJson = Schema.Array(ChainJson).check(
+  Schema.makeFilter((list) => {
+    if (list.length === 0) return "CHAINS must name at least one network"
+    const ids = list.map((c) => c.chainId)
+    const twice = ids.find((id, i) => ids.indexOf(id) !== i)
+    return twice === undefined ? undefined : `CHAINS names chain ${twice} twice`
+  })
+)
+
+const tokenOf = (t: typeof TokenJson.Type, defaults: { symbol: string; name: string }): TokenInfo => ({
+  address: t.address as Address,
+  symbol: t.symbol ?? defaults.symbol,
+  name: t.name ?? defaults.name,
+  decimals: t.decimals ?? 6,
+  ...(t.permitVersion === undefined ? {} : { permitVersion: t.permitVersion })
+})
+
+/**
+ * The networks this service serves, from configuration; `None` when none is configured (the
+ * process then starts local networks). `CHAINS` is a JSON array of `ChainJson`; each chain's
+ * secrets come from `CHAIN_<chainId>_PAYMASTER_SIGNER_KEY` and `CHAIN_<chainId>_ANCHOR_PRIVATE_KEY`.
+ * Without `CHAINS`, the single-network keys (`CHAIN_RPC_URL`, ... : `networkConfig`) describe one.
+ * The first network listed is the primary one (the default where a request names no chain).
+ */
+export const configuredNetworks: Effect.Effect<Option.Option<ReadonlyArray<NetworkDescription>>, Config.ConfigError> =
+  Effect.gen(function*() {
+    const list = yield* Config.option(Config.schema(Schema.fromJsonString(ChainsJson), "CHAINS"))
+    if (Option.isNone(list)) {
+      const single = yield* Config.option(Config.String("CHAIN_RPC_URL"))
+      return Option.isNone(single) ? Option.none() : Option.some([yield* networkConfig])
+    }
+    const anchorKeyForAll = yield* Config.option(HexConfig("ANCHOR_PRIVATE_KEY"))
+    const networks: Array<NetworkDescription> = []
+    for (const c of list.value) {
+      const paymasterKey = yield* Config.option(HexConfig(`CHAIN_${c.chainId}_PAYMASTER_SIGNER_KEY`))
+      const anchorKey = Option.orElse(yield* Config.option(HexConfig(`CHAIN_${c.chainId}_ANCHOR_PRIVATE_KEY`)), () => anchorKeyForAll)
+      networks.push({
+        chainId: c.chainId,
+        name: c.name ?? defaultChainName(c.chainId),
+        rpcUrl: c.rpcUrl,
+        bundlerUrl: c.bundlerUrl,
+        entryPoint: (c.entryPoint ?? ENTRY_POINT_V07) as Address,
+        delegation: (c.delegationEnvironment ?? getSmartAccountsEnvironment(c.chainId)) as DelegationEnvironment,
+        tokens: {
+          usd: tokenOf(c.tokens.usd, { symbol: "USDC", name: "USD Coin" }),
+          usdt: tokenOf(c.tokens.usdt, { symbol: "USDT", name: "Tether USD" })
+        },
+        paymaster: c.paymaster !== undefined && Option.isSome(paymasterKey)
+          ? { address: c.paymaster as Address, signerKey: paymasterKey.value as Redacted.Redacted<Hex> }
+          : undefined,
+        tokenPaymaster: c.tokenPaymaster === undefined ? undefined : { address: c.tokenPaymaster as Address },
+        marketplace: c.acp === undefined ? undefined : { acp: c.acp as Address },
+        recovery: c.recovery === undefined ? undefined : { address: c.recovery as Address },
+        anchorKey: Option.getOrUndefined(anchorKey) as Redacted.Redacted<Hex> | undefined
+      })
+    }
+    return Option.some(networks)
+  })
 
 /** The network in use, whichever way it was described. */
 export class Network extends Context.Service<Network, NetworkDescription>()("app/chain/Network") {

@@ -15,7 +15,7 @@ import {
 } from "viem"
 import { toPackedUserOperation, type UserOperation } from "viem/account-abstraction"
 import { privateKeyToAccount } from "viem/accounts"
-import { Network } from "./Network.ts"
+import { Network, type NetworkDescription } from "./Network.ts"
 
 export interface PaymasterFields {
   readonly paymaster: Address
@@ -83,10 +83,11 @@ export class Paymaster extends Context.Service<Paymaster, {
     validForSeconds?: number
   ): Effect.Effect<PaymasterFields, PaymasterError>
 }>()("app/chain/Paymaster") {
-  static readonly layer = Layer.effect(
-    Paymaster,
-    Effect.gen(function*() {
-      const network = yield* Network
+  static readonly layer = Layer.effect(Paymaster, Network.useSync((network) => makePaymaster(network)))
+}
+
+/** The sponsoring paymaster of `network` (one per chain: `Chains`); every call fails when it has none. */
+export const makePaymaster = (network: NetworkDescription): Paymaster["Service"] => {
       const info = Option.fromNullishOr(network.paymaster)
       const notConfigured = Effect.fail(new PaymasterError({ message: "no sponsoring paymaster configured" }))
 
@@ -124,7 +125,5 @@ export class Paymaster extends Context.Service<Paymaster, {
       })
 
       return Paymaster.of({ address: Option.getOrUndefined(Option.map(info, (p) => p.address)), stub, sponsor })
-    })
-  )
 }
 

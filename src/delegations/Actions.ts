@@ -9,13 +9,14 @@ import type { Address } from "viem"
 import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, OutOfScope } from "../api/Errors.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
-import { Network } from "../chain/Network.ts"
+import { Chains } from "../chain/Chains.ts"
 import { makeSingleFlight } from "../platform/SingleFlight.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { redeemCall } from "./Caveats.ts"
 import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
 import { type Enable, failureText } from "./Enable.ts"
 import { redeemArgs } from "./Grant.ts"
+import { isNative, nativeToken } from "./Native.ts"
 import { type ActionInput, evaluate, fromUnits } from "./Policy.ts"
 import { DeclineRecorder, type RelayedOperation, RelayHooks } from "./Ports.ts"
 import { lower, type Reads, type Signer } from "./Reads.ts"
@@ -41,10 +42,9 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
   const repo = yield* DelegationRepo
   const tokens = yield* TokenRegistry
   const builder = yield* OperationBuilder
-  const network = yield* Network
+  const chains = yield* Chains
   const declines = yield* DeclineRecorder
   const reservationTtl = yield* ReservationTtl
-  const dm = network.delegation.DelegationManager
   const { decimalsOf, usageOf, findUsable } = reads
   const actOnce = makeSingleFlight()
 
@@ -118,15 +118,20 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
 
   const release = (reservationId: string) => repo.releaseReservation(reservationId)
 
-  const accountByAddress = (address: string) => repo.accountByAddress(lower(address), network.chainId)
+  const accountByAddress = (address: string, chainId: number) => repo.accountByAddress(lower(address), chainId)
 
   const act = Effect.fn("Delegations.act")(function*(signer: Signer, id: string, action: ActionInput) {
     // The owner's lane or the delegatee's own: the action is an operation of the delegate's account either way.
     const row = yield* findUsable(signer, id)
-    const delegate = yield* accountByAddress(row.delegatee_address)
+    const delegate = yield* accountByAddress(row.delegatee_address, row.chain_id)
     if (delegate === undefined) {
       return yield* new BadRequest({
-        message: "The delegate is not a smart account known to this service: its key must sign in once so that its account exists"
+        message: lower(row.delegatee_address) === lower(signer.address)
+          // The signer's own key is the delegate (an EOA): it redeems with its own transaction.
+          ? "The delegate is a plain address (an EOA): it redeems the grant with its own transaction " +
+            "(DelegationManager.redeemDelegations with the grant's permission context, e.g. the kit's sendTransactionWithDelegation); " +
+            "this endpoint builds user operations of smart-account delegates"
+          : "The delegate is not a smart account known to this service: its key must sign in once so that its account exists"
       })
     }
     // Identical action requests are one action while its build is open (not relayed, not
@@ -159,7 +164,8 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     if (open !== undefined) return open.answer
     const reservation = reserved!
     const leg = row.legs[0]!
-    const info = tokens.byAddress(network.chainId, reservation.token)!
+    const { network } = yield* chains.serving(row.chain_id)
+    const info = isNative(reservation.token) ? nativeToken(row.chain_id) : tokens.byAddress(row.chain_id, reservation.token)!
     const token = { symbol: info.symbol, address: reservation.token, decimals: info.decimals }
     const transfer = { token: token.address, to: reservation.recipient, units: reservation.units }
     const signed = leg.scope === undefined ? leg.delegation : redeemArgs(network.delegation, leg.delegation, leg.scope, transfer)
@@ -171,7 +177,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     const built = yield* builder.build({
       account: delegate,
       intentType: "delegated_action",
-      calls: [redeemCall(dm, signed, transfer)],
+      calls: [redeemCall(network.delegation.DelegationManager, signed, transfer)],
       humanSummary: `Send ${amount} ${token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).`,
       simulation: { amountOut: { token: { symbol: token.symbol, chainId: row.chain_id, address: token.address }, amount } },
       // What the delegate's own entry shows (the owner's entry reads the chain: OwnerLog.ts).
@@ -275,7 +281,7 @@ export const registerSettlement = (
     return reservationId === undefined ? Effect.void : repo.finalizeReservation(reservationId, receipt.transactionHash)
   })
   yield* hooks.registerOnExecuted("delegation_revoke", "delegations.revoke", (op, receipt) =>
-    retire(op.userOp.callData, op.userOp.sender, receipt.transactionHash))
+    retire(op.chainId, op.userOp.callData, op.userOp.sender, receipt.transactionHash))
   // On failure (reverted, rejected, declined), inside the relay's settlement transaction.
   // A failed operation's hash is taken (a re-submission answers its receipt), so its
   // reservation can never be used: free it. Freeing only lowers usage, so it needs no row lock.

@@ -12,7 +12,7 @@ import {
 } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { IntentType, SignedUserOp, UserOpBuild, GasTokenChoice } from "../domain/Operations.ts"
-import { Hash32, Id, TextOfLength } from "../domain/Primitives.ts"
+import { ChainId, Hash32, Id, TextOfLength } from "../domain/Primitives.ts"
 import {
   Delegation,
   DelegationBuild,
@@ -39,6 +39,8 @@ export class DelegationsApi extends HttpApiGroup.make("delegations")
       query: {
         status: Schema.optionalKey(DelegationStatus),
         accountId: Schema.optionalKey(Id),
+        // Beyond the contract: one chain's grants (without it and without accountId, every served chain's).
+        chainId: Schema.optionalKey(ChainId),
         // Beyond the contract: `delegatee` lists the grants the account holds (docs/delegations.md, "The delegatee's lane").
         role: Schema.optionalKey(Schema.Literals(["owner", "delegatee"]))
       },

@@ -30,6 +30,7 @@ import {
 } from "viem"
 import { type AccountStack, type Call, delegationArg } from "../chain/Accounts4337.ts"
 import type { DelegationEnvironment } from "../chain/Network.ts"
+import { isNative } from "./Native.ts"
 import { TRANSFER_SELECTOR } from "./Policy.ts"
 
 export type { Delegation }
@@ -184,18 +185,21 @@ export const enabledPermissionIds = (
 
 /**
  * The call the delegate's account makes: `DelegationManager.redeemDelegations([ [signed leg] ],
- * [SingleDefault], [transfer])`, the transfer executing from the owner's account.
+ * [SingleDefault], [transfer])`, the transfer executing from the owner's account (an ERC-20
+ * `transfer`, or for the native coin the value sent to the recipient with no call data).
  */
 export const redeemCall = (
   delegationManager: Address,
   signedLeg: Delegation,
   transfer: { readonly token: Address; readonly to: Address; readonly units: bigint }
 ): Call => {
-  const execution = encodeSingleExecution({
-    target: transfer.token,
-    value: 0n,
-    callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [transfer.to, transfer.units] })
-  })
+  const execution = isNative(transfer.token)
+    ? encodeSingleExecution({ target: transfer.to, value: transfer.units, callData: "0x" })
+    : encodeSingleExecution({
+      target: transfer.token,
+      value: 0n,
+      callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [transfer.to, transfer.units] })
+    })
   return {
     to: delegationManager,
     data: encodeFunctionData({

@@ -51,13 +51,13 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
 
   // delegations (each row with its account's `frozen`)
   findOwned(id: string, signerAddress: string): Effect.Effect<DelegationRow | undefined>
-  /** A delegation whose delegatee is one of the signer's accounts. */
+  /** A delegation held by one of the signer's accounts on the delegation's chain, or by the signer's own key (an EOA delegate). */
   findHeld(id: string, signerAddress: string): Effect.Effect<DelegationRow | undefined>
   findById(id: string): Effect.Effect<DelegationRow | undefined>
   /** The signer's active and revoked delegations from one of its accounts. */
   listOwned(accountId: string, signerAddress: string): Effect.Effect<ReadonlyArray<DelegationRow>>
-  /** Active and revoked delegations whose delegatee is `delegateeAddress` (any owner's). */
-  listHeld(delegateeAddress: string): Effect.Effect<ReadonlyArray<DelegationRow>>
+  /** Active and revoked delegations on `chainId` whose delegatee is one of `delegateeAddresses` (any owner's). */
+  listHeld(delegateeAddresses: ReadonlyArray<string>, chainId: number): Effect.Effect<ReadonlyArray<DelegationRow>>
   /** Locks the delegation's row (`FOR UPDATE`); inside a transaction. */
   lockById(id: string): Effect.Effect<DelegationRow | undefined>
   /** Locks the delegation created by an enable operation (`frozen` read as false). */
@@ -113,7 +113,7 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   releaseReservation(id: string): Effect.Effect<void>
   /** Releases a reservation whatever its status (a decline at submit, under its lock). */
   releaseReservationNow(id: string): Effect.Effect<void>
-  /** A submitted or reserved reservation to final, with its transaction. */
+  /** A reservation to final, with its transaction, whatever its status (its operation executed). */
   finalizeReservation(id: string, txHash: string): Effect.Effect<void>
   /** Releases the reservation if the failed operation is the one bound to it (or none is and it is still reserved). */
   releaseForFailedOperation(id: string, operationId: string): Effect.Effect<void>
@@ -181,7 +181,10 @@ const make = Effect.gen(function*() {
     findHeld: (id, signerAddress) =>
       selectDelegations(sql.and([
         sql`d.id = ${id}`,
-        sql`d.delegatee_address IN (SELECT address FROM accounts WHERE signer_address = ${signerAddress})`
+        // Held by one of the signer's accounts on the grant's own chain (the same address on another chain is
+        // another account), or by the signer's own key (an EOA delegate).
+        sql`(d.delegatee_address IN (SELECT address FROM accounts WHERE signer_address = ${signerAddress} AND chain_id = d.chain_id)
+             OR d.delegatee_address = ${signerAddress})`
       ])).pipe(Effect.map(first)),
     findById: (id) => selectDelegations(sql.and([sql`d.id = ${id}`])).pipe(Effect.map(first)),
     listOwned: (accountId, signerAddress) =>
@@ -190,8 +193,12 @@ const make = Effect.gen(function*() {
         sql`d.signer_address = ${signerAddress}`,
         sql`d.status IN ('active', 'revoked')`
       ])),
-    listHeld: (delegateeAddress) =>
-      selectDelegations(sql.and([sql`d.delegatee_address = ${delegateeAddress}`, sql`d.status IN ('active', 'revoked')`])),
+    listHeld: (delegateeAddresses, chainId) =>
+      selectDelegations(sql.and([
+        sql`d.delegatee_address IN ${sql.in(delegateeAddresses)}`,
+        sql`d.chain_id = ${chainId}`,
+        sql`d.status IN ('active', 'revoked')`
+      ])),
     lockById: (id) =>
       delegations(sql`
         SELECT d.*, a.frozen FROM delegations d JOIN accounts a ON a.id = d.account_id
@@ -283,10 +290,12 @@ const make = Effect.gen(function*() {
               WHERE id = ${id} AND status IN ('reserved', 'submitted')`),
     releaseReservationNow: (id) =>
       run(sql`UPDATE delegation_reservations SET status = 'released', settled_at = now() WHERE id = ${id}`),
+    // Whatever its status: the chain shows its operation executed (a refusal or decline that
+    // released it is corrected by the chain), so it is spent.
     finalizeReservation: (id, txHash) =>
       run(sql`
         UPDATE delegation_reservations SET status = 'final', settled_at = now(), tx_hash = ${txHash}
-        WHERE id = ${id} AND status IN ('submitted', 'reserved')`),
+        WHERE id = ${id} AND status <> 'final'`),
     releaseForFailedOperation: (id, operationId) =>
       run(sql`
         UPDATE delegation_reservations SET status = 'released', settled_at = now()

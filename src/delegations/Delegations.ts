@@ -6,7 +6,7 @@
  * - Actions.ts: actions (evaluate under a row lock, reserve, build the delegate's redeem
  *   operation) and the relay hooks (re-check at submit; settle at a terminal status);
  * - RevokeFreeze.ts: revoke builds, an executed revoke, the account freeze plan;
- * - DelegationRepo.ts: every SQL statement of the feature.
+ * - DelegationRepo.ts: every SQL statement of the feature (RedemptionRepo.ts: the follower's record of redemptions).
  * Rules: docs/delegations.md.
  */
 import { Context, Effect, Layer } from "effect"
@@ -15,10 +15,11 @@ import type { BuildError, StoredBuild } from "../builds/OperationBuilder.ts"
 import type { UserOpBuild } from "../domain/Operations.ts"
 import { makeActions, registerSettlement, type Reservation } from "./Actions.ts"
 import { DelegationRepo } from "./DelegationRepo.ts"
-import type { Delegation, DelegationBuild, DelegationStatus, PolicySnapshotType } from "./Domain.ts"
+import type { Delegation, DelegationBuild, DelegationStatus, PolicySnapshotType, RedemptionRecord } from "./Domain.ts"
 import { type BuildInput, type CreateInput, makeEnable } from "./Enable.ts"
 import type { ActionInput } from "./Policy.ts"
 import { makeReads, type Signer } from "./Reads.ts"
+import { RedemptionRepo } from "./RedemptionRepo.ts"
 import { makeRevokeFreeze } from "./RevokeFreeze.ts"
 
 export { type Reservation, ReservationTtl } from "./Actions.ts"
@@ -29,10 +30,17 @@ export class Delegations extends Context.Service<Delegations, {
   create(signer: Signer, input: CreateInput): Effect.Effect<Delegation, BadRequest | NotFound | Conflict | BuildError>
   list(
     signer: Signer,
-    query: { readonly status?: DelegationStatus; readonly accountId?: string; readonly role?: "owner" | "delegatee" }
-  ): Effect.Effect<ReadonlyArray<Delegation>, NotFound>
+    query: {
+      readonly status?: DelegationStatus
+      readonly accountId?: string
+      readonly chainId?: number
+      readonly role?: "owner" | "delegatee"
+    }
+  ): Effect.Effect<ReadonlyArray<Delegation>, NotFound | BadRequest>
   get(signer: Signer, id: string): Effect.Effect<Delegation, NotFound>
   snapshots(signer: Signer, id: string): Effect.Effect<ReadonlyArray<PolicySnapshotType>, NotFound>
+  /** The grant's redemptions as the chain showed them: chain of delegations, redeemer, what moved (owner's or holder's lane). */
+  redemptions(signer: Signer, id: string): Effect.Effect<ReadonlyArray<RedemptionRecord>, NotFound>
   /** Evaluates and reserves under the delegation's row lock; `OutOfScope` (recorded) on a decline. */
   reserve(signer: Signer, id: string, action: ActionInput): Effect.Effect<Reservation, BadRequest | NotFound | OutOfScope>
   act(signer: Signer, id: string, action: ActionInput): Effect.Effect<UserOpBuild, BadRequest | NotFound | BuildError>
@@ -40,7 +48,9 @@ export class Delegations extends Context.Service<Delegations, {
   /** Relay policy check (registered for `delegated_action`): re-checks the action's reservation under the row lock. */
   beforeSubmit(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }): Effect.Effect<void, OutOfScope>
 }>()("das/delegations/Delegations") {
-  static readonly layer = Layer.effect(Delegations, Effect.suspend(() => make)).pipe(Layer.provide(DelegationRepo.layer))
+  static readonly layer = Layer.effect(Delegations, Effect.suspend(() => make)).pipe(
+    Layer.provide(Layer.mergeAll(DelegationRepo.layer, RedemptionRepo.layer))
+  )
 }
 
 const make = Effect.gen(function*() {
@@ -54,8 +64,8 @@ const make = Effect.gen(function*() {
   yield* revokeFreeze.registerFreezePlan
 
   const { build, create } = enable
-  const { list, get, snapshots } = reads
+  const { list, get, snapshots, redemptions } = reads
   const { reserve, act, beforeSubmit } = actions
   const { revoke } = revokeFreeze
-  return Delegations.of({ build, create, list, get, snapshots, reserve, act, revoke, beforeSubmit })
+  return Delegations.of({ build, create, list, get, snapshots, redemptions, reserve, act, revoke, beforeSubmit })
 })

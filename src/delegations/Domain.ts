@@ -23,11 +23,40 @@ export const BudgetPeriod = Schema.Struct({
 }).annotate({ identifier: "BudgetPeriod" })
 export type BudgetPeriod = typeof BudgetPeriod.Type
 
-/** A budget: the total for the grant's life, or (with `period`) an allowance that renews. */
+/**
+ * A token stream (beyond the contract), as ERC20StreamingEnforcer / NativeTokenStreamingEnforcer
+ * hold it: nothing before `start`; from `start`, `initial` at once, then `perSecond` accrues;
+ * what has accrued never exceeds the budget's `amount` (the stream's maximum). Amounts in token units.
+ */
+export const BudgetStream = Schema.Struct({
+  perSecond: Schema.Finite,
+  initial: Schema.Finite,
+  start: Timestamp
+}).annotate({ identifier: "BudgetStream" })
+export type BudgetStream = typeof BudgetStream.Type
+
+/**
+ * A budget: the total for the grant's life, (with `period`) an allowance that renews, or (with
+ * `stream`) an amount that accrues per second up to `amount`. At most one of `period` / `stream`.
+ */
 export const Budget = Schema.Struct({
   ...TokenAmount.fields,
-  period: Schema.optionalKey(BudgetPeriod)
+  period: Schema.optionalKey(BudgetPeriod),
+  stream: Schema.optionalKey(BudgetStream)
 }).annotate({ identifier: "Budget" })
+
+/**
+ * Who may redeem the grant (beyond the contract), held by RedeemerEnforcer on the grant itself, so
+ * it binds every chain of delegations below it: `delegate` (only the delegate), `named` (the
+ * delegate and `addresses`, e.g. a payment facilitator it passes the grant to), or `redelegation`
+ * (no redeemer caveat: anyone the delegate passes the grant to, within its limits). `addresses`
+ * lists the redeemers besides the delegate (empty unless `named`).
+ */
+export const Redeemers = Schema.Struct({
+  mode: Schema.Literals(["delegate", "named", "redelegation"]),
+  addresses: Schema.Array(Address)
+}).annotate({ identifier: "Redeemers" })
+export type Redeemers = typeof Redeemers.Type
 
 export const PolicySet = Schema.Struct({
   budgets: Schema.Array(Budget),
@@ -36,7 +65,9 @@ export const PolicySet = Schema.Struct({
   recipientAllowlist: Schema.Array(RecipientEntry),
   allowedActions: Schema.Array(AllowedAction),
   expiresAt: Timestamp,
-  freezeGated: Schema.Boolean
+  freezeGated: Schema.Boolean,
+  /** Every build sets it (default `delegate`); absent on grants built before it existed (no redeemer caveat). */
+  redeemers: Schema.optionalKey(Redeemers)
 }).annotate({ identifier: "PolicySet" })
 export type PolicySet = typeof PolicySet.Type
 
@@ -53,7 +84,9 @@ export const SpentEntry = Schema.Struct({
   reserved: Schema.optionalKey(Schema.Finite),
   /** Beyond the contract, period budgets: when the current period started and when it resets. */
   periodStart: Schema.optionalKey(Timestamp),
-  resetsAt: Schema.optionalKey(Timestamp)
+  resetsAt: Schema.optionalKey(Timestamp),
+  /** Beyond the contract, stream budgets: what has accrued so far (spent or not, at most `limit`). */
+  unlocked: Schema.optionalKey(Schema.Finite)
 }).annotate({ identifier: "SpentEntry" })
 
 export const Delegation = Schema.Struct({
@@ -98,6 +131,12 @@ export const DelegationBuildRequest = Schema.Struct({
       every: Schema.optionalKey(Schema.Literals(["day", "week", "month"])),
       seconds: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
       start: Schema.optionalKey(Timestamp)
+    })),
+    /** Beyond the contract: a stream; `amount` is then its maximum (docs/delegations.md, "Streams"). */
+    stream: Schema.optionalKey(Schema.Struct({
+      perSecond: PositiveAmount,
+      initial: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))),
+      start: Schema.optionalKey(Timestamp)
     }))
   })).check(
     Schema.isMinLength(1)
@@ -108,7 +147,12 @@ export const DelegationBuildRequest = Schema.Struct({
   recipientAllowlist: Schema.optionalKey(Schema.Array(RecipientEntry)),
   allowedActions: Schema.optionalKey(Schema.Array(AllowedAction)),
   expiresAt: Schema.optionalKey(Timestamp),
-  accountId: Schema.optionalKey(Id)
+  accountId: Schema.optionalKey(Id),
+  /** Beyond the contract: who may redeem (default `{ mode: "delegate" }`; docs/delegations.md, "Redeemers"). */
+  redeemers: Schema.optionalKey(Schema.Struct({
+    mode: Schema.Literals(["delegate", "named", "redelegation"]),
+    addresses: Schema.optionalKey(Schema.Array(Address))
+  }))
 }).annotate({ identifier: "DelegationBuildRequest" })
 
 /** A Delegation Framework caveat as the DelegationManager takes it. */
@@ -167,3 +211,32 @@ export const DelegationBuild = Schema.Struct({
 export const DelegationSignature = Schema.Struct({ permissionId: Hash32, signature: HexString }).annotate({
   identifier: "DelegationSignature"
 })
+
+/**
+ * One redemption of a grant as the chain showed it (beyond the contract; the chain follower records
+ * it: docs/follower.md): the permission context leaf first, who redeemed it, what moved.
+ */
+export const RedemptionRecord = Schema.Struct({
+  /** The grant (absent for a grant this service did not build). */
+  delegationId: Schema.optionalKey(Schema.String),
+  /** The grant's permission id: the root of the chain. */
+  permissionId: Hash32,
+  txHash: Hash32,
+  blockNumber: DecimalString,
+  /** `msg.sender` of `DelegationManager.redeemDelegations`. */
+  redeemer: Address,
+  via: Schema.Literals(["transaction", "user_operation", "account_execute", "unknown"]),
+  chain: Schema.Array(Schema.Struct({ permissionId: Hash32, delegator: Address, delegate: Address })),
+  moved: Schema.Array(Schema.Struct({
+    token: Address,
+    symbol: Schema.optionalKey(Schema.String),
+    amount: Schema.optionalKey(Schema.Finite),
+    /** Base units, exact. */
+    units: DecimalString,
+    recipient: Address
+  })),
+  /** The entries recording it: on the owner's log, and on the delegate's when someone it passed the grant to redeemed it. */
+  ownerEntryId: Schema.optionalKey(Schema.String),
+  delegateEntryId: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "RedemptionRecord" })
+export type RedemptionRecord = typeof RedemptionRecord.Type

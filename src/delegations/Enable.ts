@@ -11,16 +11,19 @@ import { Accounts } from "../accounts/Accounts.ts"
 import { BadRequest, Conflict, UpstreamTimeout } from "../api/Errors.ts"
 import { OperationBuilder } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
-import { AccountStack } from "../chain/Accounts4337.ts"
 import type { UserOpReceipt as BundlerReceipt, UserOpLog } from "../chain/Bundler.ts"
-import { Network } from "../chain/Network.ts"
+import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { enableCalls, enabledPermissionIds, legTypedData, randomSalt, recoverLegSigner } from "./Caveats.ts"
 import { DelegationRepo, type Leg } from "./DelegationRepo.ts"
 import type { DelegationBuild } from "./Domain.ts"
 import { grantTermsOf, makeGrant } from "./Grant.ts"
+import { isNativeSymbol, nativeToken } from "./Native.ts"
+import type { PeriodInput } from "./Periods.ts"
 import { humanSummary, makePolicySet } from "./Policy.ts"
+import { delegateProblem, type RedeemersInput } from "./Redeemers.ts"
+import type { StreamInput } from "./Streams.ts"
 import { Relay } from "./Ports.ts"
 import { lower, type Reads, type Signer } from "./Reads.ts"
 
@@ -35,13 +38,19 @@ export interface BuildInput {
   readonly kind: string
   readonly delegateeAddress: string
   readonly chainId: number
-  readonly budgets: ReadonlyArray<{ readonly token: { readonly symbol: string }; readonly amount: number }>
+  readonly budgets: ReadonlyArray<{
+    readonly token: { readonly symbol: string }
+    readonly amount: number
+    readonly period?: PeriodInput
+    readonly stream?: StreamInput
+  }>
   readonly perActionMax?: { readonly token: { readonly symbol: string }; readonly amount: number }
   readonly maxActions?: number
   readonly recipientAllowlist?: ReadonlyArray<{ readonly name: string; readonly address: string; readonly chainId: number }>
   readonly allowedActions?: ReadonlyArray<{ readonly name: string; readonly target: string; readonly selectors: ReadonlyArray<string> }>
   readonly expiresAt?: string
   readonly accountId?: string
+  readonly redeemers?: RedeemersInput
 }
 
 export interface CreateInput {
@@ -61,28 +70,44 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
   const accounts = yield* Accounts
   const tokens = yield* TokenRegistry
   const builder = yield* OperationBuilder
-  const stack = yield* AccountStack
-  const network = yield* Network
+  const chains = yield* Chains
   const relay = yield* Relay
   const enableWait = yield* EnableWait
   const minLifetimeMs = Duration.toMillis(yield* MinLifetime)
-  const dm = network.delegation.DelegationManager
+  const managerOf = (chainId: number) => chains.find(chainId)?.network.delegation.DelegationManager
   const { decimalsOf, render } = reads
+  /** A chain's own contracts: none of them can be a grant's delegate. */
+  const deploymentContracts = (network: ChainNetwork["network"]) => [
+    { name: "DelegationManager", address: network.delegation.DelegationManager },
+    { name: "EntryPoint", address: network.entryPoint },
+    { name: "SimpleFactory", address: network.delegation.SimpleFactory },
+    ...Object.entries(network.delegation.implementations).map(([name, address]) => ({ name, address })),
+    ...Object.entries(network.delegation.caveatEnforcers).map(([name, address]) => ({ name, address })),
+    ...Object.values(network.tokens).map((t) => ({ name: `token ${t.symbol}`, address: t.address })),
+    ...(network.paymaster === undefined ? [] : [{ name: "paymaster", address: network.paymaster.address }]),
+    ...(network.tokenPaymaster === undefined ? [] : [{ name: "token paymaster", address: network.tokenPaymaster.address }])
+  ]
 
   // ---------------------------------------------------------------------------------
   // Build
 
   const build = Effect.fn("Delegations.build")(function*(signer: Signer, input: BuildInput) {
-    const account = yield* accounts.resolve(signer.address, input.accountId)
-    if (input.chainId !== network.chainId) {
-      return yield* new BadRequest({ message: `chainId ${input.chainId} is not served here (this service runs chain ${network.chainId})` })
-    }
-    const budgetTokens = yield* Effect.forEach(input.budgets, (b) => tokens.resolve(input.chainId, b.token.symbol))
+    const net = yield* chains.get(input.chainId)
+    const { network, accounts: stack } = net
+    const dm = network.delegation.DelegationManager
+    const account = yield* accounts.resolve(signer.address, { accountId: input.accountId, chainId: input.chainId })
+    // The native coin is no token contract: its budget is held by the native enforcers (Native.ts).
+    const budgetTokens = yield* Effect.forEach(input.budgets, (b) =>
+      isNativeSymbol(b.token.symbol) ? Effect.succeed(nativeToken(input.chainId)) : tokens.resolve(input.chainId, b.token.symbol))
     const now = new Date()
     const made = makePolicySet(input, budgetTokens, now, minLifetimeMs)
     if (made._tag === "Invalid") return yield* new BadRequest({ message: made.message })
     const policy = made.policy
     const delegatee = lower(input.delegateeAddress) as Address
+    // Any address that can call the DelegationManager may be the delegate (an EOA, a smart account,
+    // ours or not); one that never could is refused, not granted a grant nobody can use.
+    const problem = delegateProblem(delegatee, account.address, deploymentContracts(network))
+    if (problem !== undefined) return yield* new BadRequest({ message: `delegateeAddress cannot redeem this grant: ${problem}` })
     // One delegation for the whole grant, every limit a caveat (Grant.ts); a limit the chain
     // cannot hold is a 400, never a grant that silently enforces less.
     const terms = grantTermsOf(policy, decimalsOf, { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }, now)
@@ -160,7 +185,8 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     Effect.gen(function*() {
       const row = yield* repo.lockByEnableHash(userOpHash)
       if (row === undefined || row.status !== "pending") return
-      const enabled = new Set(enabledPermissionIds(dm, outcome.logs).map(lower))
+      const dm = managerOf(row.chain_id)
+      const enabled = new Set(dm === undefined ? [] : enabledPermissionIds(dm, outcome.logs).map(lower))
       const allEnabled = row.legs.every((l) => enabled.has(lower(l.permissionId)))
       if (allEnabled) {
         yield* repo.activate(row.id, outcome.transactionHash)
@@ -201,9 +227,9 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
    * Waits (bounded) for the relayed enable to settle. Execution activates the delegation
    * inside the relay's settlement (the on-executed hook); a failed operation fails it here.
    */
-  const awaitEnable = (signer: Signer, userOpHash: string, first?: UserOpReceipt) =>
+  const awaitEnable = (signer: Signer, chainId: number, userOpHash: string, first?: UserOpReceipt) =>
     Effect.gen(function*() {
-      const stored = yield* repo.operationIdByHash(userOpHash, network.chainId)
+      const stored = yield* repo.operationIdByHash(userOpHash, chainId)
       const opId = first?.userOpId ?? stored
       if (opId === undefined) return
       const deadline = Date.now() + Duration.toMillis(enableWait)
@@ -223,8 +249,10 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
       return yield* new BadRequest({ message: "POST /delegations takes the signed enable operation (intentType delegation_enable)" })
     }
     const op = input.userOp
-    if (op.chainId !== network.chainId || lower(op.entryPoint) !== lower(network.entryPoint)) {
-      return yield* new BadRequest({ message: "The operation is for another chain or EntryPoint" })
+    const { network } = yield* chains.get(op.chainId)
+    const dm = network.delegation.DelegationManager
+    if (lower(op.entryPoint) !== lower(network.entryPoint)) {
+      return yield* new BadRequest({ message: `The operation is for another EntryPoint (chain ${network.chainId} uses ${network.entryPoint})` })
     }
     const userOpHash = yield* Effect.try({
       try: () => userOpHashOf(fromWire(op), network.chainId, network.entryPoint),
@@ -241,7 +269,7 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     // A repeated request: answer from what happened (waiting again while pending).
     const existing = yield* repo.findByBuild(dbuild.id)
     if (existing !== undefined) {
-      if (existing.status === "pending") yield* awaitEnable(signer, userOpHash)
+      if (existing.status === "pending") yield* awaitEnable(signer, network.chainId, userOpHash)
       return yield* answerEnable(existing.id)
     }
     if (dbuild.expires_at.getTime() <= Date.now()) {
@@ -302,12 +330,13 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     yield* insertPending
     const submitted = yield* relay.submit(signer.address, op).pipe(
       Effect.tapError((e) =>
-        // 502/504: the relay stored the operation and will send it; its settlement decides the delegation.
-        e._tag === "UpstreamUnavailable" || e._tag === "UpstreamTimeout"
+        // 503/504: the relay stored the operation and will send it (the chain's bundler is down or slow);
+        // its settlement decides the delegation.
+        e._tag === "ServiceUnavailable" || e._tag === "UpstreamTimeout"
           ? Effect.void
           : repo.failPending(id, `refused by the relay: ${e.message}`))
     )
-    yield* awaitEnable(signer, userOpHash, submitted)
+    yield* awaitEnable(signer, network.chainId, userOpHash, submitted)
     return yield* answerEnable(id)
   })
 

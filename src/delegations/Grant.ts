@@ -5,6 +5,8 @@
  * is the redemption's revert reason):
  *
  *   TimestampEnforcer          expiry (redeemable strictly before `expiresAt`)
+ *   RedeemerEnforcer           who may redeem (`msg.sender` of redeemDelegations): the delegate,
+ *                              or it and the named redeemers; none when redelegation is allowed
  *   ValueLteEnforcer           no native value (0 wei)
  *   AllowedTargetsEnforcer     only the allowed actions' targets (budget tokens)
  *   AllowedMethodsEnforcer     only `transfer(address,uint256)`
@@ -16,16 +18,38 @@
  *   MultiTokenPeriodEnforcer   total budget per token: one allowance per token whose single
  *                              period covers the grant's whole life (or, with a budget period,
  *                              an allowance that renews every period)
+ *   ERC20StreamingEnforcer     instead of MultiTokenPeriod for a stream (the grant's only budget)
+ *   ApprovalEnforcer           with an approval rule only: a transfer above its token's threshold
+ *                              needs m of n approvers' signatures (ours: Approvals.sol). Last, so
+ *                              the signatures are checked only once every other limit holds.
+ *
+ * A grant over the native coin (its only budget; Native.ts) is one transfer of value per action:
+ *
+ *   TimestampEnforcer, RedeemerEnforcer   as above
+ *   ExactCalldataEnforcer      empty call data: the action only sends value
+ *   AllowedTargetsEnforcer     the recipient allowlist (when there is one)
+ *   ValueLteEnforcer           the per-action maximum
+ *   LimitedCallsEnforcer       the action count
+ *   NativeTokenPeriodTransferEnforcer / NativeTokenStreamingEnforcer   the budget
+ *
+ * Every budget enforcer above admits only a single call in the default execution mode, so a
+ * batch can never count as one action.
  *
  * The redemption's caveat args (not signed) select the MultiTokenPeriod entry (the token's
- * index) and the LogicalOrWrapper group (the recipient's index): `redeemArgs`.
+ * index) and the LogicalOrWrapper group (the recipient's index), and carry the approvals:
+ * `redeemArgs`.
  */
 import type { Delegation } from "@metamask/smart-accounts-kit"
 import { ROOT_AUTHORITY } from "@metamask/smart-accounts-kit"
 import { createCaveatBuilder } from "@metamask/smart-accounts-kit/utils"
 import { type Address, encodeAbiParameters, encodePacked, type Hex, pad } from "viem"
+import { type ApprovalRule, approvalArgs, approvalTerms, type ApprovalSet, invalidRule } from "../chain/Approvals.ts"
 import type { DelegationEnvironment } from "../chain/Network.ts"
+import type { Redeemers } from "./Domain.ts"
+import { isNative } from "./Native.ts"
 import { toUnits, TRANSFER_SELECTOR } from "./Policy.ts"
+import { redeemerList } from "./Redeemers.ts"
+import { streamUnits } from "./Streams.ts"
 
 /** Most recipients an allowlist may have: each is a LogicalOrWrapper group in the signed terms. */
 export const MAX_RECIPIENTS = 32
@@ -38,6 +62,8 @@ export interface GrantBudget {
   readonly perActionUnits: bigint
   /** A renewing allowance: period length and first period start (unix seconds). */
   readonly period?: { readonly seconds: number; readonly startSeconds: number }
+  /** A stream whose maximum is `units`: initial amount, rate and start (unix seconds). */
+  readonly stream?: { readonly initialUnits: bigint; readonly perSecondUnits: bigint; readonly startSeconds: number }
 }
 
 export interface GrantTerms {
@@ -55,6 +81,13 @@ export interface GrantTerms {
   /** Unix seconds; the TimestampEnforcer refuses redemptions at or after it. */
   readonly expiresAtSeconds: number
   readonly salt: Hex
+  /**
+   * Approvals above a threshold: each threshold names a budget token and is at most its
+   * per-action maximum; a budget token without a threshold needs approvals for every transfer.
+   */
+  readonly approval?: ApprovalRule
+  /** RedeemerEnforcer's list (the delegate first); absent: no redeemer caveat (redelegation allowed). */
+  readonly redeemers?: ReadonlyArray<Address>
 }
 
 /** What a redemption needs to pick its caveat args: the order of tokens and recipients in the terms. */
@@ -67,16 +100,40 @@ export type GrantResult =
   | { readonly _tag: "Ok"; readonly delegation: Delegation; readonly scope: GrantScope }
   | { readonly _tag: "Invalid"; readonly message: string }
 
-/** The enforcers a grant needs, by the environment's names. */
-const REQUIRED = [
-  "TimestampEnforcer",
-  "ValueLteEnforcer",
-  "AllowedTargetsEnforcer",
-  "AllowedMethodsEnforcer",
-  "TransferCapEnforcer",
-  "LimitedCallsEnforcer",
-  "MultiTokenPeriodEnforcer"
-] as const
+/** The grant's shape: which budget enforcer holds it. */
+export type GrantKind = "erc20" | "erc20-stream" | "native" | "native-stream"
+
+export const grantKindOf = (budgets: ReadonlyArray<{ readonly token: string; readonly stream?: unknown }>): GrantKind => {
+  const native = budgets.some((b) => isNative(b.token))
+  const stream = budgets.some((b) => b.stream !== undefined)
+  return native ? (stream ? "native-stream" : "native") : stream ? "erc20-stream" : "erc20"
+}
+
+/**
+ * The enforcers a grant of `kind` needs, by the environment's names (the supported 7715
+ * permissions are computed from this too: src/permissions/Erc7715.ts).
+ */
+export const requiredEnforcers = (
+  kind: GrantKind,
+  options: { readonly recipients: number; readonly redeemers: boolean }
+): ReadonlyArray<string> => {
+  const erc20 = kind === "erc20" || kind === "erc20-stream"
+  return [
+    "TimestampEnforcer",
+    ...(options.redeemers ? ["RedeemerEnforcer"] : []),
+    ...(erc20
+      ? ["ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "TransferCapEnforcer", "LimitedCallsEnforcer"]
+      : ["ExactCalldataEnforcer", "ValueLteEnforcer", "LimitedCallsEnforcer", ...(options.recipients > 0 ? ["AllowedTargetsEnforcer"] : [])]),
+    ...(erc20 && options.recipients > 0 ? ["AllowedCalldataEnforcer"] : []),
+    ...(erc20 && options.recipients > 1 ? ["LogicalOrWrapperEnforcer"] : []),
+    {
+      "erc20": "MultiTokenPeriodEnforcer",
+      "erc20-stream": "ERC20StreamingEnforcer",
+      "native": "NativeTokenPeriodTransferEnforcer",
+      "native-stream": "NativeTokenStreamingEnforcer"
+    }[kind]
+  ]
+}
 
 const caveatGroupsAbi = [{
   type: "tuple[]",
@@ -110,47 +167,77 @@ const enforcerOf = (environment: DelegationEnvironment, name: string): Address |
  */
 export const makeGrant = (environment: DelegationEnvironment, terms: GrantTerms): GrantResult => {
   const invalid = (message: string): GrantResult => ({ _tag: "Invalid", message })
-  for (const name of REQUIRED) {
-    if (enforcerOf(environment, name) === undefined) {
-      return invalid(`this network has no ${name}: the grant's limits cannot all be enforced on chain`)
-    }
-  }
+  if (terms.budgets.length === 0 || terms.targets.length === 0) return invalid("a grant needs at least one budget token and one target")
+  const kind = grantKindOf(terms.budgets)
+  if (kind !== "erc20" && terms.budgets.length > 1) return invalid("a stream or an ETH budget must be the grant's only budget")
   if (terms.recipients.length > MAX_RECIPIENTS) {
     return invalid(`a recipient allowlist has at most ${MAX_RECIPIENTS} entries (each is enforced on chain)`)
   }
-  const wrapper = enforcerOf(environment, "LogicalOrWrapperEnforcer")
-  const allowedCalldata = enforcerOf(environment, "AllowedCalldataEnforcer")
-  if (terms.recipients.length > 0 && allowedCalldata === undefined) {
-    return invalid("this network has no AllowedCalldataEnforcer: a recipient allowlist cannot be enforced on chain")
+  if (terms.redeemers !== undefined && terms.redeemers.length === 0) return invalid("a redeemer list names at least the delegate")
+  const needed = requiredEnforcers(kind, { recipients: terms.recipients.length, redeemers: terms.redeemers !== undefined })
+  for (const name of needed) {
+    if (enforcerOf(environment, name) === undefined) {
+      const what = name === "AllowedCalldataEnforcer" || name === "LogicalOrWrapperEnforcer"
+        ? `a recipient allowlist${name === "LogicalOrWrapperEnforcer" ? " of 2 or more" : ""}`
+        : name === "RedeemerEnforcer"
+        ? "the choice of redeemers"
+        : "the grant's limits"
+      return invalid(`this network has no ${name}: ${what} cannot ${what === "the grant's limits" ? "all " : ""}be enforced on chain`)
+    }
   }
-  if (terms.recipients.length > 1 && wrapper === undefined) {
-    return invalid("this network has no LogicalOrWrapperEnforcer: a recipient allowlist of 2 or more cannot be enforced on chain")
-  }
-  if (terms.budgets.length === 0 || terms.targets.length === 0) return invalid("a grant needs at least one budget token and one target")
   if (terms.budgets.some((b) => b.units <= 0n || b.perActionUnits <= 0n)) {
     return invalid("every budget and per-action maximum must be at least one base unit of its token")
   }
   const lifetime = terms.expiresAtSeconds - terms.startSeconds
   if (lifetime <= 0) return invalid("the grant expires before it starts")
+  if (terms.approval !== undefined) {
+    if (kind !== "erc20") return invalid("an approval rule holds ERC-20 transfers: it cannot go with a stream or an ETH budget")
+    const invalidApproval = approvalProblem(environment, terms.budgets, terms.approval)
+    if (invalidApproval !== undefined) return invalid(invalidApproval)
+  }
   for (const b of terms.budgets) {
     if (b.period !== undefined && (b.period.seconds < 1 || b.period.startSeconds < 1 || b.period.startSeconds + b.period.seconds > terms.expiresAtSeconds)) {
       return invalid("a budget period must be at least a second, start after 1970 and end by the expiry")
     }
   }
 
+  for (const b of terms.budgets) {
+    if (b.stream !== undefined && (b.stream.perSecondUnits <= 0n || b.stream.initialUnits >= b.units || b.stream.startSeconds < 1)) {
+      return invalid("a stream needs a positive rate, an initial amount below its maximum and a start after 1970")
+    }
+    if (b.stream !== undefined && b.stream.startSeconds >= terms.expiresAtSeconds) return invalid("a stream must start before the grant expires")
+  }
+
   try {
-    return grantOf(environment, terms, lifetime)
+    return kind === "erc20" || kind === "erc20-stream" ? grantOf(environment, terms, lifetime) : nativeGrantOf(environment, terms, lifetime)
   } catch (cause) {
     // The kit's term builders validate their input too: whatever they refuse is not expressible.
     return invalid(`the kit refused a caveat: ${cause instanceof Error ? cause.message : String(cause)}`)
   }
 }
 
+const approvalProblem = (
+  environment: DelegationEnvironment,
+  budgets: ReadonlyArray<GrantBudget>,
+  rule: ApprovalRule
+): string | undefined => {
+  if (enforcerOf(environment, "ApprovalEnforcer") === undefined) {
+    return "this network has no ApprovalEnforcer: an approval rule cannot be enforced on chain"
+  }
+  const invalidApproval = invalidRule(rule)
+  if (invalidApproval !== undefined) return invalidApproval
+  for (const t of rule.thresholds) {
+    const budget = budgets.find((b) => sameAddress(b.token, t.token))
+    if (budget === undefined) return "an approval threshold names a budget token"
+    if (t.units > budget.perActionUnits) return "an approval threshold is at most the per-action maximum"
+  }
+  return undefined
+}
+
 const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime: number): GrantResult => {
   const wrapper = enforcerOf(environment, "LogicalOrWrapperEnforcer")
   const allowedCalldata = enforcerOf(environment, "AllowedCalldataEnforcer")
-  const head = createCaveatBuilder(environment as never)
-    .addCaveat("timestamp", { afterThreshold: 0, beforeThreshold: terms.expiresAtSeconds })
+  const head = headOf(environment, terms)
     .addCaveat("valueLte", { maxValue: 0n })
     .addCaveat("allowedTargets", { targets: [...terms.targets] })
     .addCaveat("allowedMethods", { selectors: [TRANSFER_SELECTOR] })
@@ -167,9 +254,10 @@ const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime
       args: "0x" as Hex
     }]
   const cap = { enforcer: enforcerOf(environment, "TransferCapEnforcer")!, terms: transferCapTerms(terms.budgets), args: "0x" as Hex }
-  const tail = createCaveatBuilder(environment as never)
-    .addCaveat("limitedCalls", { limit: terms.maxActions })
-    .addCaveat("multiTokenPeriod", {
+  const counted = createCaveatBuilder(environment as never).addCaveat("limitedCalls", { limit: terms.maxActions })
+  const stream = terms.budgets[0]!.stream
+  const tail = (stream === undefined
+    ? counted.addCaveat("multiTokenPeriod", {
       tokenConfigs: terms.budgets.map((b) => ({
         token: b.token,
         periodAmount: b.units,
@@ -177,19 +265,61 @@ const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime
         startDate: b.period?.startSeconds ?? terms.startSeconds
       }))
     })
+    : counted.addCaveat("erc20Streaming", {
+      tokenAddress: terms.budgets[0]!.token,
+      initialAmount: stream.initialUnits,
+      maxAmount: terms.budgets[0]!.units,
+      amountPerSecond: stream.perSecondUnits,
+      startTime: stream.startSeconds
+    }))
     .build()
-  return {
-    _tag: "Ok",
-    delegation: {
-      delegate: terms.delegate,
-      delegator: terms.delegator,
-      authority: ROOT_AUTHORITY as Hex,
-      caveats: [...head, ...recipientCaveats, cap, ...tail].map((c) => ({ ...c, args: "0x" as Hex })),
-      salt: terms.salt,
-      signature: "0x"
-    },
-    scope: { tokens: terms.budgets.map((b) => b.token), recipients: [...terms.recipients] }
-  }
+  const approval = terms.approval === undefined
+    ? []
+    : [{ enforcer: enforcerOf(environment, "ApprovalEnforcer")!, terms: approvalTerms(terms.approval) }]
+  return ok(terms, [...head, ...recipientCaveats, cap, ...tail, ...approval])
+}
+
+/** Expiry, then who may redeem: the first checks of every grant. */
+const headOf = (environment: DelegationEnvironment, terms: GrantTerms) => {
+  const timed = createCaveatBuilder(environment as never)
+    .addCaveat("timestamp", { afterThreshold: 0, beforeThreshold: terms.expiresAtSeconds })
+  return terms.redeemers === undefined ? timed : timed.addCaveat("redeemer", { redeemers: [...terms.redeemers] })
+}
+
+const ok = (terms: GrantTerms, caveats: ReadonlyArray<{ readonly enforcer: Address; readonly terms: Hex }>): GrantResult => ({
+  _tag: "Ok",
+  delegation: {
+    delegate: terms.delegate,
+    delegator: terms.delegator,
+    authority: ROOT_AUTHORITY as Hex,
+    caveats: caveats.map((c) => ({ enforcer: c.enforcer, terms: c.terms, args: "0x" as Hex })),
+    salt: terms.salt,
+    signature: "0x"
+  },
+  scope: { tokens: terms.budgets.map((b) => b.token), recipients: [...terms.recipients] }
+})
+
+/** A grant over the native coin: each action sends value (no call data) to an allowed recipient. */
+const nativeGrantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime: number): GrantResult => {
+  const budget = terms.budgets[0]!
+  let builder = headOf(environment, terms).addCaveat("exactCalldata", { calldata: "0x" })
+  if (terms.recipients.length > 0) builder = builder.addCaveat("allowedTargets", { targets: [...terms.recipients] })
+  builder = builder
+    .addCaveat("valueLte", { maxValue: budget.perActionUnits })
+    .addCaveat("limitedCalls", { limit: terms.maxActions })
+  builder = budget.stream === undefined
+    ? builder.addCaveat("nativeTokenPeriodTransfer", {
+      periodAmount: budget.units,
+      periodDuration: budget.period?.seconds ?? lifetime,
+      startDate: budget.period?.startSeconds ?? terms.startSeconds
+    })
+    : builder.addCaveat("nativeTokenStreaming", {
+      initialAmount: budget.stream.initialUnits,
+      maxAmount: budget.units,
+      amountPerSecond: budget.stream.perSecondUnits,
+      startTime: budget.stream.startSeconds
+    })
+  return ok(terms, builder.build())
 }
 
 const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
@@ -197,13 +327,14 @@ const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase(
 /**
  * The signed grant with the caveat args one transfer needs (args are not signed: any
  * redeemer may set them, and the enforcers check the execution against the signed terms
- * whatever the args select). `undefined` when the transfer is outside the scope.
+ * whatever the args select), with its approvals when it has them. `undefined` when the
+ * transfer is outside the scope.
  */
 export const redeemArgs = (
   environment: DelegationEnvironment,
   grant: Delegation,
   scope: GrantScope,
-  transfer: { readonly token: Address; readonly to: Address }
+  transfer: { readonly token: Address; readonly to: Address; readonly approvals?: ApprovalSet }
 ): Delegation | undefined => {
   const tokenIndex = scope.tokens.findIndex((t) => sameAddress(t, transfer.token))
   if (tokenIndex < 0) return undefined
@@ -211,9 +342,13 @@ export const redeemArgs = (
   if (scope.recipients.length > 0 && recipientIndex < 0) return undefined
   const period = environment.caveatEnforcers["MultiTokenPeriodEnforcer"]
   const wrapper = environment.caveatEnforcers["LogicalOrWrapperEnforcer"]
+  const approvals = environment.caveatEnforcers["ApprovalEnforcer"]
   return {
     ...grant,
     caveats: grant.caveats.map((c) => {
+      if (approvals !== undefined && transfer.approvals !== undefined && sameAddress(c.enforcer, approvals)) {
+        return { ...c, args: approvalArgs(transfer.approvals) }
+      }
       if (period !== undefined && sameAddress(c.enforcer, period)) {
         return { ...c, args: periodArgs(tokenIndex) }
       }
@@ -224,6 +359,17 @@ export const redeemArgs = (
     })
   }
 }
+
+/**
+ * The signed grant with caveat args that serve every redemption within its scope, or `undefined`
+ * when the args depend on the redemption (2+ tokens pick a MultiTokenPeriod entry, 2+ recipients a
+ * LogicalOrWrapper group). This is the delegation of a permission context an agent redeems as it
+ * is (ERC-7710), whoever builds the redemption: a grant of one token and at most one recipient.
+ */
+export const standingGrant = (environment: DelegationEnvironment, grant: Delegation, scope: GrantScope): Delegation | undefined =>
+  scope.tokens.length !== 1 || scope.recipients.length > 1
+    ? undefined
+    : redeemArgs(environment, grant, scope, { token: scope.tokens[0]!, to: scope.recipients[0] ?? (grant.delegate as Address) })
 
 /** LogicalOrWrapperEnforcer args selecting group `index` whose `caveats` caveats take no args. */
 export const logicalOrArgs = (index: number, caveats = 1): Hex =>
@@ -245,12 +391,14 @@ export const grantTermsOf = (
       readonly token: { readonly address?: string | undefined }
       readonly amount: number
       readonly period?: { readonly seconds: number; readonly start: string }
+      readonly stream?: { readonly perSecond: number; readonly initial: number; readonly start: string }
     }>
     readonly perActionMax: { readonly amount: number }
     readonly maxActions: number
     readonly recipientAllowlist: ReadonlyArray<{ readonly address: string }>
     readonly allowedActions: ReadonlyArray<{ readonly target: string }>
     readonly expiresAt: string
+    readonly redeemers?: Redeemers
   },
   decimalsOf: (address: string) => number,
   parties: { readonly delegator: Address; readonly delegate: Address; readonly salt: Hex },
@@ -267,8 +415,11 @@ export const grantTermsOf = (
     const period = b.period === undefined
       ? undefined
       : { seconds: b.period.seconds, startSeconds: Math.floor(new Date(b.period.start).getTime() / 1000) }
-    budgets.push({ token, units, perActionUnits, ...(period === undefined ? {} : { period }) })
+    const s = b.stream === undefined ? undefined : streamUnits(b.stream, b.amount, decimals)
+    const stream = s === undefined ? undefined : { initialUnits: s.initial, perSecondUnits: s.perSecond, startSeconds: s.startSeconds }
+    budgets.push({ token, units, perActionUnits, ...(period === undefined ? {} : { period }), ...(stream === undefined ? {} : { stream }) })
   }
+  const redeemers = redeemerList(policy.redeemers, parties.delegate) as ReadonlyArray<Address> | undefined
   return {
     ...parties,
     budgets,
@@ -277,6 +428,7 @@ export const grantTermsOf = (
     maxActions: policy.maxActions,
     // A minute before the build: the chain's clock may lag the service's a little.
     startSeconds: Math.floor(now.getTime() / 1000) - 60,
-    expiresAtSeconds: Math.floor(new Date(policy.expiresAt).getTime() / 1000)
+    expiresAtSeconds: Math.floor(new Date(policy.expiresAt).getTime() / 1000),
+    ...(redeemers === undefined ? {} : { redeemers })
   }
 }

@@ -9,11 +9,12 @@
  * (the ERC-20 `Transfer`s out of the delegator in the operation's own logs); the build's
  * facts are the fallback for a failure, which moved nothing. Redemptions that reach the
  * chain around the relay are logged by the chain follower (src/follower), under the same
- * rules. Keys: `delegated:<operationId>` (one owner entry per operation).
+ * rules. Keys: `delegated:<operationId>` (one owner entry per settlement of the operation:
+ * a later one, e.g. the chain correcting a refusal, appends `delegated:<operationId>:<its key>`).
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
+import { Chains } from "../chain/Chains.ts"
 import type { AuditStatus } from "../audit/AuditChain.ts"
 import { AuditLive, AuditRecorder } from "../audit/Recorder.ts"
 import type { UserOpReceipt } from "../chain/Bundler.ts"
@@ -31,6 +32,7 @@ export const OwnerLogLive = Layer.effectDiscard(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const hooks = yield* RelayHooks
   const recorder = yield* AuditRecorder
+  const chains = yield* Chains
   const tokens = yield* TokenRegistry
 
   const meta = (op: RelayedOperation, key: string) => {
@@ -61,11 +63,12 @@ export const OwnerLogLive = Layer.effectDiscard(Effect.gen(function*() {
       const txHash = entry.receipt?.transactionHash.toLowerCase()
       yield* recorder.record({
         accountId: grant.account_id,
-        declineId: `delegated:${op.id}`,
+        // A later settlement of the operation (corrected from the chain) is a follow-up entry, never dropped as a duplicate.
+        declineId: op.settlementKey === undefined ? `delegated:${op.id}` : `delegated:${op.id}:${op.settlementKey}`,
         actor: grant.delegatee_address,
         action: "delegated_action",
         ...facts,
-        chain: chainNameOf(op.chainId),
+        chain: chains.nameOf(op.chainId),
         chainId: op.chainId,
         status: entry.status,
         ...(entry.declineReason === undefined ? {} : { declineReason: entry.declineReason }),

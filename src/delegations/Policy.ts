@@ -7,8 +7,11 @@
 import { formatUnits, parseUnits } from "viem"
 import type { Address } from "../domain/Primitives.ts"
 import type { Token } from "../tokens/TokenRegistry.ts"
-import type { BudgetPeriod, PolicySet } from "./Domain.ts"
-import { currentPeriod, periodOf, type PeriodInput, periodWords } from "./Periods.ts"
+import type { BudgetPeriod, BudgetStream, PolicySet } from "./Domain.ts"
+import { isNative, NATIVE_ADDRESS } from "./Native.ts"
+import { currentPeriod, periodOf, type PeriodInput } from "./Periods.ts"
+import { redeemersOf, type RedeemersInput } from "./Redeemers.ts"
+import { accruesBy, streamOf, type StreamInput, streamUnits, unlockedAt } from "./Streams.ts"
 
 /** ERC-20 `transfer(address,uint256)`: the one function a delegated action calls. */
 export const TRANSFER_SELECTOR = "0xa9059cbb"
@@ -38,7 +41,8 @@ export const DECLINE_REASONS = [
   "per_action_exceeded",
   "count_exhausted",
   "cap_exceeded",
-  "period_exceeded"
+  "period_exceeded",
+  "stream_exceeded"
 ] as const
 export type DeclineReason = typeof DECLINE_REASONS[number]
 
@@ -67,12 +71,13 @@ export interface AmountInput {
 
 export interface PolicyInput {
   readonly chainId: number
-  readonly budgets: ReadonlyArray<AmountInput & { readonly period?: PeriodInput }>
+  readonly budgets: ReadonlyArray<AmountInput & { readonly period?: PeriodInput; readonly stream?: StreamInput }>
   readonly perActionMax?: AmountInput
   readonly maxActions?: number
   readonly recipientAllowlist?: ReadonlyArray<{ readonly name: string; readonly address: string; readonly chainId: number }>
   readonly allowedActions?: ReadonlyArray<{ readonly name: string; readonly target: string; readonly selectors: ReadonlyArray<string> }>
   readonly expiresAt?: string
+  readonly redeemers?: RedeemersInput
 }
 
 export type PolicyResult = { readonly _tag: "Ok"; readonly policy: PolicySet } | { readonly _tag: "Invalid"; readonly message: string }
@@ -139,7 +144,16 @@ export const makePolicySet = (
 
   // Allowed actions: ERC-20 transfer on each budget token (the only call a delegated
   // action makes, and the only one ERC20TransferAmountEnforcer lets through).
-  const derived = budgetTokens.map((t) => ({ name: `${t.symbol} transfer`, target: t.address, selectors: [TRANSFER_SELECTOR] }))
+  const native = budgetTokens.some((t) => isNative(t.address))
+  if (native && budgetTokens.length > 1) {
+    return invalid("an ETH budget must be the grant's only budget: an action sends ETH with no call data, or one token transfer, never both kinds")
+  }
+  if (native && input.allowedActions !== undefined) {
+    return invalid("allowedActions does not apply to an ETH budget: its only action is sending ETH with no call data")
+  }
+  const derived = native
+    ? [{ name: "ETH transfer", target: NATIVE_ADDRESS, selectors: [] }]
+    : budgetTokens.map((t) => ({ name: `${t.symbol} transfer`, target: t.address, selectors: [TRANSFER_SELECTOR] }))
   let allowedActions: PolicySet["allowedActions"] = derived
   if (input.allowedActions !== undefined) {
     for (const a of input.allowedActions) {
@@ -168,67 +182,55 @@ export const makePolicySet = (
   expiresAt = new Date(Math.floor(expiresAt.getTime() / 1000) * 1000)
 
   const periods: Array<BudgetPeriod | undefined> = []
+  const streams: Array<BudgetStream | undefined> = []
   for (const [i, b] of input.budgets.entries()) {
-    const p = periodOf(b.period, budgetTokens[i]!.symbol, now, expiresAt)
+    const token = budgetTokens[i]!
+    if (b.period !== undefined && b.stream !== undefined) return invalid(`the budget of ${token.symbol} is a period or a stream, not both`)
+    const p = periodOf(b.period, token.symbol, now, expiresAt)
     if (typeof p === "string") return invalid(p)
     periods.push(p)
+    const s = streamOf(b.stream, { amount: b.amount, symbol: token.symbol, decimals: token.decimals }, now, expiresAt)
+    if (typeof s === "string") return invalid(s)
+    // One streaming enforcer holds one token's stream: the grant's other tokens would have no budget on chain.
+    if (s !== undefined && input.budgets.length > 1) return invalid(`a stream budget (${token.symbol}) must be the grant's only budget: the chain's streaming enforcer holds one token`)
+    streams.push(s)
   }
+  const redeemers = redeemersOf(input.redeemers)
+  if (typeof redeemers === "string") return invalid(redeemers)
 
   return {
     _tag: "Ok",
     policy: {
       budgets: input.budgets.map((b, i) => {
         const period = periods[i]
-        return { token: tokenRef(budgetTokens[i]!), amount: b.amount, ...(period === undefined ? {} : { period }) }
+        const stream = streams[i]
+        return {
+          token: tokenRef(budgetTokens[i]!),
+          amount: b.amount,
+          ...(period === undefined ? {} : { period }),
+          ...(stream === undefined ? {} : { stream })
+        }
       }),
       perActionMax,
       maxActions,
       recipientAllowlist,
       allowedActions,
       expiresAt: expiresAt.toISOString(),
-      freezeGated: true
+      freezeGated: true,
+      redeemers
     }
   }
 }
 
 // ---------------------------------------------------------------------------------------
-// Summary
+// Summary (Summary.ts)
 
-const fmt = (n: number) => n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 18 })
-const listJoin = (xs: ReadonlyArray<string>, conjunction = "and") =>
-  xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} ${conjunction} ${xs[xs.length - 1]}`
-const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`
-
-/**
- * Every limit in plain language, and nothing the chain does not hold: each clause is one
- * caveat of the grant's delegation (Grant.ts; docs/onchain.md has the table).
- */
-export const humanSummary = (policy: PolicySet, delegatee: string, name?: string): string => {
-  const who = name === undefined ? `The delegate ${delegatee}` : `"${name}" (delegate ${delegatee})`
-  const totals = policy.budgets.filter((b) => b.period === undefined)
-  const renewing = policy.budgets.filter((b) => b.period !== undefined)
-  const spend = [
-    ...(totals.length === 0 ? [] : [`at most ${listJoin(totals.map((b) => `${fmt(b.amount)} ${b.token.symbol}`))} in total`]),
-    ...renewing.map((b) => `at most ${fmt(b.amount)} ${b.token.symbol} ${periodWords(b.period!)}`)
-  ]
-  const perAction = listJoin(policy.budgets.map((b) => `${fmt(policy.perActionMax.amount)} ${b.token.symbol}`), "or")
-  const calls = listJoin(policy.allowedActions.map((a) => {
-    const symbol = policy.budgets.find((b) => b.token.address?.toLowerCase() === a.target.toLowerCase())?.token.symbol
-    return `transfer(address,uint256) on ${symbol ?? a.name} (${a.target})`
-  }))
-  const recipients = policy.recipientAllowlist.length === 0
-    ? "to any recipient"
-    : `only to ${listJoin(policy.recipientAllowlist.map((r) => `${r.name} (${r.address})`))}`
-  const actions = policy.maxActions === 1 ? "1 action" : `${policy.maxActions} actions`
-  const across = policy.budgets.length > 1 ? " in total across all its tokens" : ""
-  return `${who} may spend ${listJoin(spend)}, at most ${perAction} per action, in at most ${actions}${across}, ` +
-    `${recipients}, until ${utc(policy.expiresAt)}. It may only call ${calls}, with no ETH attached. ` +
-    `Nothing else is allowed: the chain enforces each of these limits, even if the delegate goes around this service. ` +
-    `You can revoke it at any time, and it is blocked while the account is frozen.`
-}
+export { humanSummary } from "./Summary.ts"
 
 // ---------------------------------------------------------------------------------------
 // Evaluation
+
+const fmt = (n: number) => n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 18 })
 
 /** What the delegation has used so far (executed + reserved, never released), per token address. */
 export interface PolicyState {
@@ -352,6 +354,20 @@ export const evaluate = (
         `${fmt(action.amount)} ${budget.token.symbol} exceeds what is left of this period's allowance ` +
           `(${fmt(fromUnits(limitUnits - used, decimals))} of ${fmt(budget.amount)}); the next period starts at ${current.end.toISOString()}`,
         current.end.toISOString()
+      )
+    }
+  } else if (budget.stream !== undefined) {
+    const stream = streamUnits(budget.stream, budget.amount, decimals)
+    const unlocked = unlockedAt(stream, Math.floor(now.getTime() / 1000))
+    if (used + units > unlocked) {
+      const at = accruesBy(stream, used + units)
+      const when = at === undefined ? undefined : new Date(at * 1000).toISOString()
+      return declined(
+        "stream_exceeded",
+        `${fmt(action.amount)} ${budget.token.symbol} exceeds what the stream has accrued and is unspent ` +
+          `(${fmt(fromUnits(unlocked > used ? unlocked - used : 0n, decimals))} ${budget.token.symbol} now)` +
+          (when === undefined ? "; the stream's maximum does not allow it" : `; enough will have accrued at ${when}`),
+        when
       )
     }
   } else if (used + units > limitUnits) {

@@ -6,13 +6,14 @@
  * - the relay (`Relay`, `RelayHooks`) and the one operation builder.
  */
 import { Context, Effect, Layer } from "effect"
-import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
+import { Chains } from "../chain/Chains.ts"
 import { AuditLive, AuditRecorder } from "../audit/Recorder.ts"
 
 export { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 export { Relay } from "../userops/Relay.ts"
 export { type RelayedOperation, RelayHooks } from "../userops/RelayHooks.ts"
-export { AccountRulesLive, OperationBuilderLive, RelayHooksLive, RelayLive } from "../userops/Live.ts"
+export { AccountRulesLive } from "../owner/Live.ts"
+export { OperationBuilderLive, RelayHooksLive, RelayLive } from "../userops/Live.ts"
 
 export interface DeclineRecord {
   readonly accountId: string
@@ -33,6 +34,7 @@ export class DeclineRecorder extends Context.Service<DeclineRecorder, {
     DeclineRecorder,
     Effect.gen(function*() {
       const audit = yield* AuditRecorder
+      const chains = yield* Chains
       const record = Effect.fn("DeclineRecorder.record")(function*(d: DeclineRecord) {
         const recorded = yield* audit.recordDecline({
           accountId: d.accountId,
@@ -40,7 +42,7 @@ export class DeclineRecorder extends Context.Service<DeclineRecorder, {
           action: "delegated_action",
           ...(d.amount === undefined ? {} : { amount: d.amount }),
           ...(d.token === undefined ? {} : { token: d.token }),
-          chain: chainNameOf(d.chainId),
+          chain: chains.nameOf(d.chainId),
           chainId: d.chainId,
           declineReason: d.reason,
           delegationId: d.delegationId

@@ -6,14 +6,16 @@
  */
 import { Effect } from "effect"
 import { Accounts } from "../accounts/Accounts.ts"
-import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
+import type { BadRequest, NotFound as NotFoundError } from "../api/Errors.ts"
 import { NotFound } from "../api/Errors.ts"
 import type { CurrentSigner } from "../auth/Middleware.ts"
-import { Network } from "../chain/Network.ts"
+import { Chains } from "../chain/Chains.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
-import type { Delegation, DelegationStatus, PolicySet } from "./Domain.ts"
-import { visibleStatus } from "./Policy.ts"
+import type { Delegation, DelegationStatus, PolicySet, RedemptionRecord } from "./Domain.ts"
+import { isNative, nativeToken } from "./Native.ts"
+import { fromUnits, visibleStatus } from "./Policy.ts"
+import { RedemptionRepo } from "./RedemptionRepo.ts"
 import { makeUsage } from "./Usage.ts"
 
 export type Signer = CurrentSigner["Service"]
@@ -41,9 +43,12 @@ export const makeReads = Effect.gen(function*() {
   const repo = yield* DelegationRepo
   const accounts = yield* Accounts
   const tokens = yield* TokenRegistry
-  const network = yield* Network
+  const chains = yield* Chains
+  const redemptionRepo = yield* RedemptionRepo
 
-  const decimalsOf = (address: string) => tokens.byAddress(network.chainId, address)?.decimals ?? 18
+  // A token's decimals by address; the same address is taken to be the same token on every chain
+  // (the registry lists each chain's tokens; a clash would be a configuration error).
+  const decimalsOf = (address: string) => tokens.all.find((t) => t.address === lower(address))?.decimals ?? 18
   const usageOf = yield* makeUsage(decimalsOf)
 
   const findOwn = (signer: Signer, id: string) => repo.findOwned(id, lower(signer.address)).pipe(Effect.flatMap(visible(id)))
@@ -66,7 +71,7 @@ export const makeReads = Effect.gen(function*() {
       kind: row.kind,
       icon: row.icon,
       delegateeAddress: row.delegatee_address,
-      chain: chainNameOf(row.chain_id),
+      chain: chains.nameOf(row.chain_id),
       chainId: row.chain_id,
       status: status === "pending" || status === "failed" ? "revoked" : status,
       humanSummary: row.human_summary,
@@ -85,15 +90,26 @@ export const makeReads = Effect.gen(function*() {
     ).pipe(Effect.orDie)
   }
 
-  const list = Effect.fn("Delegations.list")(function*(
+  /**
+   * The grants of the signer's accounts: the one `accountId` names, else the lowest visible
+   * index on every served chain (or on `chainId`), newest first.
+   */
+  const list: (
     signer: Signer,
-    query: { readonly status?: DelegationStatus; readonly accountId?: string; readonly role?: "owner" | "delegatee" }
-  ) {
-    const account = yield* accounts.resolve(signer.address, query.accountId)
-    const rows = query.role === "delegatee"
-      // Grants the account holds (any owner's), never the holder's own grants to others.
-      ? yield* repo.listHeld(lower(account.address))
-      : yield* repo.listOwned(account.id, lower(signer.address))
+    query: {
+      readonly status?: DelegationStatus
+      readonly accountId?: string
+      readonly chainId?: number
+      readonly role?: "owner" | "delegatee"
+    }
+  ) => Effect.Effect<ReadonlyArray<Delegation>, NotFoundError | BadRequest> = Effect.fn("Delegations.list")(function*(signer, query) {
+    const scoped = yield* accounts.resolveAll(signer.address, { accountId: query.accountId, chainId: query.chainId })
+    const rows = (yield* Effect.forEach(scoped, (account) =>
+      query.role === "delegatee"
+        // Grants the account holds (any owner's) on its chain, and those held by the signer's own key
+        // (an EOA delegate), never the holder's own grants to others.
+        ? repo.listHeld([lower(account.address), lower(signer.address)], account.chainId)
+        : repo.listOwned(account.id, lower(signer.address)))).flat()
     const sorted = [...rows].sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? -1 : 1))
     const all = yield* render(sorted)
     return query.status === undefined ? all : all.filter((d) => d.status === query.status)
@@ -118,7 +134,33 @@ export const makeReads = Effect.gen(function*() {
     }))
   })
 
-  return { decimalsOf, usageOf, findOwn, findHeld, findUsable, render, list, get, snapshots }
+  /** A grant's redemptions as the chain showed them (the follower's record), for its owner or its holder. */
+  const redemptions = Effect.fn("Delegations.redemptions")(function*(signer: Signer, id: string) {
+    yield* findUsable(signer, id)
+    const rows = yield* redemptionRepo.listByDelegation(id)
+    return rows.map((r): RedemptionRecord => ({
+      ...(r.delegation_id === null ? {} : { delegationId: r.delegation_id }),
+      permissionId: r.root_hash,
+      txHash: r.tx_hash,
+      blockNumber: r.block_number,
+      redeemer: r.redeemer,
+      via: r.via,
+      chain: r.chain.map((l) => ({ permissionId: l.hash, delegator: l.delegator, delegate: l.delegate })),
+      moved: r.moved.map((m) => {
+        const token = isNative(m.token) ? nativeToken(r.chain_id) : tokens.byAddress(r.chain_id, m.token)
+        return {
+          token: m.token,
+          ...(token === undefined ? {} : { symbol: token.symbol, amount: fromUnits(BigInt(m.units), token.decimals) }),
+          units: m.units,
+          recipient: m.to
+        }
+      }),
+      ...(r.owner_entry_id === null ? {} : { ownerEntryId: r.owner_entry_id }),
+      ...(r.delegate_entry_id === null ? {} : { delegateEntryId: r.delegate_entry_id })
+    }))
+  })
+
+  return { decimalsOf, usageOf, findOwn, findHeld, findUsable, render, list, get, snapshots, redemptions }
 })
 
 export type Reads = Effect.Success<typeof makeReads>

@@ -20,6 +20,8 @@ export interface Redemption {
   readonly redeemer: Address
   /** The delegate named in the redeemed delegation. */
   readonly delegate: Address
+  /** The redeemed delegation's authority (`ROOT_AUTHORITY` for the root of a chain). */
+  readonly authority: Hash
   readonly delegationHash: Hash
   readonly logIndex: number
 }
@@ -80,6 +82,7 @@ export const redemptionsIn = (delegationManager: Address, logs: ReadonlyArray<Ra
         rootDelegator: args.rootDelegator,
         redeemer: args.redeemer,
         delegate: args.delegation.delegate,
+        authority: args.delegation.authority,
         delegationHash: delegationHashOf(args.delegation),
         logIndex: log.logIndex ?? 0
       })

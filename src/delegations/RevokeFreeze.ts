@@ -8,12 +8,10 @@
 import { Effect } from "effect"
 import type { Hex } from "viem"
 import { Accounts } from "../accounts/Accounts.ts"
-import { AccountRules } from "../accounts/Rules.ts"
+import { AccountRules } from "../owner/Rules.ts"
 import { BadRequest } from "../api/Errors.ts"
 import { OperationBuilder } from "../builds/OperationBuilder.ts"
-import { AccountStack } from "../chain/Accounts4337.ts"
-import { Chain } from "../chain/Chain.ts"
-import { Network } from "../chain/Network.ts"
+import { Chains } from "../chain/Chains.ts"
 import { disabledPermissionIds } from "./Caveats.ts"
 import { DelegationRepo } from "./DelegationRepo.ts"
 import { freezeCalls, legStates, revokeCallDataOf } from "./FreezeState.ts"
@@ -23,17 +21,16 @@ export const makeRevokeFreeze = (reads: Reads) => Effect.gen(function*() {
   const repo = yield* DelegationRepo
   const accounts = yield* Accounts
   const builder = yield* OperationBuilder
-  const stack = yield* AccountStack
-  const chain = yield* Chain
-  const network = yield* Network
+  const chains = yield* Chains
   const rules = yield* AccountRules
-  const dm = network.delegation.DelegationManager
   const { findOwn } = reads
 
   const revoke = Effect.fn("Delegations.revoke")(function*(signer: Signer, id: string) {
     const row = yield* findOwn(signer, id)
     if (row.status === "revoked") return yield* new BadRequest({ message: "This delegation is already revoked" })
     const account = yield* accounts.findById(signer.address, row.account_id)
+    const { chain, accounts: stack, network } = yield* chains.serving(row.chain_id)
+    const dm = network.delegation.DelegationManager
     const built = yield* builder.build({
       account,
       intentType: "delegation_revoke",
@@ -51,9 +48,11 @@ export const makeRevokeFreeze = (reads: Reads) => Effect.gen(function*() {
    * legs whose delegator is the operation's sender can have been disabled by it. A
    * delegation is revoked once every leg is disabled.
    */
-  const retire = (callData: Hex, sender: string, txHash: string) =>
+  const retire = (chainId: number, callData: Hex, sender: string, txHash: string) =>
     Effect.gen(function*() {
-      const ids = disabledPermissionIds(stack, dm, callData).map(lower)
+      const net = chains.find(chainId)
+      if (net === undefined) return
+      const ids = disabledPermissionIds(net.accounts, net.network.delegation.DelegationManager, callData).map(lower)
       if (ids.length === 0) return
       const legs = yield* repo.disableLegs(ids, lower(sender), txHash)
       const touched = [...new Set(legs)]
@@ -78,6 +77,8 @@ export const makeRevokeFreeze = (reads: Reads) => Effect.gen(function*() {
       const live = yield* repo.enabledLegIds(account.id)
       const liveIds = new Set(live.map(lower))
       const legs = rows.flat().filter((l) => liveIds.has(lower(l.permissionId)))
+      const { chain, network } = yield* chains.serving(account.chainId)
+      const dm = network.delegation.DelegationManager
       const states = yield* legStates(chain, dm, legs)
       const calls = freezeCalls(dm, states)
       return {

@@ -2,31 +2,40 @@
  * What a grant has used, reconciled between the service's reservations and the enforcers'
  * own state on chain (docs/delegations.md, "Spend accounting"):
  *
- *   executed(token) = max(final reservations [in the current period], the chain's
- *                         MultiTokenPeriodEnforcer spend in its current period)
+ *   executed(token) = max(final reservations [in the current period], the chain's spend:
+ *                         MultiTokenPeriodEnforcer / NativeTokenPeriodTransferEnforcer in
+ *                         their current period, a streaming enforcer's `spent`)
  *   used(token)     = executed + open reservations (reserved and unexpired, or submitted)
  *   actions         = max(final reservations, LimitedCallsEnforcer.callCounts) + open
  *   remaining       = min(limit − used, what the chain still allows − open), never below 0
+ *                     (a stream: also at most what has accrued − used)
  *
  * so a redemption that went around the service (the delegate's own bundler or `handleOps`)
  * counts as soon as the chain shows it, and the service never grants more than the chain
  * still allows. If the chain cannot be read, the service's own record stands (logged).
  */
-import { LimitedCallsEnforcer, MultiTokenPeriodEnforcer } from "@metamask/delegation-abis"
+import {
+  ERC20StreamingEnforcer,
+  LimitedCallsEnforcer,
+  MultiTokenPeriodEnforcer,
+  NativeTokenPeriodTransferEnforcer,
+  NativeTokenStreamingEnforcer
+} from "@metamask/delegation-abis"
 import { Effect } from "effect"
 import { decodeFunctionResult, encodeFunctionData, type Hash, type Hex, hexToBigInt, slice } from "viem"
-import { Chain } from "../chain/Chain.ts"
-import { Network } from "../chain/Network.ts"
+import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import type { Delegation as DfDelegation } from "./Caveats.ts"
 import { DelegationRepo } from "./DelegationRepo.ts"
 import type { PolicySet } from "./Domain.ts"
 import { periodArgs, type GrantScope } from "./Grant.ts"
 import { currentPeriod } from "./Periods.ts"
 import { fromUnits, toUnits } from "./Policy.ts"
+import { streamUnits, unlockedAt } from "./Streams.ts"
 
 /** What usage needs of a delegation row. */
 export interface UsageRow {
   readonly id: string
+  readonly chain_id: number
   readonly policy_set: PolicySet
   readonly legs: ReadonlyArray<{ readonly permissionId: Hash; readonly delegation: DfDelegation; readonly scope?: GrantScope }>
 }
@@ -58,50 +67,110 @@ const decoded = <A>(f: () => A) => Effect.try({ try: f, catch: (cause) => new Er
 /** `decimalsOf`: a token's decimals by lowercase address. */
 export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen(function*() {
   const repo = yield* DelegationRepo
-  const chain = yield* Chain
-  const network = yield* Network
-  const dm = network.delegation.DelegationManager
-  const period = network.delegation.caveatEnforcers["MultiTokenPeriodEnforcer"]
-  const limited = network.delegation.caveatEnforcers["LimitedCallsEnforcer"]
+  const chains = yield* Chains
+
+  const enforcerOf = (net: ChainNetwork) => (name: string) => net.network.delegation.caveatEnforcers[name]
+  const caveatOf = (net: ChainNetwork, delegation: DfDelegation, name: string) => {
+    const address = enforcerOf(net)(name)
+    return address === undefined ? undefined : delegation.caveats.find((c) => lower(c.enforcer) === lower(address))
+  }
+  const word = (terms: Hex, at: number) => hexToBigInt(slice(terms, at, at + 32))
+
+  /** A periodic allowance's state (MultiTokenPeriod entry or NativeTokenPeriodTransfer): spent and available now. */
+  const periodic = (answer: readonly [bigint, boolean, bigint], amount: bigint, seconds: bigint, start: bigint, now: Date) => {
+    const [available, , current] = answer
+    // The period `now` is in. The chain answers at its latest block, which may be older
+    // than now: a later period than the chain's has spent nothing yet.
+    const nowSeconds = BigInt(Math.floor(now.getTime() / 1000))
+    const expected = nowSeconds < start ? 0n : (nowSeconds - start) / seconds + 1n
+    if (expected > current) return { spent: 0n, available: expected === 0n ? 0n : amount }
+    // Period 0: not started yet (nothing spent, nothing available).
+    return { spent: current === 0n ? 0n : amount - available, available }
+  }
+
+  /**
+   * A stream's state: the enforcer stores `spent` from the first redemption on (before it, its
+   * own `getAvailableAmount` answers 0), so what has accrued is computed from the signed terms.
+   */
+  const streamed = (
+    net: ChainNetwork,
+    name: "ERC20StreamingEnforcer" | "NativeTokenStreamingEnforcer",
+    permissionId: Hash,
+    terms: Hex,
+    now: Date
+  ) =>
+    Effect.gen(function*() {
+      const abi = name === "ERC20StreamingEnforcer" ? ERC20StreamingEnforcer : NativeTokenStreamingEnforcer
+      const data = yield* net.chain.call({
+        to: enforcerOf(net)(name)!,
+        data: encodeFunctionData({ abi, functionName: "streamingAllowances", args: [net.network.delegation.DelegationManager, permissionId] })
+      })
+      const state = yield* decoded(() => decodeFunctionResult({ abi, functionName: "streamingAllowances", data }) as readonly bigint[])
+      const spent = state[4]!
+      const at = name === "ERC20StreamingEnforcer" ? 20 : 0
+      const units = { initial: word(terms, at), max: word(terms, at + 32), perSecond: word(terms, at + 64), startSeconds: Number(word(terms, at + 96)) }
+      const unlocked = unlockedAt(units, Math.floor(now.getTime() / 1000))
+      return { spent, available: unlocked > spent ? unlocked - spent : 0n }
+    })
 
   /** The enforcers' state for a grant (one leg with a scope); `undefined` for other shapes or when unreadable. */
   const onChain = (row: UsageRow, now: Date) =>
     Effect.gen(function*() {
+      const net = chains.find(row.chain_id)
+      if (net === undefined) return undefined
+      const { chain, network } = net
+      const dm = network.delegation.DelegationManager
+      const enforcer = enforcerOf(net)
+      const limited = enforcer("LimitedCallsEnforcer")
       const leg = row.legs[0]
-      if (leg === undefined || leg.scope === undefined || row.legs.length !== 1 || period === undefined || limited === undefined) {
-        return undefined
-      }
-      const caveat = leg.delegation.caveats.find((c) => lower(c.enforcer) === lower(period))
-      if (caveat === undefined) return undefined
+      if (leg === undefined || leg.scope === undefined || row.legs.length !== 1 || limited === undefined) return undefined
       const callsData = yield* chain.call({
         to: limited,
         data: encodeFunctionData({ abi: LimitedCallsEnforcer, functionName: "callCounts", args: [dm, leg.permissionId] })
       })
       const calls = yield* decoded(() => decodeFunctionResult({ abi: LimitedCallsEnforcer, functionName: "callCounts", data: callsData }) as bigint)
       const perToken = new Map<string, { spent: bigint; available: bigint }>()
-      for (const [i, token] of leg.scope.tokens.entries()) {
+      const erc20Stream = caveatOf(net, leg.delegation, "ERC20StreamingEnforcer")
+      const nativeStream = caveatOf(net, leg.delegation, "NativeTokenStreamingEnforcer")
+      const nativePeriod = caveatOf(net, leg.delegation, "NativeTokenPeriodTransferEnforcer")
+      const multi = caveatOf(net, leg.delegation, "MultiTokenPeriodEnforcer")
+      const token = lower(leg.scope.tokens[0] ?? "")
+      if (erc20Stream !== undefined || nativeStream !== undefined) {
+        const name = erc20Stream !== undefined ? "ERC20StreamingEnforcer" : "NativeTokenStreamingEnforcer"
+        perToken.set(token, yield* streamed(net, name, leg.permissionId, (erc20Stream ?? nativeStream)!.terms as Hex, now))
+      } else if (nativePeriod !== undefined) {
         const data = yield* chain.call({
-          to: period,
+          to: enforcer("NativeTokenPeriodTransferEnforcer")!,
           data: encodeFunctionData({
-            abi: MultiTokenPeriodEnforcer,
+            abi: NativeTokenPeriodTransferEnforcer,
             functionName: "getAvailableAmount",
-            args: [leg.permissionId, dm, caveat.terms, periodArgs(i)]
+            args: [leg.permissionId, dm, nativePeriod.terms]
           })
         })
-        const [available, , current] = yield* decoded(() =>
-          decodeFunctionResult({ abi: MultiTokenPeriodEnforcer, functionName: "getAvailableAmount", data }) as readonly [bigint, boolean, bigint]
+        const answer = yield* decoded(() =>
+          decodeFunctionResult({ abi: NativeTokenPeriodTransferEnforcer, functionName: "getAvailableAmount", data }) as readonly [bigint, boolean, bigint]
         )
-        const at = i * 116
-        const periodAmount = hexToBigInt(slice(caveat.terms as Hex, at + 20, at + 52))
-        const seconds = hexToBigInt(slice(caveat.terms as Hex, at + 52, at + 84))
-        const start = hexToBigInt(slice(caveat.terms as Hex, at + 84, at + 116))
-        // The period `now` is in. The chain answers at its latest block, which may be older
-        // than now: a later period than the chain's has spent nothing yet.
-        const nowSeconds = BigInt(Math.floor(now.getTime() / 1000))
-        const expected = nowSeconds < start ? 0n : (nowSeconds - start) / seconds + 1n
-        if (expected > current) perToken.set(lower(token), { spent: 0n, available: expected === 0n ? 0n : periodAmount })
-        // Period 0: not started yet (nothing spent, nothing available).
-        else perToken.set(lower(token), { spent: current === 0n ? 0n : periodAmount - available, available })
+        const terms = nativePeriod.terms as Hex
+        perToken.set(token, periodic(answer, word(terms, 0), word(terms, 32), word(terms, 64), now))
+      } else if (multi !== undefined) {
+        for (const [i, t] of leg.scope.tokens.entries()) {
+          const data = yield* chain.call({
+            to: enforcer("MultiTokenPeriodEnforcer")!,
+            data: encodeFunctionData({
+              abi: MultiTokenPeriodEnforcer,
+              functionName: "getAvailableAmount",
+              args: [leg.permissionId, dm, multi.terms, periodArgs(i)]
+            })
+          })
+          const answer = yield* decoded(() =>
+            decodeFunctionResult({ abi: MultiTokenPeriodEnforcer, functionName: "getAvailableAmount", data }) as readonly [bigint, boolean, bigint]
+          )
+          const at = i * 116
+          const terms = multi.terms as Hex
+          perToken.set(lower(t), periodic(answer, word(terms, at + 20), word(terms, at + 52), word(terms, at + 84), now))
+        }
+      } else {
+        return undefined
       }
       return { calls, perToken } satisfies ChainUse
     }).pipe(
@@ -144,9 +213,11 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
     Effect.map(useOf(row, exceptId), (use) => {
       const usedUnits = new Map<string, bigint>()
       for (const [token, u] of use.perToken) {
-        // Never more room than the chain still allows: what it refuses counts as used.
+        // Never more room than the chain still allows: what it refuses counts as used. (A stream's
+        // room is what has accrued, which `evaluate` computes from the policy: its used is what was spent.)
         const limit = budgetUnits(row.policy_set, token)
-        const chainUsed = u.chainAvailable === undefined || limit === undefined ? 0n : limit - u.chainAvailable
+        const streaming = row.policy_set.budgets.some((b) => b.stream !== undefined && lower(b.token.address ?? "") === token)
+        const chainUsed = u.chainAvailable === undefined || limit === undefined || streaming ? 0n : limit - u.chainAvailable
         usedUnits.set(token, (u.executed > chainUsed ? u.executed : chainUsed) + u.open)
       }
       return { usedUnits, actionsUsed: use.actionsUsed }
@@ -167,6 +238,9 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
         const u = use.perToken.get(token) ?? { executed: 0n, open: 0n }
         let remaining = limit - u.executed - u.open
         if (u.chainAvailable !== undefined && u.chainAvailable - u.open < remaining) remaining = u.chainAvailable - u.open
+        // A stream: only what has accrued can be spent (also when the chain could not be read).
+        const unlocked = b.stream === undefined ? undefined : unlockedAt(streamUnits(b.stream, b.amount, decimals), Math.floor(now.getTime() / 1000))
+        if (unlocked !== undefined && unlocked - u.executed - u.open < remaining) remaining = unlocked - u.executed - u.open
         if (remaining < 0n) remaining = 0n
         const current = b.period === undefined ? undefined : currentPeriod(b.period, now)
         return {
@@ -176,7 +250,8 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
           remaining: fromUnits(remaining, decimals),
           expiresAt: row.policy_set.expiresAt,
           reserved: fromUnits(u.open, decimals),
-          ...(current === undefined ? {} : { periodStart: current.start.toISOString(), resetsAt: current.end.toISOString() })
+          ...(current === undefined ? {} : { periodStart: current.start.toISOString(), resetsAt: current.end.toISOString() }),
+          ...(unlocked === undefined ? {} : { unlocked: fromUnits(unlocked, decimals) })
         }
       }))
 

@@ -167,6 +167,24 @@ export type UserOpStatus = typeof UserOpStatus.Type
 export const UserOpOutcome = Schema.Literals(["mined", "reverted", "rejected", "pending"])
 export type UserOpOutcome = typeof UserOpOutcome.Type
 
+/**
+ * Beyond the contract: the bundler's refusal of an operation, in fields of its own (the
+ * receipt's `reason` says the same in words).
+ */
+export const BundlerRefusal = Schema.Struct({
+  /** The JSON-RPC error code (ERC-7769: -32500 … -32521, or another the bundler sent). */
+  rpcCode: Schema.Int,
+  /** The EntryPoint's validation code in the message (`AA24`, `AA25`, ...), when there is one. */
+  aaCode: Schema.optionalKey(Schema.String),
+  /** A name for the code (`invalid_signature`, `rejected_by_paymaster`, ...; `unknown` when none fits). */
+  reason: Schema.String,
+  /** The bundler's own message. */
+  message: Schema.String,
+  /** The revert reason carried by the refusal, decoded (an enforcer's string, a custom error by name). */
+  revertReason: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "BundlerRefusal" })
+export type BundlerRefusal = typeof BundlerRefusal.Type
+
 export const UserOpReceipt = Schema.Struct({
   userOpId: Schema.String,
   userOpHash: Hash32,
@@ -180,6 +198,8 @@ export const UserOpReceipt = Schema.Struct({
   reason: Schema.optionalKey(Schema.String),
   /** Beyond the contract: the raw revert data of a reverted operation (`reason` says it in words). */
   revertData: Schema.optionalKey(HexString),
+  /** Beyond the contract: the bundler's refusal, when one settled it (`outcome: rejected`). */
+  bundlerError: Schema.optionalKey(BundlerRefusal),
   auditEventId: Schema.optionalKey(Schema.String),
   submittedAt: Timestamp,
   settledAt: Schema.optionalKey(Timestamp)

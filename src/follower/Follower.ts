@@ -22,13 +22,13 @@
  *    compensated as in 2;
  * 5. move the cursor.
  */
-import { Cause, Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { Chain } from "../chain/Chain.ts"
+import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain/Inclusions.ts"
-import { Network } from "../chain/Network.ts"
 import { retryLockConflicts } from "../db/Conflicts.ts"
 import { runLoop } from "../platform/Loop.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { Relay } from "../userops/Relay.ts"
 import { FollowerLog } from "./FollowerLog.ts"
 import { disablesOf, type ObservedEvent, redemptionsOf } from "./Redeemed.ts"
@@ -52,8 +52,10 @@ export interface PassResult {
 }
 
 export class ChainFollower extends Context.Service<ChainFollower, {
-  /** One pass (see the module's comment). */
+  /** One pass over every served chain, side by side (see the module's comment); the results summed. */
   readonly followOnce: Effect.Effect<PassResult>
+  /** One pass over one chain. */
+  followChain(chainId: number): Effect.Effect<PassResult>
 }>()("das/follower/ChainFollower") {}
 
 /** One follower at a time per chain: a pass holds this advisory lock (with the chain id) for its transaction. */
@@ -61,17 +63,24 @@ export const ADVISORY_KEY = 0x666f6c6c // "foll"
 const CursorRow = Schema.Struct({ block_number: Schema.String, block_hash: Schema.String })
 const NONE: PassResult = { blocks: 0, operations: 0, redemptions: 0, reorged: 0, cursor: undefined }
 
-export const ChainFollowerLive = Layer.effect(
-  ChainFollower,
+/** Each chain has its own follower: its own cursor, reorgs and advisory lock; a chain that is down stops only its own. */
+const makeChainFollower = (net: ChainNetwork) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const chain = yield* Chain
-    const network = yield* Network
     const relay = yield* Relay
-    const log = yield* FollowerLog
+    const follower = yield* FollowerLog
     const config = yield* FollowerConfig
-    const chainId = network.chainId
-    const client = chain.client
+    const { network, chainId } = net
+    const client = net.chain.client
+    // The follower's log, on this chain.
+    const log = {
+      entryOfOperation: (inclusion: Parameters<typeof follower.entryOfOperation>[1]) => follower.entryOfOperation(chainId, inclusion),
+      foreignOperation: (accountId: string, inclusion: Parameters<typeof follower.foreignOperation>[2]) =>
+        follower.foreignOperation(chainId, accountId, inclusion),
+      redemption: (r: Parameters<typeof follower.redemption>[1]) => follower.redemption(chainId, r),
+      disabled: (d: Parameters<typeof follower.disabled>[1]) => follower.disabled(chainId, d),
+      compensate: (c: Parameters<typeof follower.compensate>[1]) => follower.compensate(chainId, c)
+    }
     const rpc = <A>(f: () => Promise<A>) => Effect.tryPromise(f)
 
     const blockHash = (n: bigint) =>
@@ -117,7 +126,7 @@ export const ChainFollowerLive = Layer.effect(
           WHERE chain_id = ${chainId} AND block_number > ${fork.toString()} AND status = 'live'
           RETURNING block_hash, log_index, tx_hash, user_op_hash, account_id, audit_event_id`
         for (const o of orphans) {
-          if (o.user_op_hash !== null) yield* relay.reopen(o.user_op_hash, o.tx_hash)
+          if (o.user_op_hash !== null) yield* relay.reopen(chainId, o.user_op_hash, o.tx_hash)
           yield* log.compensate({ key: `reorg:${o.block_hash}:${o.log_index}`, accountId: o.account_id, entryId: o.audit_event_id, txHash: o.tx_hash })
         }
         yield* sql`DELETE FROM chain_blocks WHERE chain_id = ${chainId} AND block_number > ${fork.toString()}`
@@ -134,7 +143,7 @@ export const ChainFollowerLive = Layer.effect(
             AND NOT EXISTS (SELECT 1 FROM chain_inclusions c WHERE c.chain_id = u.chain_id AND c.status = 'live'
                               AND c.user_op_hash = u.user_op_hash AND c.tx_hash = u.transaction_hash)`
         for (const r of rows) {
-          yield* relay.reopen(r.user_op_hash, r.transaction_hash)
+          yield* relay.reopen(chainId, r.user_op_hash, r.transaction_hash)
           yield* log.compensate({ key: `reorg:${r.transaction_hash}:${r.user_op_hash}`, accountId: r.account_id, entryId: r.audit_event_id, txHash: r.transaction_hash })
         }
         return rows.length
@@ -179,9 +188,12 @@ export const ChainFollowerLive = Layer.effect(
       // operation's row, then appends to the account's log; this pass may settle several
       // operations, so it takes all their rows (in one order) before its first append, and
       // never holds a head while it waits for a row (docs/follower.md).
+      // The open operations of the same senders are locked too: an inclusion used its sender's
+      // nonce, and ours still open at it settle in this pass (Relay.observe).
       if (inclusions.length > 0) {
         yield* sql`SELECT id FROM user_operations WHERE chain_id = ${chainId}
-                   AND user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}
+                   AND (user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}
+                        OR (status = 'submitted' AND sender IN ${sql.in([...new Set(inclusions.map((i) => i.sender.toLowerCase()))])}))
                    ORDER BY id FOR UPDATE`
       }
       const blocksWithOurs = new Map<bigint, string>()
@@ -215,7 +227,7 @@ export const ChainFollowerLive = Layer.effect(
           accountId
         }
         const written = yield* recordOnce(event, Effect.gen(function*() {
-          const outcome = yield* relay.observe(inc)
+          const outcome = yield* relay.observe(chainId, inc)
           return outcome === "unknown" ? yield* log.foreignOperation(accountId, inc) : yield* log.entryOfOperation(inc)
         }))
         if (written) operations++
@@ -240,28 +252,49 @@ export const ChainFollowerLive = Layer.effect(
 
     // A pass that lost a lock conflict runs again at once; any other failure, a defect
     // included (a settlement's own errors die), is logged and left to the next pass: the
-    // loop must outlive it. Interruption (the service stopping) is not caught.
-    const followOnce = retryLockConflicts(sql.withTransaction(pass)).pipe(
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause)
-          ? Effect.interrupt
-          : Effect.as(Effect.logWarning("follower: pass failed; the next pass retries", cause), NONE)
-      ),
-      Effect.withSpan("ChainFollower.followOnce")
+    // loop must outlive it (a database outage is logged once, and once when it ends:
+    // LoopHealth). Interruption (the service stopping) is not caught.
+    const health = makeLoopHealth(`chain follower on ${net.name}`)
+    return health.pass(retryLockConflicts(sql.withTransaction(pass)), NONE, `follower: pass on ${net.name} failed; the next pass retries`).pipe(
+      Effect.withSpan("ChainFollower.followOnce", { attributes: { chainId } })
     )
-    return ChainFollower.of({ followOnce })
+  })
+
+export const ChainFollowerLive = Layer.effect(
+  ChainFollower,
+  Effect.gen(function*() {
+    const chains = yield* Chains
+    const passes = new Map<number, Effect.Effect<PassResult>>()
+    for (const net of chains.all) passes.set(net.chainId, yield* makeChainFollower(net))
+    const followChain = (chainId: number) => passes.get(chainId) ?? Effect.succeed(NONE)
+    const followOnce = Effect.forEach([...passes.values()], (pass) => pass, { concurrency: "unbounded" }).pipe(
+      Effect.map((results) => results.reduce((sum, r) => ({
+        blocks: sum.blocks + r.blocks,
+        operations: sum.operations + r.operations,
+        redemptions: sum.redemptions + r.redemptions,
+        reorged: sum.reorged + r.reorged,
+        cursor: sum.cursor ?? r.cursor
+      }), NONE))
+    )
+    return ChainFollower.of({ followOnce, followChain })
   })
 )
 
-/** Runs passes every `FOLLOWER_INTERVAL` (`0 seconds` turns it off), at once again while it is catching up. */
+/**
+ * Runs passes every `FOLLOWER_INTERVAL` (`0 seconds` turns it off), at once again while it is
+ * catching up: one loop per chain, so a chain whose RPC is down waits alone.
+ */
 export const ChainFollowerScheduleLive = Layer.effectDiscard(Effect.gen(function*() {
   const follower = yield* ChainFollower
+  const chains = yield* Chains
   const { batchBlocks, interval } = yield* FollowerConfig
   if (Duration.toMillis(interval) === 0) return
-  yield* runLoop({
-    name: "follower",
-    interval,
-    pass: Effect.map(follower.followOnce, (r) =>
-      r.blocks >= batchBlocks ? "more" : r.blocks > 0 || r.reorged > 0 ? "worked" : "idle")
-  })
+  for (const net of chains.all) {
+    yield* runLoop({
+      name: `chain follower on ${net.name}`,
+      interval,
+      pass: Effect.map(follower.followChain(net.chainId), (r) =>
+        r.blocks >= batchBlocks ? "more" : r.blocks > 0 || r.reorged > 0 ? "worked" : "idle")
+    })
+  }
 }))

@@ -7,12 +7,15 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
+import { formatEther } from "viem"
 import { readFrozen } from "../accounts/Accounts.ts"
 import { fromRow, entryColumns, EntryRow } from "../audit/AuditChain.ts"
 import { AuditLive, AuditRecorder, type Recorded } from "../audit/Recorder.ts"
 import type { Inclusion } from "../chain/Inclusions.ts"
-import { Network } from "../chain/Network.ts"
+import { Chains } from "../chain/Chains.ts"
+import { isNative, NATIVE_SYMBOL } from "../delegations/Native.ts"
+import { RedemptionRepo } from "../delegations/RedemptionRepo.ts"
+import type { Moved } from "../delegations/RedemptionChains.ts"
 import { describeTransfer } from "../delegations/Redemptions.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { DelegationRepo } from "../delegations/DelegationRepo.ts"
@@ -28,19 +31,23 @@ export interface Compensation {
 
 export class FollowerLog extends Context.Service<FollowerLog, {
   /** The entry id the relay wrote for this inclusion's operation. */
-  entryOfOperation(inclusion: Inclusion): Effect.Effect<string | undefined>
+  entryOfOperation(chainId: number, inclusion: Inclusion): Effect.Effect<string | undefined>
   /** An operation of a managed account unknown to the relay: its own entry. */
-  foreignOperation(accountId: string, inclusion: Inclusion): Effect.Effect<string | undefined>
-  /** A redemption of a known delegation: the owner's entry (written here when the relay did not carry it). */
-  redemption(r: ObservedRedemption): Effect.Effect<string | undefined>
+  foreignOperation(chainId: number, accountId: string, inclusion: Inclusion): Effect.Effect<string | undefined>
+  /**
+   * A redemption of a known delegation (or a root delegation of the account this service did not
+   * build): the owner's entry (written here when the relay did not carry it), the delegate's when
+   * someone it passed the grant to redeemed it, and the record of the chain. Answers the owner's entry id.
+   */
+  redemption(chainId: number, r: ObservedRedemption): Effect.Effect<string | undefined>
   /**
    * A known delegation disabled around the relay (the owner's other wallet): while the
    * account is not frozen that is a revoke; the record follows the chain, and the owner's
    * log says so. Answers the entry id.
    */
-  disabled(d: ObservedDisable): Effect.Effect<string | undefined>
+  disabled(chainId: number, d: ObservedDisable): Effect.Effect<string | undefined>
   /** A `reorged` entry after the one whose block left the chain. */
-  compensate(c: Compensation): Effect.Effect<void>
+  compensate(chainId: number, c: Compensation): Effect.Effect<void>
 }>()("das/follower/FollowerLog") {
   static readonly layer = Layer.effect(
     FollowerLog,
@@ -48,10 +55,9 @@ export class FollowerLog extends Context.Service<FollowerLog, {
       const sql = yield* SqlClient.SqlClient
       const recorder = yield* AuditRecorder
       const tokens = yield* TokenRegistry
-      const network = yield* Network
+      const chains = yield* Chains
       const repo = yield* DelegationRepo
-      const chainId = network.chainId
-      const chain = chainNameOf(chainId)
+      const redemptions = yield* RedemptionRepo
 
       const byKey = (key: string) =>
         sql<{ id: string }>`SELECT id FROM audit_entries WHERE decline_id = ${key}`.pipe(
@@ -64,7 +70,7 @@ export class FollowerLog extends Context.Service<FollowerLog, {
           Effect.catchTag("AuditDuplicate", () => byKey(key))
         )
 
-      const entryOfOperation = (inclusion: Inclusion) =>
+      const entryOfOperation = (chainId: number, inclusion: Inclusion) =>
         sql<{ audit_event_id: string | null }>`
           SELECT audit_event_id FROM user_operations
           WHERE chain_id = ${chainId} AND user_op_hash = ${inclusion.userOpHash.toLowerCase()}
@@ -74,7 +80,22 @@ export class FollowerLog extends Context.Service<FollowerLog, {
           Effect.map((rows) => rows[0]?.audit_event_id ?? undefined)
         )
 
-      const foreignOperation = (accountId: string, inclusion: Inclusion) => {
+      /**
+       * The owner's entry the relay wrote for the operation that carried the redemption: the one
+       * with this transaction (a correction's follow-up after a first `failed` / `declined` one).
+       */
+      const ownerEntryOf = (r: ObservedRedemption) =>
+        sql<{ id: string }>`
+          SELECT id FROM audit_entries
+          WHERE account_id = ${r.accountId} AND delegation_id = ${r.delegationId ?? null} AND tx_hash = ${r.txHash.toLowerCase()}
+            AND (decline_id = ${`delegated:${r.operationId}`} OR decline_id LIKE ${`delegated:${r.operationId}:%`})
+          ORDER BY chain_index DESC LIMIT 1`.pipe(
+          Effect.orDie,
+          Effect.flatMap((rows) => rows[0] === undefined ? byKey(`delegated:${r.operationId}`) : Effect.succeed(rows[0].id))
+        )
+
+      const foreignOperation = (chainId: number, accountId: string, inclusion: Inclusion) => {
+        const chain = chains.nameOf(chainId)
         const key = `chain:${inclusion.blockHash.toLowerCase()}:${inclusion.logIndex}`
         return recorder.record({
           accountId,
@@ -90,27 +111,74 @@ export class FollowerLog extends Context.Service<FollowerLog, {
         }).pipe(written(key))
       }
 
-      const redemption = (r: ObservedRedemption) => {
-        if (r.operationId !== undefined) return byKey(`delegated:${r.operationId}`)
-        const key = `redeemed:${r.blockHash}:${r.logIndex}`
-        const moved = r.transfers[0]
-        return recorder.record({
-          accountId: r.accountId,
-          declineId: key,
-          actor: r.delegate.toLowerCase(),
-          action: "delegated_action",
-          ...(moved === undefined ? {} : describeTransfer(moved, (a) => tokens.byAddress(chainId, a))),
-          chain,
-          chainId,
-          status: "executed",
-          provenance: "onchain_unrelayed",
-          txHash: r.txHash,
-          delegationId: r.delegationId
-        }).pipe(written(key))
-      }
+      /** An entry's amount, token and recipient for what moved (ETH by value; a token by its symbol when known). */
+      const factsOf = (chainId: number, m: Moved | undefined) =>
+        m === undefined
+          ? {}
+          : isNative(m.token)
+          ? { amount: Number(formatEther(m.units)), token: NATIVE_SYMBOL, recipient: m.to.toLowerCase() }
+          : describeTransfer({ token: m.token, to: m.to, units: m.units, logIndex: m.logIndex ?? 0 }, (a) => tokens.byAddress(chainId, a))
 
-      const compensate = (c: Compensation) =>
+      /**
+       * A redemption as it happened: the owner's entry (the relay's, when it carried it) with the
+       * redeemer as actor and what moved; when someone the delegate passed the grant to redeemed it,
+       * an entry on the delegate's log too (a managed account's); and the record of the whole chain.
+       * A grant this service did not build is recorded as such (`foreign_grant_redeemed`, no delegation).
+       */
+      const redemption = (chainId: number, r: ObservedRedemption) =>
         Effect.gen(function*() {
+          const chain = chains.nameOf(chainId)
+          const facts = factsOf(chainId, r.moved[0])
+          const key = `redeemed:${r.blockHash}:${r.logIndex}`
+          const common = {
+            actor: r.redeemer,
+            ...facts,
+            chain,
+            chainId,
+            status: "executed" as const,
+            provenance: "onchain_unrelayed" as const,
+            txHash: r.txHash,
+            ...(r.delegationId === undefined ? {} : { delegationId: r.delegationId })
+          }
+          const ownerEntry = r.operationId !== undefined
+            ? yield* ownerEntryOf(r)
+            : yield* recorder.record({
+              ...common,
+              accountId: r.accountId,
+              declineId: key,
+              action: r.delegationId === undefined ? "foreign_grant_redeemed" : "delegated_action"
+            }).pipe(written(key))
+          let delegateEntry: string | undefined
+          if (r.delegationId !== undefined && r.redeemer.toLowerCase() !== r.delegate.toLowerCase()) {
+            const delegate = yield* repo.accountByAddress(r.delegate.toLowerCase(), chainId)
+            const via = `redeemed-via:${r.blockHash}:${r.logIndex}`
+            if (delegate !== undefined) {
+              delegateEntry = yield* recorder.record({ ...common, accountId: delegate.id, declineId: via, action: "delegated_action" }).pipe(written(via))
+            }
+          }
+          yield* redemptions.insert({
+            chainId,
+            blockHash: r.blockHash,
+            logIndex: r.logIndex,
+            blockNumber: r.blockNumber,
+            txHash: r.txHash,
+            rootHash: r.rootHash,
+            delegationId: r.delegationId,
+            accountId: r.accountId,
+            redeemer: r.redeemer.toLowerCase(),
+            via: r.via,
+            userOpHash: r.redeemerUserOpHash,
+            chain: r.chain,
+            moved: r.moved,
+            ownerEntryId: ownerEntry,
+            delegateEntryId: delegateEntry
+          })
+          return ownerEntry
+        })
+
+      const compensate = (chainId: number, c: Compensation) =>
+        Effect.gen(function*() {
+          const chain = chains.nameOf(chainId)
           const original = c.entryId === null ? [] : yield* sql`
             SELECT ${sql.literal(entryColumns)} FROM audit_entries WHERE id = ${c.entryId}`.pipe(
             Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(EntryRow))),
@@ -135,8 +203,9 @@ export class FollowerLog extends Context.Service<FollowerLog, {
           }).pipe(Effect.asVoid, Effect.catchTag("AuditDuplicate", () => Effect.void))
         })
 
-      const disabled = (d: ObservedDisable) =>
+      const disabled = (chainId: number, d: ObservedDisable) =>
         Effect.gen(function*() {
+          const chain = chains.nameOf(chainId)
           if (!(yield* readFrozen(sql, d.accountId))) {
             const touched = yield* repo.disableLegs([d.permissionId], d.delegator.toLowerCase(), d.txHash)
             const revoked = touched.length === 0 ? [] : yield* repo.revokeFullyDisabled([...new Set(touched)], d.txHash)
@@ -159,5 +228,5 @@ export class FollowerLog extends Context.Service<FollowerLog, {
 
       return FollowerLog.of({ entryOfOperation, foreignOperation, redemption, disabled, compensate })
     })
-  ).pipe(Layer.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer, DelegationRepo.layer)))
+  ).pipe(Layer.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer, DelegationRepo.layer, RedemptionRepo.layer)))
 }

@@ -12,9 +12,7 @@ import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, Conflict, NotFound, NotImplemented, OutOfScope } from "../api/Errors.ts"
 import { type BuildError, type BuiltOperation, OperationBuilder } from "../builds/OperationBuilder.ts"
 import { mapUpstream } from "../builds/Wire.ts"
-import { AccountStack } from "../chain/Accounts4337.ts"
-import { Chain } from "../chain/Chain.ts"
-import { Network } from "../chain/Network.ts"
+import { Chains } from "../chain/Chains.ts"
 import { legTypedData, randomSalt } from "../delegations/Caveats.ts"
 import type { Simulation } from "../domain/Operations.ts"
 import { Address } from "../domain/Primitives.ts"
@@ -120,18 +118,16 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
   const managed = yield* ManagedWallets
   const accounts = yield* Accounts
   const builder = yield* OperationBuilder
-  const network = yield* Network
-  const stack = yield* AccountStack
-  const chain = yield* Chain
+  const chains = yield* Chains
   const tokens = yield* TokenRegistry
 
-  /** The marketplace deployment on the served chain: configured, else the vendored one, else a 400 (before any upstream call). */
+  /** The marketplace deployment on a served chain: configured, else the vendored one, else a 400 (before any upstream call). */
   const deploymentOn = Effect.fn("Hiring.deploymentOn")(function*(chainId: number) {
-    if (chainId !== network.chainId) {
-      return yield* new BadRequest({ message: `chainId ${chainId} is not served here (this service runs chain ${network.chainId})` })
-    }
-    // Configured first; else the contract the local network deployed; else the vendored deployment.
-    const acp = Option.orElse(config.acpContract, () => Option.fromNullishOr(network.marketplace?.acp))
+    const { network } = yield* chains.get(chainId)
+    // Configured first (`MARKETPLACE_ACP_CONTRACT`, the primary chain's); else the chain's own (`CHAINS[].acp`, or the
+    // contract the local network deployed); else the vendored deployment.
+    const configured = chainId === chains.primary.chainId ? config.acpContract : Option.none()
+    const acp = Option.orElse(configured, () => Option.fromNullishOr(network.marketplace?.acp))
     if (Option.isSome(acp)) {
       const token = yield* tokens.resolve(chainId, config.paymentTokenSymbol)
       const deployment: AcpDeployment = {
@@ -149,9 +145,11 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     return [] as ReadonlyArray<AcpDeployment>
   })
 
-  /** Whether the marketplace contract has code here; a call to an address without code "succeeds" doing nothing. */
-  const contractPresent = (contract: string) =>
-    mapUpstream(chain.getCode(contract as Hex)).pipe(Effect.map((code) => code !== undefined && code !== "0x"))
+  /** Whether the marketplace contract has code on its chain; a call to an address without code "succeeds" doing nothing. */
+  const contractPresent = (chainId: number, contract: string) =>
+    Effect.flatMap(chains.serving(chainId), (net) => mapUpstream(net.chain.getCode(contract as Hex))).pipe(
+      Effect.map((code) => code !== undefined && code !== "0x")
+    )
 
   const missingWarning = (m: { readonly deployment: AcpDeployment; readonly chainId: number }) =>
     `There is no marketplace contract at ${m.deployment.contract} on chain ${m.chainId}: ` +
@@ -189,9 +187,10 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
 
   const hire = Effect.fn("Hiring.hire")(function*(signer: Address, input: HireInput) {
     const overrides = yield* deploymentOn(input.chainId)
+    const { network, accounts: stack } = yield* chains.get(input.chainId)
     // By wallet only, through the upstream: an unknown wallet is a 404, never a name match.
     const agent = yield* marketplace.getAgent(input.agentWallet)
-    const account = yield* accounts.resolve(signer)
+    const account = yield* accounts.resolve(signer, { chainId: input.chainId })
     const evaluator = yield* marketplace.evaluator
     const now = new Date()
     const draft = yield* draftMandate({
@@ -223,7 +222,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     const mandateId = lower(stack.permissionIdOf(delegation))
     const terms = { ...draft, mandateId }
     const summary = policySummary(terms, config.maxJobs) + ` The mandate expires ${expiresAt.toISOString()}.`
-    const present = yield* contractPresent(terms.deployment.contract)
+    const present = yield* contractPresent(input.chainId, terms.deployment.contract)
     const warnings = [
       ...(present ? [] : [missingWarning(terms)]),
       ...(agent.chainIds.length > 0 && !agent.chainIds.includes(input.chainId)
@@ -279,7 +278,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
       ? Effect.void
       : Effect.fail(new BadRequest({ message: `The mandate expired at ${m.expiresAt}; hire again.` }))
 
-  const standing = makeStanding(chain, network)
+  const standing = makeStanding(chains)
 
   const createJob = Effect.fn("Hiring.createJob")(function*(signer: Address, input: CreateJobInput) {
     const m = yield* mandateOf(signer, input.mandateId)
@@ -289,7 +288,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     const account = yield* payingAccount(signer, m)
     const jobExpiresAt = new Date(Date.now() + Duration.toMillis(config.jobTtl))
     const call = encodeCreateJob(m, { description: input.description, expiresAt: jobExpiresAt })
-    const present = yield* contractPresent(m.deployment.contract)
+    const present = yield* contractPresent(m.chainId, m.deployment.contract)
     const built = yield* builder.build({
       account,
       intentType: "send",
@@ -311,7 +310,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     const jobId = parseJobId(input.jobId)
     if (Option.isNone(jobId)) return yield* new BadRequest({ message: "jobId must be the job's on-chain id (a decimal integer)." })
     const account = yield* payingAccount(signer, m)
-    const present = yield* contractPresent(m.deployment.contract)
+    const present = yield* contractPresent(m.chainId, m.deployment.contract)
     const token = m.deployment.paymentToken
     const built = yield* builder.build({
       account,
@@ -330,9 +329,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
   })
 
   const managedDeposit = Effect.fn("Hiring.managedDeposit")(function*(signer: Address, input: DepositInput) {
-    if (input.chainId !== network.chainId) {
-      return yield* new BadRequest({ message: `chainId ${input.chainId} is not served here (this service runs chain ${network.chainId})` })
-    }
+    yield* chains.get(input.chainId)
     const wallet = yield* managed.get(signer)
     if (Option.isNone(wallet)) {
       return yield* new Conflict({ message: "No managed agent wallet is connected: connect one first (POST /marketplace/managed/connect)." })
@@ -348,7 +345,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     if (Option.isNone(units)) {
       return yield* new BadRequest({ message: `amount must be a positive ${token.symbol} amount with at most ${token.decimals} decimals.` })
     }
-    const account = yield* accounts.resolve(signer)
+    const account = yield* accounts.resolve(signer, { chainId: input.chainId })
     const to = lower(wallet.value)
     const custodyLabel = `Custodial: ${input.amount} ${token.symbol} leaves your custody. It moves from your account ` +
       `${account.address} to the managed agent wallet ${to}, which the marketplace holds for you; this service and your ` +

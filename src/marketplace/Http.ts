@@ -8,7 +8,8 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { NodeRoutes } from "../api/NodeServer.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
-import { AccountRulesLive, OperationBuilderLive, RelayHooksLive } from "../userops/Live.ts"
+import { AccountRulesLive } from "../owner/Live.ts"
+import { OperationBuilderLive, RelayHooksLive } from "../userops/Live.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { Hiring, HiringLive } from "./Hiring.ts"
 import { AuditLive } from "../audit/Recorder.ts"
@@ -19,7 +20,7 @@ import { ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts } from "
 import { ManagedWallets, Marketplace, MarketplaceCallers, MarketplaceServiceLive } from "./Marketplace.ts"
 import { MarketplaceStreamApi, StreamQuery } from "./Api.ts"
 import { MarketplaceUpstreamLive } from "./MarketplaceUpstream.ts"
-import { nodeResponse } from "./SseFanout.ts"
+import { nodeResponse, sseHeaders } from "./SseFanout.ts"
 import { StatsHub, StatsHubLive } from "./StatsHub.ts"
 
 export const MarketplaceHandlers = HttpApiBuilder.group(
@@ -73,8 +74,12 @@ export const MarketplaceStreamHandlers = HttpApiBuilder.group(
       // The handler completes when the response closes; the framework then writes nothing.
       // On the service's `NodeServer` the route below takes the streams it can serve, and this
       // handler answers only the refusals (and serves every stream on a plain node server).
-      stream: ({ query }) =>
-        hub.parseFilter(query.wallets).pipe(
+      stream: ({ query, request }) =>
+        request.method === "HEAD"
+          // The head alone, now: a body-less response is never flushed by the stream's writes, so it
+          // would hang open until the client gave up.
+          ? hub.parseFilter(query.wallets).pipe(Effect.as(HttpServerResponse.empty({ status: 200, headers: sseHeaders })))
+          : hub.parseFilter(query.wallets).pipe(
           Effect.tap(() => hub.admit),
           Effect.flatMap((filter) => Effect.flatMap(nodeResponse, (res) => hub.serve(filter, res))),
           // Written by nobody (the response has closed); it tells the access log the 200 that was sent.

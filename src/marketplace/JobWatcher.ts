@@ -13,11 +13,10 @@ import { Config, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeEventLog, type Hex } from "viem"
 import { AuditRecorder } from "../audit/Recorder.ts"
-import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
-import { Chain } from "../chain/Chain.ts"
+import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { agentCommerceAbi } from "../chain/contracts/AgentCommerce.ts"
-import { Network } from "../chain/Network.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 
 const PHASE_ACTION: Readonly<Record<number, string>> = {
   1: "marketplace_job_terms",
@@ -27,10 +26,9 @@ const PHASE_ACTION: Readonly<Record<number, string>> = {
 
 export const JobWatchInterval = Config.Duration("MARKETPLACE_JOB_WATCH_INTERVAL").pipe(Config.withDefault(Duration.seconds(5)))
 
-/** One pass over the contract's events from `fromBlock`; returns the next block to read from. */
-export const watchOnce = Effect.fn("JobWatcher.watchOnce")(function*(fromBlock: bigint) {
-  const chain = yield* Chain
-  const network = yield* Network
+/** One pass over `net`'s contract's events from `fromBlock`; returns the next block to read from. */
+export const watchOnce = Effect.fn("JobWatcher.watchOnce")(function*(net: ChainNetwork, fromBlock: bigint) {
+  const { chain, network } = net
   const sql = yield* SqlClient.SqlClient
   const recorder = yield* AuditRecorder
   const tokens = yield* TokenRegistry
@@ -87,7 +85,7 @@ export const watchOnce = Effect.fn("JobWatcher.watchOnce")(function*(fromBlock: 
       actor: actor.toLowerCase(),
       action: `${action} (job ${jobId})`,
       ...(amount === undefined ? {} : { amount: Number(amount) / 10 ** (token?.decimals ?? 6), token: token?.symbol ?? paymentToken }),
-      chain: chainNameOf(network.chainId),
+      chain: net.name,
       chainId: network.chainId,
       status: "executed",
       provenance: "onchain",
@@ -97,17 +95,23 @@ export const watchOnce = Effect.fn("JobWatcher.watchOnce")(function*(fromBlock: 
   return head + 1n
 })
 
-/** The watcher fiber: from the chain's start (idempotent), every interval; `0 seconds` turns it off. */
+/** One watcher fiber per chain with a contract: from the chain's start (idempotent), every interval; `0 seconds` turns it off. */
 export const JobWatcherLive = Layer.effectDiscard(Effect.gen(function*() {
   const interval = yield* JobWatchInterval
-  const network = yield* Network
-  if (Duration.toMillis(interval) <= 0 || network.marketplace === undefined) return
-  let next = 0n
-  const pass = Effect.suspend(() => watchOnce(next)).pipe(
-    Effect.tap((n) => Effect.sync(() => void (next = n))),
-    Effect.catchCause((cause) => Effect.logWarning("marketplace job watcher: pass failed, retried next interval", cause)),
-    Effect.asVoid
-  )
-  yield* pass.pipe(Effect.repeat(Schedule.spaced(interval)), Effect.forkScoped)
+  const chains = yield* Chains
+  if (Duration.toMillis(interval) <= 0) return
+  for (const net of chains.all) {
+    if (net.network.marketplace === undefined) continue
+    let next = 0n
+    const pass = Effect.suspend(() => watchOnce(net, next)).pipe(
+      Effect.tap((n) => Effect.sync(() => void (next = n))),
+      Effect.asVoid
+    )
+    const health = makeLoopHealth(`marketplace job watcher on ${net.name}`)
+    yield* health.pass(pass, undefined, `marketplace job watcher on ${net.name}: pass failed, retried next interval`).pipe(
+      Effect.repeat(Schedule.spaced(interval)),
+      Effect.forkScoped
+    )
+  }
 }))
 

@@ -8,9 +8,8 @@
 import { Config, Context, Effect, Layer, Option } from "effect"
 import { type AbiEvent, type Address, decodeEventLog, formatLog, getAbiItem, type Hex, pad, type RpcLog, toEventSelector, toHex } from "viem"
 import { NotFound, UpstreamUnavailable } from "../api/Errors.ts"
-import { Chain } from "../chain/Chain.ts"
+import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { agentCommerceAbi } from "../chain/contracts/AgentCommerce.ts"
-import { Network } from "../chain/Network.ts"
 import { Address as AddressSchema } from "../domain/Primitives.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import type { Job, JobEvent, JobStatus } from "./Domain.ts"
@@ -35,25 +34,29 @@ const MEMO_LABEL: Readonly<Record<number, string>> = { 1: "Terms proposed", 2: "
 type Decoded = ReturnType<typeof decodeEventLog<typeof agentCommerceAbi>>
 
 const make = Effect.gen(function*() {
-  const chain = yield* Chain
-  const network = yield* Network
+  const chains = yield* Chains
   const tokens = yield* TokenRegistry
   const configured = yield* Config.option(Config.schema(AddressSchema, "MARKETPLACE_ACP_CONTRACT"))
-  const acp = Option.getOrUndefined(Option.orElse(configured, () => Option.fromNullishOr(network.marketplace?.acp))) as
-    | Address
-    | undefined
-  const code = acp === undefined ? undefined : yield* chain.getCode(acp).pipe(Effect.orElseSucceed(() => undefined))
-  // Only the contract the local network deployed: a configured public deployment is indexed by the upstream
-  // (and reading a public chain's whole log history per request would be the wrong tool).
-  const present = acp !== undefined && code !== undefined && code !== "0x" &&
-    network.marketplace !== undefined && acp.toLowerCase() === network.marketplace.acp.toLowerCase()
+  // Per chain, only the contract its local network deployed (with code there): a configured public
+  // deployment is indexed by the upstream (and reading a public chain's whole log history per
+  // request would be the wrong tool). `MARKETPLACE_ACP_CONTRACT` names the primary chain's.
+  const served = new Map<number, { readonly chain: ChainNetwork["chain"]; readonly acp: Address }>()
+  for (const net of chains.all) {
+    const own = net.network.marketplace?.acp
+    const acp = (net.chainId === chains.primary.chainId ? Option.getOrUndefined(configured) ?? own : own) as Address | undefined
+    if (acp === undefined || own === undefined || acp.toLowerCase() !== own.toLowerCase()) continue
+    const code = yield* net.chain.getCode(acp).pipe(Effect.orElseSucceed(() => undefined))
+    if (code !== undefined && code !== "0x") served.set(net.chainId, { chain: net.chain, acp })
+  }
 
   const unavailable = (cause: unknown) =>
     new UpstreamUnavailable({ message: `Could not read the job from the chain: ${cause instanceof Error ? cause.message : String(cause)}` })
 
   const get = Effect.fn("LocalJobs.get")(function*(callerAddresses: ReadonlyArray<string>, chainId: number, jobId: string) {
     const notFound = new NotFound({ message: `No job ${jobId} on chain ${chainId}` })
-    if (!present || chainId !== network.chainId || !/^[1-9][0-9]{0,30}$/.test(jobId)) return yield* notFound
+    const here = served.get(chainId)
+    if (here === undefined || !/^[1-9][0-9]{0,30}$/.test(jobId)) return yield* notFound
+    const { chain, acp } = here
     const id = BigInt(jobId)
     const job = yield* Effect.tryPromise({
       try: () => chain.client.readContract({ address: acp!, abi: agentCommerceAbi, functionName: "jobs", args: [id] }),
@@ -164,5 +167,5 @@ const make = Effect.gen(function*() {
     } satisfies Job
   })
 
-  return LocalJobs.of({ serves: (chainId) => present && chainId === network.chainId, get })
+  return LocalJobs.of({ serves: (chainId) => served.has(chainId), get })
 })

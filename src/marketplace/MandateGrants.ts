@@ -18,12 +18,10 @@ import { decodeFunctionResult, type Hash, type Hex } from "viem"
 import { DelegationManager } from "@metamask/delegation-abis"
 import { Accounts } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
-import { AccountRules } from "../accounts/Rules.ts"
+import { AccountRules } from "../owner/Rules.ts"
 import { BadRequest, NotFound, NotImplemented } from "../api/Errors.ts"
 import { type BuildError, OperationBuilder } from "../builds/OperationBuilder.ts"
-import { AccountStack } from "../chain/Accounts4337.ts"
-import { Chain } from "../chain/Chain.ts"
-import { Network } from "../chain/Network.ts"
+import { Chains } from "../chain/Chains.ts"
 import { disableCalls, disabledDelegationsCall, disabledPermissionIds, reenableCalls } from "../delegations/Caveats.ts"
 import type { UserOpBuild } from "../domain/Operations.ts"
 import type { Address } from "../domain/Primitives.ts"
@@ -67,12 +65,10 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const accounts = yield* Accounts
   const builder = yield* OperationBuilder
-  const stack = yield* AccountStack
-  const chain = yield* Chain
-  const network = yield* Network
+  const chains = yield* Chains
   const rules = yield* AccountRules
   const hooks = yield* RelayHooks
-  const dm = network.delegation.DelegationManager
+  const dmOf = (chainId: number) => Effect.map(chains.serving(chainId), (net) => net.network.delegation.DelegationManager)
 
   const select = (where: ReturnType<typeof sql.and>) =>
     sql<Row>`
@@ -111,8 +107,10 @@ const make = Effect.gen(function*() {
     ...(r.revoke_tx_hash === null ? {} : { revokeTxHash: r.revoke_tx_hash })
   })
 
-  const disabledOnChain = (id: string) =>
-    chain.call({ to: dm, data: disabledDelegationsCall(id as Hash) }).pipe(
+  const disabledOnChain = (chainId: number, id: string) =>
+    Effect.flatMap(chains.serving(chainId), (net) =>
+      net.chain.call({ to: net.network.delegation.DelegationManager, data: disabledDelegationsCall(id as Hash) })
+    ).pipe(
       Effect.map((data) => decodeFunctionResult({ abi: DelegationManager, functionName: "disabledDelegations", data }) as boolean),
       Effect.orDie
     )
@@ -131,7 +129,8 @@ const make = Effect.gen(function*() {
     const account: Account = yield* accounts.findById(signer, row.account_id)
     // Already disabled (the account is frozen): re-enable and disable in one batch, so the revoke
     // executes and leaves the DisabledDelegation record; the mandate is never live in between.
-    const disabled = yield* disabledOnChain(row.mandate_id)
+    const disabled = yield* disabledOnChain(row.chain_id, row.mandate_id)
+    const dm = yield* dmOf(row.chain_id)
     const calls = disabled
       ? [...reenableCalls(dm, [row.delegation]), ...disableCalls(dm, [row.delegation])]
       : disableCalls(dm, [row.delegation])
@@ -148,10 +147,13 @@ const make = Effect.gen(function*() {
 
   // An executed revoke retires every mandate of the sender's account whose id its call data disables.
   yield* hooks.registerOnExecuted("delegation_revoke", "marketplace.mandates.revoke", (op, receipt) => {
-    const ids = disabledPermissionIds(stack, dm, op.userOp.callData as Hex).map(lower)
+    const net = chains.find(op.chainId)
+    if (net === undefined) return Effect.void
+    const ids = disabledPermissionIds(net.accounts, net.network.delegation.DelegationManager, op.userOp.callData as Hex).map(lower)
     return ids.length === 0 ? Effect.void : sql`
       UPDATE marketplace_mandates SET revoked_at = now(), revoke_tx_hash = ${lower(receipt.transactionHash)}
-      WHERE mandate_id IN ${sql.in(ids)} AND lower(account_address) = ${lower(op.userOp.sender)} AND revoked_at IS NULL`
+      WHERE mandate_id IN ${sql.in(ids)} AND lower(account_address) = ${lower(op.userOp.sender)} AND chain_id = ${op.chainId}
+        AND revoked_at IS NULL`
       .pipe(Effect.orDie, Effect.asVoid)
   })
 
@@ -165,9 +167,10 @@ const make = Effect.gen(function*() {
         sql`m.revoked_at IS NULL`,
         sql`m.expires_at > now()`
       ]))
-      const states = yield* Effect.forEach(rows, (r) => Effect.map(disabledOnChain(r.mandate_id), (d) => ({ r, d })), {
+      const states = yield* Effect.forEach(rows, (r) => Effect.map(disabledOnChain(r.chain_id, r.mandate_id), (d) => ({ r, d })), {
         concurrency: 8
       })
+      const dm = yield* dmOf(account.chainId)
       const live = states.filter((s) => !s.d).map((s) => s.r.delegation)
       const off = states.filter((s) => s.d).map((s) => s.r.delegation)
       return {

@@ -9,15 +9,14 @@ import { Effect } from "effect"
 import { encodeFunctionData, type Hex, hexToBigInt } from "viem"
 import { OutOfScope } from "../api/Errors.ts"
 import { mapUpstream } from "../builds/Wire.ts"
-import type { Chain } from "../chain/Chain.ts"
+import type { Chains } from "../chain/Chains.ts"
 import { argumentCapEnforcerAbi } from "../chain/contracts/Enforcers.ts"
-import type { Network } from "../chain/Network.ts"
 import { type MandateRecord, selectors } from "./Mandate.ts"
 import { mandateLimits } from "./MandateDelegation.ts"
 
-export const makeStanding = (chain: Chain["Service"], network: Network["Service"]) => {
-  /** Reads one uint256 of an enforcer's state (`eth_call`); the chain's count is the truth. */
-  const readCount = (to: string, data: Hex) =>
+export const makeStanding = (chains: Chains["Service"]) => {
+  /** Reads one uint256 of an enforcer's state (`eth_call`) on the mandate's chain; the chain's count is the truth. */
+  const readCount = (chain: { readonly call: Chains["Service"]["primary"]["chain"]["call"] }, to: string, data: Hex) =>
     mapUpstream(chain.call({ to: to as Hex, data }).pipe(
       Effect.catchTag("CallReverted", (e) => Effect.die(new Error(`enforcer state read reverted: ${e.message}`)))
     )).pipe(Effect.map((out) => hexToBigInt(out)))
@@ -30,12 +29,13 @@ export const makeStanding = (chain: Chain["Service"], network: Network["Service"
     if (m.revokedAt !== undefined) {
       return yield* new OutOfScope({ message: `This mandate was revoked at ${m.revokedAt}; hire again.`, declineReason: "mandate_revoked" })
     }
+    const { chain, network } = yield* chains.serving(m.chainId)
     const limits = mandateLimits(network.delegation, m.delegation)
     const env = network.delegation.caveatEnforcers
     const wrapper = env["LogicalOrWrapperEnforcer"]
     if (limits === undefined || wrapper === undefined) return
     if (next.fundUnits === undefined) {
-      const used = yield* readCount(env["LimitedCallsEnforcer"]!, encodeFunctionData({
+      const used = yield* readCount(chain, env["LimitedCallsEnforcer"]!, encodeFunctionData({
         abi: LimitedCallsEnforcer,
         functionName: "callCounts",
         args: [wrapper as Hex, m.mandateId as Hex]
@@ -49,7 +49,7 @@ export const makeStanding = (chain: Chain["Service"], network: Network["Service"
       }
       return
     }
-    const spent = yield* readCount(env["ArgumentCapEnforcer"]!, encodeFunctionData({
+    const spent = yield* readCount(chain, env["ArgumentCapEnforcer"]!, encodeFunctionData({
       abi: argumentCapEnforcerAbi,
       functionName: "totals",
       args: [wrapper as Hex, m.mandateId as Hex, selectors.setBudgetWithPaymentToken]

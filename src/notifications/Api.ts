@@ -2,14 +2,18 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequestError, NotFoundError, NotImplementedError, OutOfScopeError, ServiceUnavailableError } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
-import { Id, withDefault } from "../domain/Primitives.ts"
+import { ChainId, Id, withDefault } from "../domain/Primitives.ts"
 import { CreateWebhookRequest, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from "../webhooks/Domain.ts"
 import { Notification } from "./Domain.ts"
 
 export class NotificationsApi extends HttpApiGroup.make("notifications")
   .add(
     HttpApiEndpoint.get("list", "/notifications", {
-      query: { unreadOnly: withDefault(Schema.Boolean, false) },
+      query: {
+        unreadOnly: withDefault(Schema.Boolean, false),
+        // Beyond the contract: only those about one chain's accounts.
+        chainId: Schema.optionalKey(ChainId)
+      },
       success: Schema.Array(Notification),
       error: NotImplementedError
     }),

@@ -20,6 +20,7 @@ import type { HttpClient } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { Notifications, type NotifyInput } from "./Notifications.ts"
 import { PriceFeed } from "./PriceFeed.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 
 export interface MonitoredToken {
   /** The price source's id (`usd-coin`). */
@@ -165,9 +166,9 @@ export class DepegMonitor extends Context.Service<DepegMonitor, {
         `depeg monitor: ${config.tokens.map((t) => t.symbol).join(", ")} every ${Duration.format(config.pollInterval)}, ` +
           `alert beyond ${config.thresholdBps} bps, recovered within ${recoveryBps} bps`
       )
-      // A defect in one round (the database unreachable) is logged; the next round tries again.
-      yield* check.pipe(
-        Effect.catchCause((cause) => Effect.logError("depeg: a round failed", cause)),
+      // A failed round is logged (a database outage once: LoopHealth); the next round tries again.
+      const health = makeLoopHealth("depeg monitor")
+      yield* health.pass(check, [], "depeg: a round failed").pipe(
         Effect.repeat(Schedule.spaced(config.pollInterval)),
         Effect.forkScoped
       )

@@ -9,6 +9,7 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
+import { currentClientAddress } from "../platform/ClientAddress.ts"
 import { WebhookDeliveryLive } from "../webhooks/Delivery.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { BudgetAlertsLive } from "./BudgetAlerts.ts"
@@ -26,13 +27,14 @@ const Handlers = HttpApiBuilder.group(
     const signer = Effect.map(CurrentSigner, (s) => s.address)
     return handlers
       .handle("list", ({ query }) =>
-        Effect.flatMap(CurrentSigner, (s) => notifications.list(s.address, { unreadOnly: query.unreadOnly })))
+        Effect.flatMap(CurrentSigner, (s) => notifications.list(s.address, { unreadOnly: query.unreadOnly, chainId: query.chainId })))
       .handle("stream", ({ headers }) =>
         Effect.gen(function*() {
           const signer = yield* CurrentSigner
           const lastEventId = yield* hub.parseLastEventId(headers["last-event-id"])
-          yield* hub.admit
-          return HttpServerResponse.stream(hub.sse(signer.address, lastEventId), {
+          const clientAddress = yield* currentClientAddress
+          yield* hub.admit(signer.address, clientAddress)
+          return HttpServerResponse.stream(hub.sse(signer.address, lastEventId, clientAddress), {
             contentType: "text/event-stream",
             headers: { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" }
           })

@@ -9,6 +9,10 @@
  * encoded once into its SSE bytes, and the same bytes are handed to every subscriber of that
  * signer.
  *
+ * Streams are shared fairly: at most `maxPerSigner` open streams per signer and `maxPerAddress` per
+ * client address (the TCP peer), each a share of the process's `maxSubscribers`, so one signer
+ * (or one address with many fresh keys) cannot take every slot.
+ *
  * Each subscriber holds at most `maxBuffer` unsent events: a reader that falls further
  * behind is disconnected (its stream ends) and resumes with `Last-Event-ID`, replaying what
  * it missed from the table — memory stays bounded and nothing is lost. One shared ticker
@@ -19,8 +23,9 @@
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
-import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
+import { BadRequest, ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
 import { normalizeAddress } from "../accounts/Accounts.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import type { Address } from "../domain/Primitives.ts"
 import { Lifecycle } from "../platform/Lifecycle.ts"
 import { withMetrics } from "../platform/Metrics.ts"
@@ -33,24 +38,39 @@ export interface NotificationHubConfig {
   /** Most missed notifications replayed on resume. */
   readonly replayLimit: number
   readonly maxSubscribers: number
+  /** Most open streams of one signer in this process (at most `maxSubscribers`). */
+  readonly maxPerSigner: number
+  /** Most open streams from one client address (the TCP peer) in this process (at most `maxSubscribers`). */
+  readonly maxPerAddress: number
 }
 
 export const NotificationHubConfig: Config.Config<NotificationHubConfig> = Config.all({
   heartbeatInterval: Config.Duration("NOTIFICATIONS_STREAM_HEARTBEAT").pipe(Config.withDefault(Duration.seconds(15))),
   maxBuffer: Config.Int("NOTIFICATIONS_STREAM_MAX_BUFFER").pipe(Config.withDefault(256)),
   replayLimit: Config.Int("NOTIFICATIONS_STREAM_REPLAY_LIMIT").pipe(Config.withDefault(500)),
-  maxSubscribers: Config.Int("NOTIFICATIONS_STREAM_MAX_SUBSCRIBERS").pipe(Config.withDefault(20_000))
-}).pipe(Config.map((c) => ({
-  ...c,
-  maxBuffer: Math.max(1, c.maxBuffer),
-  replayLimit: Math.max(1, Math.min(c.replayLimit, 5000)),
-  maxSubscribers: Math.max(1, c.maxSubscribers)
-})))
+  maxSubscribers: Config.Int("NOTIFICATIONS_STREAM_MAX_SUBSCRIBERS").pipe(Config.withDefault(20_000)),
+  maxPerSigner: Config.Int("NOTIFICATIONS_STREAM_MAX_PER_SIGNER").pipe(Config.withDefault(16)),
+  maxPerAddress: Config.Int("NOTIFICATIONS_STREAM_MAX_PER_ADDRESS").pipe(Config.withDefault(1_000))
+}).pipe(Config.map((c) => {
+  const maxSubscribers = Math.max(1, c.maxSubscribers)
+  // A share of the global cap, never more (0: the global cap alone).
+  const share = (n: number) => (n <= 0 ? maxSubscribers : Math.min(n, maxSubscribers))
+  return {
+    ...c,
+    maxBuffer: Math.max(1, c.maxBuffer),
+    replayLimit: Math.max(1, Math.min(c.replayLimit, 5000)),
+    maxSubscribers,
+    maxPerSigner: share(c.maxPerSigner),
+    maxPerAddress: share(c.maxPerAddress)
+  }
+}))
 
 export const CHANNEL = "das_notifications"
 
 interface Subscriber {
   readonly signer: string
+  /** The client address it came from (`undefined`: not counted per address, e.g. a caller inside the process). */
+  readonly address: string | undefined
   readonly pending: Array<Uint8Array>
   /** Seqs already sent by the replay: a live copy of one of them is skipped. */
   replayed: Set<string> | undefined
@@ -62,6 +82,8 @@ interface Subscriber {
 export interface HubStats {
   readonly subscribers: number
   readonly signers: number
+  /** Client addresses with an open stream. */
+  readonly addresses: number
   /** Notifications read and encoded (once each, whatever the number of subscribers). */
   readonly encoded: number
 }
@@ -69,10 +91,18 @@ export interface HubStats {
 export class NotificationHub extends Context.Service<NotificationHub, {
   /** Validates `Last-Event-ID` (a decimal sequence number). */
   parseLastEventId(value: string | undefined): Effect.Effect<bigint | undefined, BadRequest>
-  /** Fails when the hub is at capacity (checked before a response starts). */
-  readonly admit: Effect.Effect<void, ServiceUnavailable>
+  /**
+   * Checked before a response starts: 429 when the signer or the client address holds its
+   * share of streams already, 503 when the process is at capacity. The stream checks again
+   * when it joins (concurrent requests may pass this check together).
+   */
+  admit(signer: Address, clientAddress: string | undefined): Effect.Effect<void, ServiceUnavailable | TooManyRequests>
   /** The SSE body for one signer: a comment, the replay after `lastEventId`, then live events and heartbeats. */
-  sse(signer: Address, lastEventId: bigint | undefined): Stream.Stream<Uint8Array, ServiceUnavailable>
+  sse(
+    signer: Address,
+    lastEventId: bigint | undefined,
+    clientAddress?: string
+  ): Stream.Stream<Uint8Array, ServiceUnavailable | TooManyRequests>
   readonly stats: Effect.Effect<HubStats>
 }>()("das/notifications/NotificationHub") {}
 
@@ -86,6 +116,7 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
   const sql = yield* SqlClient.SqlClient
   const pg = yield* PgClient.PgClient
   const bySigner = new Map<string, Set<Subscriber>>()
+  const byAddress = new Map<string, number>()
   let count = 0
   let encoded = 0
 
@@ -139,17 +170,20 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
     }
   }, Effect.orDie)
 
+  const health = makeLoopHealth("notifications listener")
   const listenOnce = Effect.scoped(Effect.gen(function*() {
     const queue = yield* pg.listen(CHANNEL)
+    yield* health.succeeded
     while (true) {
       const batch = yield* Queue.takeAll(queue)
       yield* dispatch(batch.map((n) => n.payload))
     }
   }))
 
+  // Each failure ends every stream (clients resume); a database outage is logged once (LoopHealth).
   const listener = listenOnce.pipe(
     Effect.tapCause((cause) =>
-      Effect.andThen(Effect.sync(closeAll), Effect.logWarning("notifications listener lost; reconnecting", cause))),
+      Effect.andThen(Effect.sync(closeAll), health.failed(cause, "notifications listener lost; reconnecting"))),
     Effect.retry(Schedule.spaced(Duration.seconds(1)))
   )
   yield* Effect.forkScoped(listener)
@@ -190,14 +224,33 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
 
   const shuttingDown = () => new ServiceUnavailable({ message: "The service is shutting down; reconnect." })
 
-  const register = (signer: string) =>
+  /** Why a new stream of `signer` from `address` is refused now, if it is: each signer and each address get a share. */
+  const refusal = (signer: string, address: string | undefined): ServiceUnavailable | TooManyRequests | undefined => {
+    if (draining()) return shuttingDown()
+    if ((bySigner.get(signer)?.size ?? 0) >= config.maxPerSigner) {
+      return new TooManyRequests({
+        message: `This signer already has ${config.maxPerSigner} open notification streams here; close one (or resume it) first.`,
+        details: { retryAfterSeconds: 10, maxPerSigner: config.maxPerSigner }
+      })
+    }
+    if (address !== undefined && (byAddress.get(address) ?? 0) >= config.maxPerAddress) {
+      return new TooManyRequests({
+        message: `Too many open notification streams from this address (${config.maxPerAddress}); retry shortly.`,
+        details: { retryAfterSeconds: 10, maxPerAddress: config.maxPerAddress }
+      })
+    }
+    return count >= config.maxSubscribers ? atCapacity() : undefined
+  }
+
+  const register = (signer: string, address: string | undefined) =>
     Effect.suspend(() => {
-      if (draining()) return Effect.fail(shuttingDown())
-      if (count >= config.maxSubscribers) return Effect.fail(atCapacity())
-      const s: Subscriber = { signer, pending: [], replayed: undefined, heartbeat: false, closed: false, wake: undefined }
+      const refused = refusal(signer, address)
+      if (refused !== undefined) return Effect.fail(refused)
+      const s: Subscriber = { signer, address, pending: [], replayed: undefined, heartbeat: false, closed: false, wake: undefined }
       let set = bySigner.get(signer)
       if (set === undefined) bySigner.set(signer, set = new Set())
       set.add(s)
+      if (address !== undefined) byAddress.set(address, (byAddress.get(address) ?? 0) + 1)
       count++
       return Effect.succeed(s)
     })
@@ -208,6 +261,11 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
       if (set !== undefined && set.delete(s)) {
         count--
         if (set.size === 0) bySigner.delete(s.signer)
+        if (s.address !== undefined) {
+          const n = (byAddress.get(s.address) ?? 1) - 1
+          if (n <= 0) byAddress.delete(s.address)
+          else byAddress.set(s.address, n)
+        }
       }
       s.pending.length = 0
       s.closed = true
@@ -250,11 +308,11 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
     return BigInt(value.trim())
   })
 
-  const open = (signer: string, lastEventId: bigint | undefined) =>
+  const open = (signer: string, lastEventId: bigint | undefined, address: string | undefined) =>
     Effect.gen(function*() {
       // Join first, then replay: a notification committed in between is live AND replayed, and the
       // live copy is skipped by seq.
-      const s = yield* Effect.acquireRelease(register(signer), unregister)
+      const s = yield* Effect.acquireRelease(register(signer, address), unregister)
       if (lastEventId === undefined) return { s, first: [] as Array<Uint8Array> }
       const missed = yield* replay(signer, lastEventId)
       s.replayed = new Set(missed.map((m) => m.seq))
@@ -262,9 +320,13 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
       return { s, first: replayedBytes }
     })
 
-  const sse = (signer: Address, lastEventId: bigint | undefined): Stream.Stream<Uint8Array, ServiceUnavailable> =>
+  const sse = (
+    signer: Address,
+    lastEventId: bigint | undefined,
+    clientAddress?: string
+  ): Stream.Stream<Uint8Array, ServiceUnavailable | TooManyRequests> =>
     Stream.unwrap(
-      Effect.map(open(normalizeAddress(signer), lastEventId), ({ first, s }) =>
+      Effect.map(open(normalizeAddress(signer), lastEventId, clientAddress), ({ first, s }) =>
         Stream.concat(
           Stream.fromIterable([encoder.encode(": connected\nretry: 3000\n\n"), ...first]),
           Stream.fromEffectRepeat(take(s)).pipe(
@@ -274,15 +336,17 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
         ))
     )
 
-  const admit = Effect.suspend(() =>
-    draining() ? Effect.fail(shuttingDown()) : count >= config.maxSubscribers ? Effect.fail(atCapacity()) : Effect.void
-  )
+  const admit = (signer: Address, clientAddress: string | undefined) =>
+    Effect.suspend(() => {
+      const refused = refusal(normalizeAddress(signer), clientAddress)
+      return refused === undefined ? Effect.void : Effect.fail(refused)
+    })
 
   return NotificationHub.of({
     parseLastEventId,
     admit,
     sse,
-    stats: Effect.sync(() => ({ subscribers: count, signers: bySigner.size, encoded }))
+    stats: Effect.sync(() => ({ subscribers: count, signers: bySigner.size, addresses: byAddress.size, encoded }))
   })
 })
 

@@ -42,11 +42,14 @@ export const NotificationRow = Schema.Struct({
   related_type: Schema.NullOr(Schema.String),
   related_id: Schema.NullOr(Schema.String),
   action_label: Schema.NullOr(Schema.String),
-  action_target: Schema.NullOr(Schema.String)
+  action_target: Schema.NullOr(Schema.String),
+  chain_id: Schema.NullOr(Schema.Number)
 })
 export type NotificationRow = typeof NotificationRow.Type
 
-export const columns = "id, tone, title, body, created_at, read_at, related_type, related_id, action_label, action_target"
+/** The chain a notification is about: its account's (none for a signer-wide one, e.g. a depeg). */
+export const columns = "id, tone, title, body, created_at, read_at, related_type, related_id, action_label, action_target, " +
+  "(SELECT a.chain_id FROM accounts a WHERE a.id = notifications.account_id) AS chain_id"
 
 /** A short relative label ("just now", "5 min ago", "3 h ago", "2 d ago"), then the date. */
 export const relativeLabel = (createdAt: Date, now: number): string => {
@@ -70,7 +73,8 @@ export const toNotification = (row: NotificationRow, now: number): Notification 
   relatedId: row.related_id,
   action: row.action_label !== null && row.action_target !== null
     ? { label: row.action_label, target: row.action_target }
-    : null
+    : null,
+  chainId: row.chain_id
 })
 
 const newId = () => `ntf_${crypto.randomUUID()}`
@@ -82,7 +86,10 @@ export class Notifications extends Context.Service<Notifications, {
   readonly notifyAccount: (accountId: string, input: NotifyInput) => Effect.Effect<Notification>
   /** The same notification for every signer that has an account; returns how many were written. */
   readonly notifyAllSigners: (input: NotifyInput) => Effect.Effect<number>
-  readonly list: (signer: Address, options?: { readonly unreadOnly?: boolean }) => Effect.Effect<ReadonlyArray<Notification>>
+  readonly list: (
+    signer: Address,
+    options?: { readonly unreadOnly?: boolean; readonly chainId?: number | undefined }
+  ) => Effect.Effect<ReadonlyArray<Notification>>
   readonly markRead: (signer: Address, id: string) => Effect.Effect<Notification, NotFound>
   readonly readAll: (signer: Address) => Effect.Effect<number>
 }>()("das/notifications/Notifications") {
@@ -143,16 +150,24 @@ export class Notifications extends Context.Service<Notifications, {
       }, Effect.orDie)
 
       const listRows = SqlSchema.findAll({
-        Request: Schema.Struct({ signer: Schema.String, unreadOnly: Schema.Boolean }),
+        Request: Schema.Struct({ signer: Schema.String, unreadOnly: Schema.Boolean, chainId: Schema.NullOr(Schema.Number) }),
         Result: NotificationRow,
-        execute: ({ signer, unreadOnly }) =>
+        execute: ({ chainId, signer, unreadOnly }) =>
           sql`SELECT ${sql.literal(columns)} FROM notifications
               WHERE signer_address = ${signer} ${unreadOnly ? sql`AND read_at IS NULL` : sql``}
+              ${chainId === null ? sql`` : sql`AND account_id IN (SELECT id FROM accounts WHERE signer_address = ${signer} AND chain_id = ${chainId})`}
               ORDER BY created_at DESC, id DESC LIMIT ${LIST_LIMIT}`
       })
 
-      const list = Effect.fn("Notifications.list")(function*(signer: Address, options?: { readonly unreadOnly?: boolean }) {
-        const rows = yield* listRows({ signer: normalizeAddress(signer), unreadOnly: options?.unreadOnly ?? false })
+      const list = Effect.fn("Notifications.list")(function*(
+        signer: Address,
+        options?: { readonly unreadOnly?: boolean; readonly chainId?: number | undefined }
+      ) {
+        const rows = yield* listRows({
+          signer: normalizeAddress(signer),
+          unreadOnly: options?.unreadOnly ?? false,
+          chainId: options?.chainId ?? null
+        })
         const now = yield* Clock.currentTimeMillis
         return rows.map((r) => toNotification(r, now))
       }, Effect.orDie)

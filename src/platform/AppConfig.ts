@@ -12,7 +12,8 @@ export interface AppConfigShape {
   /** Sign-In with Ethereum: the domain and URI the message must name, and the chain id. */
   readonly siweDomain: string
   readonly siweUri: string
-  readonly siweChainId: number
+  /** None: the primary chain's id. */
+  readonly siweChainId: Option.Option<number>
   /** How long a sign-in nonce stays valid, and how old a signed message may be. */
   readonly nonceTtl: Duration.Duration
   readonly sessionTtl: Duration.Duration
@@ -33,7 +34,7 @@ export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("das
     dataDir: Config.String("DATA_DIR").pipe(Config.withDefault(".data")),
     siweDomain: Config.option(Config.String("SIWE_DOMAIN")),
     siweUri: Config.option(Config.String("SIWE_URI")),
-    siweChainId: Config.Int("SIWE_CHAIN_ID").pipe(Config.withDefault(31337)),
+    siweChainId: Config.option(Config.Int("SIWE_CHAIN_ID")),
     nonceTtl: Config.Duration("SIWE_NONCE_TTL").pipe(Config.withDefault(Duration.minutes(10))),
     sessionTtl: Config.Duration("SESSION_TTL").pipe(Config.withDefault(Duration.hours(12))),
     otlpEndpoint: Config.option(Config.String("OTEL_EXPORTER_OTLP_ENDPOINT")),

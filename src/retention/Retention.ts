@@ -12,9 +12,10 @@
  * Every `RETENTION_INTERVAL` (`0 seconds`: off), in batches of `RETENTION_BATCH` rows so no
  * statement holds locks for long. Deletes are idempotent: replicas may all run it.
  */
-import { Config, Context, Duration, Effect, Layer } from "effect"
+import { Cause, Config, Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { runLoop } from "../platform/Loop.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 
 export interface RetentionConfigShape {
   readonly interval: Duration.Duration
@@ -120,13 +121,22 @@ export class Retention extends Context.Service<Retention, {
             RETURNING signer_address`
       )
 
+      const sponsorTotals = drain(() =>
+        sql`DELETE FROM sponsor_totals WHERE (scope, subject, period_start) IN (
+              SELECT scope, subject, period_start FROM sponsor_totals
+              WHERE period_start < now() - interval '31 days'
+              LIMIT ${config.batch})
+            RETURNING scope`
+      )
+
       // A table a newer feature refers to without our knowing (a foreign key we did not
       // list) fails its DELETE: that table is skipped this round, logged, never a crash.
+      // While the database is unreachable every step fails alike: logged once (LoopHealth).
+      const health = makeLoopHealth("retention")
       const step = (name: string, effect: Effect.Effect<number, unknown>) =>
         effect.pipe(
-          Effect.catch((e) =>
-            Effect.as(Effect.logWarning(`retention: ${name} skipped this round`, e), 0)
-          )
+          Effect.tap(() => health.succeeded),
+          Effect.catch((e) => Effect.as(health.failed(Cause.fail(e), `retention: ${name} skipped this round`), 0))
         )
 
       // Reservations first: they hold the last references to their builds.
@@ -137,6 +147,7 @@ export class Retention extends Context.Service<Retention, {
         const n = yield* step("sign-in nonces", nonces)
         const s = yield* step("sessions", sessions)
         yield* step("sponsor usage", sponsorUsage)
+        yield* step("sponsor totals", sponsorTotals)
         return { opBuilds: o, delegationBuilds: d, reservations: r, nonces: n, sessions: s }
       }).pipe(Effect.withSpan("Retention.prune"))
 

@@ -2,6 +2,7 @@ import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { ServiceUnavailable } from "../api/Errors.ts"
+import { Chains } from "../chain/Chains.ts"
 import { ping } from "../db/Database.ts"
 import { Lifecycle } from "../platform/Lifecycle.ts"
 
@@ -9,6 +10,7 @@ export const SystemHandlers = HttpApiBuilder.group(
   Api,
   "system",
   Effect.fn(function*(handlers) {
+    const chains = yield* Chains
     const lifecycle = yield* Effect.serviceOption(Lifecycle)
     // Draining (SIGTERM): not ready, at once (also a check under way when it starts), so a load
     // balancer sends nothing new here.
@@ -17,8 +19,9 @@ export const SystemHandlers = HttpApiBuilder.group(
     const drainStarts = Option.isSome(lifecycle) ? Effect.andThen(lifecycle.value.whenDraining, shuttingDown) : Effect.never
     const check = ping.pipe(
       Effect.timeout("2 seconds"),
-      Effect.as({ status: "ready" as const, database: "ok" as const }),
       Effect.catchCause(() => Effect.fail(new ServiceUnavailable({ message: "database is not reachable" }))),
+      Effect.andThen(chains.health),
+      Effect.map((statuses) => ({ status: "ready" as const, database: "ok" as const, chains: statuses })),
       Effect.raceFirst(drainStarts)
     )
     return handlers

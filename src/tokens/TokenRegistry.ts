@@ -3,14 +3,14 @@
  * tokens by symbol; everything on chain needs the address and the decimals.
  *
  * Configuration: `TOKEN_REGISTRY`, a JSON array of
- * `{ chainId, symbol, address, decimals, name? }`. Without it, the network in use
- * contributes its own stablecoins (`Network.tokens.usd` / `.usdt`: USDC / USDT on the
- * local network). Entries from `TOKEN_REGISTRY` come first and win on a clash.
+ * `{ chainId, symbol, address, decimals, name? }`. Besides it, every served chain
+ * contributes its own stablecoins (`tokens.usd` / `.usdt` of its network: USDC / USDT on the
+ * local networks). Entries from `TOKEN_REGISTRY` come first and win on a clash.
  * Symbols match case-insensitively; addresses are returned lowercase.
  */
 import { Config, Context, Effect, Layer, Option, Schema } from "effect"
 import { BadRequest } from "../api/Errors.ts"
-import { Network } from "../chain/Network.ts"
+import { Chains } from "../chain/Chains.ts"
 import { Address } from "../domain/Primitives.ts"
 
 export const TokenEntry = Schema.Struct({
@@ -63,11 +63,11 @@ export class TokenRegistry extends Context.Service<TokenRegistry, {
     return TokenRegistry.of({ all, resolve, byAddress })
   }
 
-  /** `TOKEN_REGISTRY` (optional) plus the network's own stablecoins. */
+  /** `TOKEN_REGISTRY` (optional) plus every served chain's own stablecoins. */
   static readonly layer = Layer.effect(
     TokenRegistry,
     Effect.gen(function*() {
-      const network = yield* Network
+      const chains = yield* Chains
       const configured = yield* Config.schema(Schema.fromJsonString(Schema.Array(TokenEntry)), "TOKEN_REGISTRY").pipe(
         Config.option
       )
@@ -78,13 +78,15 @@ export class TokenRegistry extends Context.Service<TokenRegistry, {
         address: e.address,
         decimals: e.decimals
       }))
-      const fromNetwork: ReadonlyArray<Token> = [network.tokens.usd, network.tokens.usdt].map((t) => ({
-        chainId: network.chainId,
-        symbol: t.symbol,
-        name: t.name,
-        address: t.address,
-        decimals: t.decimals
-      }))
+      const fromNetwork: ReadonlyArray<Token> = chains.all.flatMap(({ network }) =>
+        [network.tokens.usd, network.tokens.usdt].map((t) => ({
+          chainId: network.chainId,
+          symbol: t.symbol,
+          name: t.name,
+          address: t.address,
+          decimals: t.decimals
+        }))
+      )
       return TokenRegistry.make([...fromConfig, ...fromNetwork])
     })
   )

@@ -3,27 +3,26 @@
  * its transaction; src/follower): an operation of ours is settled from its inclusion, one
  * recorded as refused is corrected by a second entry (never rewritten), one built here and
  * sent around the relay is adopted (stored, then settled with the build's effects and
- * `onchain_unrelayed` provenance), and one whose block left the chain is reopened.
+ * `onchain_unrelayed` provenance), and one whose block left the chain is reopened. Any
+ * inclusion, ours or not, used its sender's nonce: our other operations still open at that
+ * nonce settle `failed` at once (they can never execute).
  */
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
-import { Chain } from "../chain/Chain.ts"
+import { Chains } from "../chain/Chains.ts"
 import { type Inclusion, signatureOnChain } from "../chain/Inclusions.ts"
-import { Network } from "../chain/Network.ts"
 import { signatureDigest } from "./Matching.ts"
 import { OperationRow, type Verdict } from "./OperationRow.ts"
 import type { Settlement } from "./Settlement.ts"
 
 export const makeChainRecord = (settlement: Settlement) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const network = yield* Network
-  const chain = yield* Chain
+  const chains = yield* Chains
   const builder = yield* OperationBuilder
-  const chainId = network.chainId
-  const { byHash, settle } = settlement
+  const { byHash, settle, supersede } = settlement
 
-  const buildByHash = (hash: string) =>
+  const buildByHash = (chainId: number, hash: string) =>
     sql<{ id: string }>`SELECT id FROM op_builds WHERE chain_id = ${chainId} AND user_op_hash = ${hash}
                         ORDER BY created_at DESC LIMIT 1`.pipe(
       Effect.orDie,
@@ -31,9 +30,10 @@ export const makeChainRecord = (settlement: Settlement) => Effect.gen(function*(
     )
 
   /** Stores an operation built here and included around the relay, as `submitted`, ready to settle. */
-  const adopt = (build: StoredBuild, inclusion: Inclusion) =>
+  const adopt = (chainId: number, build: StoredBuild, inclusion: Inclusion) =>
     Effect.gen(function*() {
-      const signature = yield* Effect.promise(() => signatureOnChain(chain.client, network.entryPoint, inclusion))
+      const net = yield* chains.serving(chainId).pipe(Effect.orDie)
+      const signature = yield* Effect.promise(() => signatureOnChain(net.chain.client, net.network.entryPoint, inclusion))
       const wire = { ...build.userOp, sender: build.userOp.sender.toLowerCase(), signature: signature ?? "0x" }
       const rows = yield* sql`
         INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
@@ -46,10 +46,17 @@ export const makeChainRecord = (settlement: Settlement) => Effect.gen(function*(
       return rows[0]
     })
 
-  const observe = Effect.fn("Relay.observe")(function*(inclusion: Inclusion) {
+  const observe = Effect.fn("Relay.observe")(function*(chainId: number, inclusion: Inclusion) {
+    const outcome = yield* record(chainId, inclusion)
+    // The nonce is used, whoever's operation used it: ours still open at it can never execute.
+    yield* supersede(chainId, inclusion)
+    return outcome
+  })
+
+  const record = Effect.fnUntraced(function*(chainId: number, inclusion: Inclusion) {
     const hash = inclusion.userOpHash.toLowerCase()
     const tx = inclusion.transactionHash.toLowerCase()
-    const rows = yield* byHash(hash).pipe(Effect.orDie)
+    const rows = yield* byHash(chainId, hash).pipe(Effect.orDie)
     const verdict: Verdict = { _tag: "Receipt", receipt: inclusion.receipt }
     if (rows.some((r) => r.status !== "submitted" && r.transaction_hash === tx)) return "recorded" as const
     const open = rows.find((r) => r.status === "submitted")
@@ -63,15 +70,15 @@ export const makeChainRecord = (settlement: Settlement) => Effect.gen(function*(
     }
     if (rows.length > 0) return "recorded" as const
     // Built here, sent around the relay: adopted, and settled with the build's effects.
-    const build = yield* buildByHash(hash)
+    const build = yield* buildByHash(chainId, hash)
     if (build === undefined) return "unknown" as const
-    const adopted = yield* adopt(build, inclusion)
+    const adopted = yield* adopt(chainId, build, inclusion)
     if (adopted === undefined) return "recorded" as const
     yield* settle(adopted, verdict, { provenance: "onchain_unrelayed" })
     return "adopted" as const
   })
 
-  const reopen = Effect.fn("Relay.reopen")(function*(userOpHash: string, transactionHash: string) {
+  const reopen = Effect.fn("Relay.reopen")(function*(chainId: number, userOpHash: string, transactionHash: string) {
     const rows = yield* sql<{ id: string }>`
       UPDATE user_operations
       SET status = 'submitted', outcome = 'pending', transaction_hash = NULL, block_number = NULL, reason = NULL,

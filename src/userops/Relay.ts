@@ -7,36 +7,36 @@
  * its sender and nonce, 400 when it is not what was built) → re-check policy (422 + one audit entry on a decline)
  * → persist it as `submitted` → forward it to the bundler. A bundler rejection settles it
  * at once (`failed` / `rejected`, one audit entry); a bundler that cannot be reached
- * leaves it `submitted` and unsent, answers 502/504, and the reconciler sends it later.
+ * leaves it `submitted` and unsent, answers 503/504 naming the chain, and the reconciler sends
+ * it later. Every operation is routed by its own `chainId` (the `Chains` registry).
  *
  * A refusal that may be stale (AA10, AA25, a refused re-send) is checked on chain first
  * (Refusals.ts). Settlement: Settlement.ts; what the chain follower reports: ChainRecord.ts;
  * the stored row: OperationRow.ts.
  */
-import { Config, Context, Duration, Effect, Layer, Result, Schema } from "effect"
+import { Cause, Config, Context, Duration, Effect, Layer, Result, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Hash } from "viem"
 import { readFrozen } from "../accounts/Accounts.ts"
-import { BadRequest, NotFound, OutOfScope, UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
+import { BadRequest, NotFound, OutOfScope, ServiceUnavailable, UpstreamTimeout } from "../api/Errors.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
-import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
+import { OperationBuilder } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
-import { Bundler, BundlerRejected } from "../chain/Bundler.ts"
-import { Chain } from "../chain/Chain.ts"
-import type { Inclusion } from "../chain/Inclusions.ts"
-import { Network } from "../chain/Network.ts"
-import { transactionRetryingConflicts } from "../db/Conflicts.ts"
+import { BundlerUnavailable } from "../chain/Bundler.ts"
+import { type ChainNetwork, Chains } from "../chain/Chains.ts"
+import { type Inclusion, nextNonce } from "../chain/Inclusions.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
+import { runLoop } from "../platform/Loop.ts"
 import { makeChainRecord } from "./ChainRecord.ts"
-import { buildOfSubmission, priorVerdict, signatureDigest } from "./Matching.ts"
+import { buildOfSubmission, priorVerdict } from "./Matching.ts"
 import { ALREADY_KNOWN, OperationRow, rejectionReason, toReceipt } from "./OperationRow.ts"
 import { chainVerdict, STALE_PRONE } from "./Refusals.ts"
 import type { RelayedOperation } from "./RelayHooks.ts"
 import { RelayHooks } from "./RelayHooks.ts"
-import { RelayAudit } from "./RelayAudit.ts"
 import { makeSendMarks } from "./SendMarks.ts"
 import { makeSettlement } from "./Settlement.ts"
-import { runLoop } from "../platform/Loop.ts"
+import { makeSubmission } from "./Submission.ts"
 
 export { type OperationRow, toReceipt } from "./OperationRow.ts"
 
@@ -53,39 +53,37 @@ export const RelayConfig = Config.all({
 export class Relay extends Context.Service<Relay, {
   submit(signer: string, op: UserOperation): Effect.Effect<
     UserOpReceipt,
-    BadRequest | NotFound | OutOfScope | UpstreamUnavailable | UpstreamTimeout
+    BadRequest | NotFound | OutOfScope | ServiceUnavailable | UpstreamTimeout
   >
   /** The signer's operation, re-polled at the bundler when not yet settled. */
   get(signer: string, userOpId: string): Effect.Effect<UserOpReceipt, NotFound>
   /** One pass over operations nobody has settled (the reconciler's work); answers how many settled. */
   readonly reconcilePending: Effect.Effect<number>
+  /** The same on one chain. */
+  reconcileChain(chainId: number): Effect.Effect<number>
+  /** `reconcileChain` as the reconciler's loop runs it: a failure is logged (a database outage once) and counts 0. */
+  reconcilerPass(chainId: number): Effect.Effect<number>
   /**
    * What the chain shows about an operation (the chain follower's call, inside its transaction):
    * settles ours from it, corrects one recorded as refused, or adopts one built here and sent
    * around the relay. `unknown`: nothing of ours has this hash.
    */
-  observe(inclusion: Inclusion): Effect.Effect<"settled" | "recorded" | "corrected" | "adopted" | "unknown">
+  observe(chainId: number, inclusion: Inclusion): Effect.Effect<"settled" | "recorded" | "corrected" | "adopted" | "unknown">
   /** The operation's inclusion left the chain (a reorg): it is `submitted` again, watched and re-sent. */
-  reopen(userOpHash: string, transactionHash: string): Effect.Effect<ReadonlyArray<string>>
+  reopen(chainId: number, userOpHash: string, transactionHash: string): Effect.Effect<ReadonlyArray<string>>
 }>()("das/userops/Relay") {
   static readonly layer = Layer.effect(Relay, Effect.suspend(() => make))
 }
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const transaction = transactionRetryingConflicts(sql)
-  const bundler = yield* Bundler
-  const network = yield* Network
-  const chain = yield* Chain
+  const chains = yield* Chains
   const builder = yield* OperationBuilder
   const hooks = yield* RelayHooks
-  const audit = yield* RelayAudit
   const config = yield* RelayConfig
   const background = yield* Effect.scope
   const leaseMs = Duration.toMillis(config.sendLease)
   const resendAfterMs = Duration.toMillis(config.resendAfter)
-  const chainId = network.chainId
-  const entryPoint = network.entryPoint.toLowerCase()
 
   // A frozen account relays only risk-reducing operations (and its unfreeze). The flag comes
   // with the build (read by the same statement as the lookup: no round trip of its own);
@@ -100,10 +98,19 @@ const make = Effect.gen(function*() {
         )))
 
   const settlement = yield* makeSettlement
-  const { byId, byHash, load, relayedOf, auditFacts, settle } = settlement
+  const { byId, byHash, load, settle } = settlement
   const { observe, reopen } = yield* makeChainRecord(settlement)
 
   const { claimSend, markSent, markRefusedPending, markUnsent } = makeSendMarks(sql, leaseMs, resendAfterMs)
+  const submission = yield* makeSubmission(settlement, { leaseMs, chainLookback: config.chainLookback })
+
+  /** Whether the chain shows the operation's nonce used (by it or another); false when the chain cannot be read. */
+  const nonceUsed = ({ chain, network }: ChainNetwork, row: OperationRow) =>
+    Effect.tryPromise(() => nextNonce(chain.client, network.entryPoint, row.sender as Hash, BigInt(row.nonce))).pipe(
+      Effect.map((next) => next > BigInt(row.nonce)),
+      Effect.orElseSucceed(() => false),
+      Effect.withSpan("Relay.nonceUsed")
+    )
 
   /**
    * Sends a claimed operation. A refusal settles it (after checking it was not in fact
@@ -111,6 +118,13 @@ const make = Effect.gen(function*() {
    * unreachable bundler leaves it unsent, with the error, for the next pass.
    */
   const forward = Effect.fn("Relay.forward")(function*(row: OperationRow, isResend: boolean, markSentLater = false) {
+    const net = chains.find(row.chain_id)
+    if (net === undefined) {
+      const error = new BundlerUnavailable({ method: "eth_sendUserOperation", message: `chain ${row.chain_id} is not served by this process` })
+      yield* markUnsent(row.id, error.message)
+      return { _tag: "Down" as const, error }
+    }
+    const { bundler, chain, network } = net
     const sent = yield* bundler.sendUserOperation(fromWire(row.user_op)).pipe(
       Effect.map(() => ({ _tag: "Sent" as const })),
       Effect.catchTag("BundlerRejected", (error) => Effect.succeed({ _tag: "Rejected" as const, error })),
@@ -163,15 +177,7 @@ const make = Effect.gen(function*() {
               return { _tag: "Sent" as const }
             }
             case "Final":
-              yield* settle(row, {
-                _tag: "Rejected",
-                error: new BundlerRejected({
-                  method: sent.error.method,
-                  code: sent.error.code,
-                  reason: sent.error.reason,
-                  message: `${sent.error.message} (${verdict.why})`
-                })
-              })
+              yield* settle(row, { _tag: "Rejected", error: sent.error, note: verdict.why })
               return { _tag: "Settled" as const }
           }
         }
@@ -182,8 +188,11 @@ const make = Effect.gen(function*() {
   })
 
   /** Brings one unsettled operation forward: settle it if the bundler has a receipt, else (re-)send it when due. */
-  const reconcile = Effect.fn("Relay.reconcile")(function*(row: OperationRow) {
+  const reconcile = Effect.fn("Relay.reconcile")(function*(row: OperationRow, fromReconciler = false) {
     if (row.status !== "submitted") return row
+    const net = chains.find(row.chain_id)
+    if (net === undefined) return row // a chain no longer served: left as it is
+    const { bundler, chain, network } = net
     const receipt = yield* bundler.getUserOperationReceipt(row.user_op_hash as Hash).pipe(
       Effect.tapError((e) => Effect.logDebug(`relay: receipt of ${row.id} not available: ${e.message}`)),
       Effect.orElseSucceed(() => undefined)
@@ -195,6 +204,16 @@ const make = Effect.gen(function*() {
     }
     const unsent = row.sent_at === null
     const dueForResend = !unsent && Date.now() - row.sent_at!.getTime() > resendAfterMs
+    // Refused in a way that may be stale (kept for RELAY_RESEND_AFTER) and still without a receipt: the
+    // reconciler asks the chain on each pass. Its nonce used means it was included (the bundler lost
+    // the receipt) or another operation took the nonce: settled now, not minutes later. (The
+    // follower settles the same from the blocks it reads; this covers a service that runs none.)
+    if (fromReconciler && !unsent && row.last_error !== null && (yield* nonceUsed(net, row))) {
+      const verdict = yield* chainVerdict(chain.client, network.entryPoint, fromWire(row.user_op), row.user_op_hash as Hash, BigInt(config.chainLookback))
+      if (verdict._tag === "Included") yield* settle(row, { _tag: "Receipt", receipt: verdict.inclusion.receipt })
+      else if (verdict._tag === "Final") yield* settle(row, { _tag: "NonceUsed", transactionHash: undefined })
+      return yield* load(row.id)
+    }
     if ((unsent || dueForResend) && (yield* claimSend(row.id, !unsent))) {
       yield* Effect.logInfo(`relay: ${unsent ? "sending" : "re-sending"} operation ${row.id}`)
       yield* forward(row, true)
@@ -202,53 +221,15 @@ const make = Effect.gen(function*() {
     return yield* load(row.id)
   })
 
-  const declineAtSubmit = Effect.fn("Relay.declineAtSubmit")(function*(
-    base: { id: string; build: StoredBuild; hash: string; wire: UserOperation; signer: string },
-    decline: OutOfScope
-  ) {
-    const { id, build, hash, wire, signer } = base
-    // Persisted first, then its audit entry, in one transaction (run again if it lost a lock conflict).
-    const stored = yield* transaction(Effect.gen(function*() {
-      const inserted = yield* sql`
-        INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
-                                     user_op_hash, signature_digest, user_op, status, outcome, reason, decline_reason, submitted_at, settled_at)
-        VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
-                ${wire.nonce}, ${hash}, ${signatureDigest(wire)}, ${JSON.stringify(wire)}::jsonb, 'failed', 'rejected',
-                ${`declined: ${decline.declineReason}`}, ${decline.declineReason}, now(), now())
-        ON CONFLICT DO NOTHING
-        RETURNING id`
-      // The same operation submitted concurrently: the other request stored it (and its one audit entry).
-      if (inserted.length === 0) return false
-      const row = yield* load(id)
-      // A declined operation is failed too: whatever an earlier check or the build held is freed with it.
-      yield* hooks.runOnFailed(relayedOf(row, build), `declined: ${decline.declineReason}`)
-      const auditId = yield* audit.recordOperation(
-        auditFacts(row, build, "declined", { declineReason: decline.declineReason, reason: decline.message })
-      )
-      yield* sql`UPDATE user_operations SET audit_event_id = ${auditId} WHERE id = ${id}`
-      return true
-    })).pipe(Effect.orDie)
-    if (!stored) {
-      const raced = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
-      if (raced?._tag === "Same") return toReceipt(raced.row)
-      return yield* new BadRequest({ message: "This operation was already submitted" })
-    }
-    return yield* new OutOfScope({
-      message: decline.message,
-      declineReason: decline.declineReason,
-      details: { userOpId: id }
-    })
-  })
-
   const submit = Effect.fn("Relay.submit")(function*(signer: string, wire: UserOperation) {
     if (/^0x0*$/.test(wire.signature)) {
       return yield* new BadRequest({ message: "The operation has no signature: sign the build's typedData and set userOp.signature" })
     }
-    if (wire.chainId !== chainId) {
-      return yield* new BadRequest({ message: `This relay serves chain ${chainId}, not ${wire.chainId}` })
-    }
-    if (wire.entryPoint.toLowerCase() !== entryPoint) {
-      return yield* new BadRequest({ message: `This relay serves EntryPoint ${entryPoint}` })
+    // Routed by the operation's chain; its hash (and the owner's signature domain) names that chain.
+    const { network } = yield* chains.get(wire.chainId)
+    const chainId = network.chainId
+    if (wire.entryPoint.toLowerCase() !== network.entryPoint.toLowerCase()) {
+      return yield* new BadRequest({ message: `The relay serves EntryPoint ${network.entryPoint.toLowerCase()} on chain ${chainId}` })
     }
     const op = fromWire(wire)
     // viem refuses values its packing cannot hold (a nonce ≥ 2^256, a gas limit ≥ 2^128): the client's mistake.
@@ -259,7 +240,7 @@ const make = Effect.gen(function*() {
     // Both lookups at once (two round trips in the time of one): earlier submissions of this
     // hash, and the signer's build it matches. Both only read.
     const [earlier, matched] = yield* Effect.all([
-      byHash(hash).pipe(Effect.orDie),
+      byHash(chainId, hash).pipe(Effect.orDie),
       Effect.result(buildOfSubmission({
         builder,
         signer,
@@ -293,38 +274,27 @@ const make = Effect.gen(function*() {
       userOp: op,
       build
     }
-    const declined = yield* hooks.checkPolicy(relayed).pipe(
-      Effect.as(undefined),
-      Effect.catchTag("OutOfScope", (e) => Effect.succeed(e))
-    )
-    if (declined !== undefined) return yield* declineAtSubmit({ id, build, hash, wire, signer }, declined)
-
-    // Persisted (holding the send lease) before anything is forwarded.
-    const inserted = yield* sql`
-      INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
-                                   user_op_hash, signature_digest, user_op, status, outcome, send_attempts, send_lease_until, submitted_at)
-      VALUES (${id}, ${build.id}, ${build.accountId}, ${signer}, ${build.intentType}, ${chainId}, ${wire.sender.toLowerCase()},
-              ${wire.nonce}, ${hash}, ${signatureDigest(wire)}, ${JSON.stringify({ ...wire, sender: wire.sender.toLowerCase() })}::jsonb,
-              'submitted', 'pending', 1, now() + ${`${leaseMs} milliseconds`}::interval, now())
-      ON CONFLICT DO NOTHING
-      RETURNING *`.pipe(Effect.orDie, Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))), Effect.orDie)
-    if (inserted.length === 0) {
-      const raced = priorVerdict(yield* byHash(hash).pipe(Effect.orDie), signer, wire.signature)
-      if (raced?._tag === "Same") return toReceipt(raced.row)
-      return yield* new BadRequest({ message: "This operation was already submitted" })
+    const base = { id, build, hash, wire, signer }
+    const stored = yield* submission.store(relayed, base)
+    if (stored._tag === "Raced") return yield* submission.racedAnswer(hash, signer, wire)
+    if (stored._tag === "Declined") {
+      // The chain may already hold it (sent through another bundler): then that is the answer.
+      const inclusion = yield* submission.alreadyOnChain(chainId, op, hash)
+      if (inclusion !== undefined) return yield* submission.recordFromChain(base, inclusion)
+      return yield* submission.declineAtSubmit(base, stored.decline)
     }
-    const row = inserted[0]!
+    const row = stored.row
     const forwarded = yield* forward(row, false, true)
     if (forwarded._tag === "Down") {
-      const details = { userOpId: id, status: "submitted", willRetry: true }
+      const details = { userOpId: id, status: "submitted", willRetry: true, chainId }
       return yield* (forwarded.error._tag === "BundlerTimeout"
         ? new UpstreamTimeout({
-          message: "The bundler did not answer in time; the operation is stored and will be sent again",
+          message: `The bundler of chain ${chainId} did not answer in time; the operation is stored and will be sent again`,
           details
         })
-        : new UpstreamUnavailable({
-          message: "The bundler is unavailable; the operation is stored and will be sent when it is back",
-          details
+        : new ServiceUnavailable({
+          message: `The bundler of chain ${chainId} is unavailable; the operation is stored and will be sent when it is back`,
+          details: { ...details, retryAfterSeconds: 5 }
         }))
     }
     // Sent: still submitted / pending (no need to read it back); settled at once: read the outcome.
@@ -340,48 +310,74 @@ const make = Effect.gen(function*() {
   })
 
   const pending = SqlSchema.findAll({
-    Request: Schema.Void,
+    Request: Schema.Number,
     Result: OperationRow,
-    execute: () =>
+    execute: (chainId) =>
       // Least recently visited first: a backlog of stuck operations cannot starve newer ones.
       sql`SELECT * FROM user_operations WHERE status = 'submitted' AND chain_id = ${chainId}
           ORDER BY reconciled_at NULLS FIRST, submitted_at LIMIT 200`
   })
 
-  const reconcilePending = Effect.gen(function*() {
-    const rows = yield* pending().pipe(Effect.orDie)
+  // Each chain's reconciler loop health (a database outage logged once, not per row and per pass).
+  const healthOf = new Map(chains.all.map((c) => [c.chainId, makeLoopHealth(`relay reconciler on ${c.name}`)]))
+
+  // Per chain: a chain whose bundler is down makes its own pass slow, never the others'.
+  const reconcileChain = (chainId: number) => Effect.gen(function*() {
+    const health = healthOf.get(chainId) ?? makeLoopHealth(`relay reconciler on chain ${chainId}`)
+    const rows = yield* pending(chainId).pipe(Effect.orDie)
     if (rows.length > 0) {
       yield* sql`UPDATE user_operations SET reconciled_at = now() WHERE id IN ${sql.in(rows.map((r) => r.id))}`.pipe(Effect.orDie)
     }
     const settled = yield* Effect.forEach(
       rows,
       (row) =>
-        reconcile(row).pipe(
+        reconcile(row, true).pipe(
           Effect.map((after) => after.status !== "submitted"),
-          Effect.catchCause((cause) => Effect.logWarning(`relay: reconciling ${row.id} failed`, cause).pipe(Effect.as(false)))
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause)
+              ? Effect.interrupt
+              : health.failed(cause, `relay: reconciling ${row.id} failed`).pipe(Effect.as(false)))
         ),
       { concurrency: 4 }
     )
     return settled.filter(Boolean).length
-  }).pipe(Effect.withSpan("Relay.reconcilePending"))
+  }).pipe(Effect.withSpan("Relay.reconcilePending", { attributes: { chainId } }))
 
+  const reconcilePending = Effect.forEach(chains.ids, reconcileChain, { concurrency: "unbounded" }).pipe(
+    Effect.map((counts) => counts.reduce((a, b) => a + b, 0))
+  )
 
-  return Relay.of({ submit, get, reconcilePending, observe, reopen })
+  return Relay.of({
+    submit,
+    get,
+    reconcilePending,
+    reconcileChain,
+    reconcilerPass: (chainId) =>
+      (healthOf.get(chainId) ?? makeLoopHealth(`relay reconciler on chain ${chainId}`)).pass(
+        reconcileChain(chainId),
+        0,
+        `relay: reconciler pass on chain ${chainId} failed`
+      ),
+    observe,
+    reopen
+  })
 })
 
 /** Settles what nobody polls, and whatever a previous process left behind: a scoped fiber. */
 export const ReconcilerLive = Layer.effectDiscard(Effect.gen(function*() {
   const relay = yield* Relay
+  const chains = yield* Chains
   const interval = yield* Config.Duration("RELAY_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.seconds(5)))
-  yield* runLoop({
-    name: "relay reconciler",
-    interval,
-    pass: Effect.gen(function*() {
-      const settled = yield* relay.reconcilePending.pipe(
-        Effect.catchCause((cause) => Effect.logWarning("relay: reconciler pass failed", cause).pipe(Effect.as(-1)))
-      )
-      if (settled > 0) yield* Effect.logInfo(`relay: reconciler settled ${settled} operation(s)`)
-      return settled === 0 ? "idle" : "worked"
+  // One loop per chain (see reconcileChain); a failed pass is logged by the chain's loop health.
+  for (const net of chains.all) {
+    yield* runLoop({
+      name: `relay reconciler on ${net.name}`,
+      interval,
+      pass: Effect.gen(function*() {
+        const settled = yield* relay.reconcilerPass(net.chainId)
+        if (settled > 0) yield* Effect.logInfo(`relay: reconciler settled ${settled} operation(s) on chain ${net.chainId}`)
+        return settled === 0 ? "idle" : "worked"
+      })
     })
-  })
+  }
 }))

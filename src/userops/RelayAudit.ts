@@ -5,7 +5,7 @@
  * entry and the status change commit together or not at all.
  */
 import { Context, Effect, Layer } from "effect"
-import { chainNameOf } from "../accounts/AccountFactoryLive.ts"
+import { Chains } from "../chain/Chains.ts"
 import type { Provenance } from "../audit/AuditChain.ts"
 import { AuditLive, AuditRecorder } from "../audit/Recorder.ts"
 import type { IntentType } from "../domain/Operations.ts"
@@ -56,6 +56,7 @@ export const RelayAuditLive = Layer.effect(
   RelayAudit,
   Effect.gen(function*() {
     const recorder = yield* AuditRecorder
+    const chains = yield* Chains
     return RelayAudit.of({
       recordOperation: (facts) => {
         const common = {
@@ -65,7 +66,7 @@ export const RelayAuditLive = Layer.effect(
           action: facts.intentType,
           amount: facts.amount,
           token: facts.token,
-          chain: chainNameOf(facts.chainId),
+          chain: chains.nameOf(facts.chainId),
           chainId: facts.chainId,
           txHash: facts.txHash,
           delegationId: facts.delegationId,

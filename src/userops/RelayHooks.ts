@@ -36,6 +36,12 @@ export interface RelayedOperation {
   readonly userOp: UserOperationV07
   /** The stored build it matched (intent, metadata of the feature that built it). */
   readonly build: StoredBuild
+  /**
+   * Set when the operation is settled again after its first settlement (corrected from the
+   * chain after a refusal, re-settled after a reorg): a key unique to this settlement, so
+   * that entries a hook appends for it follow the first ones instead of colliding with them.
+   */
+  readonly settlementKey?: string
 }
 
 export type PolicyCheck = (operation: RelayedOperation) => Effect.Effect<void, OutOfScope>

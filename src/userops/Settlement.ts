@@ -3,7 +3,8 @@
  * transaction that moves it to a terminal status; the move is conditional (`WHERE status =
  * 'submitted'`), so concurrent settlers on any number of processes append once. On-executed
  * effects run in that same transaction, and only when the receipt shows execution;
- * on-failed effects likewise when it reverted, was rejected, or was declined at submit.
+ * on-failed effects likewise when it reverted, was rejected, was declined at submit, or can
+ * no longer execute (the chain shows its nonce used by another operation).
  * The relay, its reconciler and the chain follower (ChainRecord.ts) all settle through here.
  */
 import { Effect, Schema } from "effect"
@@ -12,40 +13,39 @@ import type { Provenance } from "../audit/AuditChain.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire } from "../builds/Wire.ts"
 import { transactionRetryingConflicts } from "../db/Conflicts.ts"
-import { Network } from "../chain/Network.ts"
 import type { IntentType, UserOpOutcome, UserOpStatus } from "../domain/Operations.ts"
-import { OperationRow, rejectionReason, type Verdict } from "./OperationRow.ts"
+import { nonceUsedReason, OperationRow, refusalOf, rejectionReason, type Verdict } from "./OperationRow.ts"
 import { RelayAudit, type OperationAuditStatus } from "./RelayAudit.ts"
 import { type RelayedOperation, RelayHooks } from "./RelayHooks.ts"
 
 export const makeSettlement = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const transaction = transactionRetryingConflicts(sql)
-  const network = yield* Network
   const builder = yield* OperationBuilder
   const hooks = yield* RelayHooks
   const audit = yield* RelayAudit
-  const chainId = network.chainId
 
   const byId = SqlSchema.findAll({
     Request: Schema.String,
     Result: OperationRow,
     execute: (id) => sql`SELECT * FROM user_operations WHERE id = ${id}`
   })
-  const byHash = SqlSchema.findAll({
-    Request: Schema.String,
+  const byHashOn = SqlSchema.findAll({
+    Request: Schema.Struct({ chainId: Schema.Number, hash: Schema.String }),
     Result: OperationRow,
-    execute: (hash) =>
+    execute: ({ chainId, hash }) =>
       sql`SELECT * FROM user_operations WHERE chain_id = ${chainId} AND user_op_hash = ${hash}
           ORDER BY (status <> 'failed') DESC, submitted_at DESC`
   })
+  /** The operations stored with this hash on `chainId` (a hash names one chain: its domain has the chain id). */
+  const byHash = (chainId: number, hash: string) => byHashOn({ chainId, hash })
   const load = (id: string) =>
     byId(id).pipe(
       Effect.orDie,
       Effect.flatMap((rows) => rows[0] === undefined ? Effect.die(new Error(`operation ${id} vanished`)) : Effect.succeed(rows[0]))
     )
 
-  const relayedOf = (row: OperationRow, build: StoredBuild): RelayedOperation => ({
+  const relayedOf = (row: OperationRow, build: StoredBuild, settlementKey?: string): RelayedOperation => ({
     id: row.id,
     accountId: row.account_id,
     signerAddress: row.signer_address,
@@ -53,7 +53,8 @@ export const makeSettlement = Effect.gen(function*() {
     chainId: row.chain_id,
     userOpHash: row.user_op_hash,
     userOp: fromWire(row.user_op),
-    build
+    build,
+    ...(settlementKey === undefined ? {} : { settlementKey })
   })
 
   const buildOf = (row: OperationRow) =>
@@ -90,31 +91,47 @@ export const makeSettlement = Effect.gen(function*() {
     }
   }
 
+  /** Our open operations at `sender`'s `nonce` other than `userOpHash`, locked in id order. */
+  const openAtNonce = (at: { readonly chainId: number; readonly sender: string; readonly nonce: string; readonly userOpHash: string }) =>
+    sql`SELECT * FROM user_operations
+        WHERE chain_id = ${at.chainId} AND sender = ${at.sender.toLowerCase()} AND nonce = ${BigInt(at.nonce).toString()}
+          AND status = 'submitted' AND user_op_hash <> ${at.userOpHash.toLowerCase()}
+        ORDER BY id FOR UPDATE`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))))
+
   /**
    * Moves a submitted operation to its terminal status with its one audit entry (and, on
    * execution, the intent's effects), in one transaction. Answers false when another
-   * poller got there first.
+   * poller got there first. An operation on chain used its sender's nonce: every other
+   * open operation of ours at that nonce can never execute, and settles in the same
+   * transaction (`NonceUsed`), its reservation freed by its on-failed hooks.
    */
-  const settle = Effect.fn("Relay.settle")(function*(row: OperationRow, verdict: Verdict, recordAs: {
+  const settle = (row: OperationRow, verdict: Verdict, recordAs: {
     readonly provenance?: Provenance
     /** Set when the operation already has an entry (re-settled after a reorg): the new entry's key. */
     readonly entryKey?: string
     /** `failed`: the chain shows an operation recorded as refused (a stale refusal): it is corrected. */
     readonly from?: "submitted" | "failed"
-  } = {}) {
+  } = {}): Effect.Effect<boolean> => Effect.gen(function*() {
     const build = yield* buildOf(row)
-    const relayed = relayedOf(row, build)
     // `included` only when it executed; a reverted operation is on chain (tx evidence) but `failed`.
-    const status: UserOpStatus = verdict._tag === "Receipt" && verdict.receipt.success ? "included" : "failed"
-    const outcome: UserOpOutcome = verdict._tag === "Rejected" ? "rejected" : verdict.receipt.success ? "mined" : "reverted"
+    const receipt = verdict._tag === "Receipt" ? verdict.receipt : undefined
+    const status: UserOpStatus = receipt?.success === true ? "included" : "failed"
+    const outcome: UserOpOutcome = receipt === undefined ? "rejected" : receipt.success ? "mined" : "reverted"
     const reason = verdict._tag === "Rejected"
-      ? rejectionReason(verdict.error)
+      ? `${rejectionReason(verdict.error)}${verdict.note === undefined ? "" : ` (${verdict.note})`}`.slice(0, 1000)
+      : verdict._tag === "NonceUsed"
+      ? nonceUsedReason(verdict.transactionHash)
       : verdict.receipt.success
       ? undefined
       : (verdict.receipt.reason ?? "the operation's call reverted")
-    const revertData = verdict._tag === "Receipt" && !verdict.receipt.success ? verdict.receipt.revertData : undefined
-    const txHash = verdict._tag === "Receipt" ? verdict.receipt.transactionHash.toLowerCase() : undefined
-    const blockNumber = verdict._tag === "Receipt" ? verdict.receipt.blockNumber.toString() : undefined
+    const refusal = verdict._tag === "Rejected" ? refusalOf(verdict.error) : undefined
+    const revertData = receipt !== undefined && !receipt.success ? receipt.revertData : undefined
+    const txHash = receipt?.transactionHash.toLowerCase()
+    const blockNumber = receipt?.blockNumber.toString()
+    // A second entry for an operation that has one (corrected from the chain, re-settled after a reorg):
+    // the key of this settlement, for the relay's entry and those other features append with it.
+    const entryKey = recordAs.entryKey ?? (row.audit_event_id === null ? undefined : `resettled:${row.id}:${txHash ?? "none"}`)
+    const relayed = relayedOf(row, build, entryKey)
 
     // A transaction of its own (not the follower's pass) is run again if it lost a lock
     // conflict: hooks and audit appends lock rows of several accounts (the owner's log of a
@@ -123,25 +140,31 @@ export const makeSettlement = Effect.gen(function*() {
       const moved = yield* sql`
         UPDATE user_operations
         SET status = ${status}, outcome = ${outcome}, transaction_hash = ${txHash ?? null},
-            block_number = ${blockNumber ?? null}, reason = ${reason ?? null}, revert_data = ${revertData ?? null}, settled_at = now(),
+            block_number = ${blockNumber ?? null}, reason = ${reason ?? null}, revert_data = ${revertData ?? null},
+            bundler_error = ${refusal === undefined ? null : JSON.stringify(refusal)}::jsonb, settled_at = now(),
             send_lease_until = NULL
         WHERE id = ${row.id} AND status = ${recordAs.from ?? "submitted"}
         RETURNING id`
       if (moved.length === 0) return false
-      if (verdict._tag === "Receipt") {
+      // Locked before this settlement takes any audit head (theirs is the same account's):
+      // a concurrent settlement of one of them holds its row, then that head.
+      const superseded = receipt === undefined ? [] : yield* openAtNonce({ chainId: row.chain_id, sender: row.sender, nonce: row.nonce, userOpHash: row.user_op_hash })
+      if (receipt !== undefined) {
         // Deployment happens in validation: an included operation deployed the account even if its call reverted.
         if (row.user_op.factory !== undefined) {
           yield* sql`UPDATE accounts SET deployment_status = 'deployed' WHERE id = ${row.account_id}`
         }
-        if (verdict.receipt.success) yield* hooks.runOnExecuted(relayed, verdict.receipt)
-        else yield* hooks.runOnFailed(relayed, verdict.receipt)
+        if (receipt.success) yield* hooks.runOnExecuted(relayed, receipt)
+        else yield* hooks.runOnFailed(relayed, receipt)
       } else {
-        yield* hooks.runOnFailed(relayed, rejectionReason(verdict.error))
+        yield* hooks.runOnFailed(relayed, reason!)
       }
-      // The audit entry carries a short code (`invalid_signature`, `reverted`); the receipt keeps the full reason.
+      // The audit entry carries a short code (`invalid_signature`, `reverted`, `nonce_used`); the receipt keeps the full reason.
       // A reverted one carries its reason in words (the enforcer's refusal, a contract's error by name).
       const auditReason = verdict._tag === "Rejected"
         ? verdict.error.reason
+        : verdict._tag === "NonceUsed"
+        ? "nonce_used"
         : verdict.receipt.success
         ? undefined
         : verdict.receipt.reason === undefined ? "reverted" : `reverted: ${verdict.receipt.reason}`.slice(0, 500)
@@ -150,15 +173,32 @@ export const makeSettlement = Effect.gen(function*() {
           reason: auditReason,
           txHash,
           provenance: recordAs.provenance,
-          entryKey: recordAs.entryKey ?? (row.audit_event_id === null ? undefined : `resettled:${row.id}:${txHash ?? "none"}`)
+          entryKey
         })
       )
       yield* sql`UPDATE user_operations SET audit_event_id = ${auditId} WHERE id = ${row.id}`
+      for (const other of superseded) yield* settle(other, { _tag: "NonceUsed", transactionHash: txHash })
       return true
     })).pipe(Effect.orDie)
+  }).pipe(Effect.withSpan("Relay.settle"))
+
+  /**
+   * The chain shows `sender`'s `nonce` used by the operation `userOpHash` (ours or anyone's):
+   * every open operation of ours at that nonce with another hash settles `failed` now.
+   */
+  const supersede = Effect.fn("Relay.supersede")(function*(chainId: number, used: {
+    readonly sender: string
+    readonly nonce: bigint
+    readonly userOpHash: string
+    readonly transactionHash: string
+  }) {
+    const rows = yield* openAtNonce({ chainId, sender: used.sender, nonce: used.nonce.toString(), userOpHash: used.userOpHash }).pipe(Effect.orDie)
+    let n = 0
+    for (const r of rows) if (yield* settle(r, { _tag: "NonceUsed", transactionHash: used.transactionHash.toLowerCase() })) n++
+    return n
   })
 
-  return { byId, byHash, load, relayedOf, buildOf, auditFacts, settle }
+  return { byId, byHash, load, relayedOf, buildOf, auditFacts, settle, supersede }
 })
 
 export type Settlement = Effect.Success<typeof makeSettlement>

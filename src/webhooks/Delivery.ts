@@ -19,6 +19,7 @@ import { runLoop } from "../platform/Loop.ts"
 import { Metrics, withMetrics } from "../platform/Metrics.ts"
 import { SIGNATURE_HEADER, signatureHeader, standardHeaders } from "./Signature.ts"
 import { guardedLookup, type TargetPolicy, TargetPolicyConfig } from "./UrlGuard.ts"
+import { makeLoopHealth } from "../platform/LoopHealth.ts"
 
 export interface DeliveryConfig {
   readonly maxAttempts: number
@@ -217,12 +218,15 @@ export const WebhookDeliveryLive: Layer.Layer<never, Config.ConfigError, SqlClie
     const config = yield* DeliveryConfig
     const worker = yield* makeWorker(config, yield* TargetPolicyConfig)
     yield* registerQueueMetrics
+    // A failed pass is logged (a database outage once: LoopHealth); the next pass tries again.
+    const health = makeLoopHealth("webhook delivery")
     yield* runLoop({
-      name: "webhooks",
+      name: "webhook delivery",
       interval: config.pollInterval,
-      pass: worker.drain.pipe(
-        Effect.map((leased) => (leased > 0 ? "worked" as const : "idle" as const)),
-        Effect.catchCause((cause) => Effect.as(Effect.logWarning("webhook delivery pass failed", cause), "worked" as const))
+      pass: health.pass(
+        Effect.map(worker.drain, (leased) => (leased > 0 ? "worked" as const : "idle" as const)),
+        "worked",
+        "webhook delivery pass failed"
       )
     })
   })

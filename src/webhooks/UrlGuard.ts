@@ -5,6 +5,10 @@
  * (`WEBHOOKS_ALLOW_LOOPBACK` lets loopback through, for tests and local development;
  * `WEBHOOKS_ALLOW_PRIVATE` lets every range through, for deployments on a private network).
  *
+ * A URL is stored as the URL parser serializes it (`normalizeTarget`): what is listed is what is
+ * called; anything a parser would silently repair (control characters, whitespace, a backslash,
+ * `http:/host`, credentials, a malformed authority) is refused instead.
+ *
  * The check runs at registration (a 400) AND at every delivery, inside the connection's DNS
  * lookup (`guardedLookup`), so a name that later re-resolves to a refused address (DNS
  * rebinding) is still refused. Redirects are never followed.
@@ -88,28 +92,85 @@ export const allowed = (ip: string, policy: TargetPolicy): boolean => {
   return c === "public" || policy.allowPrivate || (c === "loopback" && policy.allowLoopback)
 }
 
-/** Why a URL is refused (a sentence for the 400), or undefined when its shape is acceptable. */
-export const shapeProblem = (raw: string): string | undefined => {
-  if (raw.length > MAX_URL_LENGTH) return `A webhook URL may be at most ${MAX_URL_LENGTH} characters.`
+export type TargetShape =
+  | { readonly _tag: "Ok"; readonly url: string }
+  | { readonly _tag: "Refused"; readonly problem: string }
+
+/** Control characters (C0, DEL, C1): a URL parser drops some of them silently, a header would carry others. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+/** Any whitespace (a parser trims it at the ends and drops tabs and newlines inside). */
+const WHITESPACE = /\s/
+/** `http://` or `https://`, then an authority: exactly two slashes, nothing a parser would repair. */
+const SCHEME_AND_AUTHORITY = /^(https?):\/\/([^/?#]*)/i
+/** A host name or IPv4 address, or a bracketed IPv6 address, then an optional port of digits. */
+const AUTHORITY = /^(\[[0-9a-f:.]+\]|[^\s:@[\]\\]+)(:\d{1,5})?$/i
+
+/**
+ * The URL as the service will call it, or why it is refused (a sentence for the 400). What is
+ * stored and shown is the URL parser's own serialization (WHATWG `URL.href`: the scheme and host
+ * lower-cased, a default port dropped, an empty path made `/`, characters percent-encoded), so
+ * it is exactly what a delivery connects to. Refused before parsing, because a parser would
+ * silently repair them into some other URL: control characters, whitespace anywhere, a
+ * backslash, a scheme not followed by exactly `//`, credentials (`user:pw@`, even an empty
+ * `@`), and an authority that is not `host[:port]` (an empty port, stray brackets).
+ */
+export const normalizeTarget = (raw: string): TargetShape => {
+  const refused = (problem: string): TargetShape => ({ _tag: "Refused", problem })
+  if (raw.length > MAX_URL_LENGTH) return refused(`A webhook URL may be at most ${MAX_URL_LENGTH} characters.`)
+  if (CONTROL.test(raw)) return refused("A webhook URL may not contain control characters.")
+  if (WHITESPACE.test(raw)) return refused("A webhook URL may not contain whitespace.")
+  if (raw.includes("\\")) return refused("A webhook URL may not contain a backslash.")
+  const head = SCHEME_AND_AUTHORITY.exec(raw)
+  if (head === null) {
+    return /^[a-z][a-z0-9+.-]*:/i.test(raw) && !/^https?:/i.test(raw)
+      ? refused("A webhook URL must use http or https.")
+      : refused("The webhook URL must start with http:// or https:// followed by its host.")
+  }
+  const authority = head[2]!
+  if (authority.includes("@")) return refused("A webhook URL may not carry credentials.")
+  if (authority === "") return refused("The webhook URL has no host.")
+  if (!AUTHORITY.test(authority)) return refused("The webhook URL's host and port are malformed (expected host or host:port).")
   let url: URL
   try {
     url = new URL(raw)
   } catch {
-    return "The webhook URL is not a valid absolute URL."
+    return refused("The webhook URL is not a valid absolute URL.")
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return "A webhook URL must use http or https."
-  if (url.username !== "" || url.password !== "") return "A webhook URL may not carry credentials."
-  if (url.hostname === "") return "The webhook URL has no host."
-  return undefined
+  if (url.protocol !== "http:" && url.protocol !== "https:") return refused("A webhook URL must use http or https.")
+  if (url.username !== "" || url.password !== "") return refused("A webhook URL may not carry credentials.")
+  if (url.hostname === "") return refused("The webhook URL has no host.")
+  url.hash = ""
+  if (url.href.length > MAX_URL_LENGTH) return refused(`A webhook URL may be at most ${MAX_URL_LENGTH} characters.`)
+  return { _tag: "Ok", url: url.href }
+}
+
+/** Why a URL is refused (a sentence for the 400), or undefined when its shape is acceptable. */
+export const shapeProblem = (raw: string): string | undefined => {
+  const shape = normalizeTarget(raw)
+  return shape._tag === "Refused" ? shape.problem : undefined
 }
 
 const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, "")
 
-/** Resolves the URL's host (every address) and refuses it if any address is in a refused range. */
+/**
+ * Resolves the URL's host (every address) and refuses it if any address is in a refused range;
+ * answers why it is refused, or undefined.
+ */
 export const checkTarget = async (raw: string, policy: TargetPolicy): Promise<string | undefined> => {
-  const problem = shapeProblem(raw)
-  if (problem !== undefined) return problem
-  const host = hostOf(new URL(raw))
+  const target = await acceptTarget(raw, policy)
+  return target._tag === "Refused" ? target.problem : undefined
+}
+
+/** The URL as it will be called (`normalizeTarget`) once its host is allowed, or why it is refused. */
+export const acceptTarget = async (raw: string, policy: TargetPolicy): Promise<TargetShape> => {
+  const shape = normalizeTarget(raw)
+  if (shape._tag === "Refused") return shape
+  const problem = await hostProblem(shape.url, policy)
+  return problem === undefined ? shape : { _tag: "Refused", problem }
+}
+
+const hostProblem = async (normalized: string, policy: TargetPolicy): Promise<string | undefined> => {
+  const host = hostOf(new URL(normalized))
   let addresses: Array<string>
   if (net.isIP(host) !== 0) addresses = [host]
   else {

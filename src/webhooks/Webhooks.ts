@@ -14,7 +14,7 @@ import { normalizeAddress } from "../accounts/Accounts.ts"
 import type { Address } from "../domain/Primitives.ts"
 import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from "./Domain.ts"
 import { newSecret } from "./Signature.ts"
-import { checkTarget, TargetPolicyConfig } from "./UrlGuard.ts"
+import { acceptTarget, TargetPolicyConfig } from "./UrlGuard.ts"
 
 /** Most live endpoints one signer may hold. */
 export const MAX_ENDPOINTS = 20
@@ -103,9 +103,11 @@ export class Webhooks extends Context.Service<Webhooks, {
         }))
       }, Effect.orDie)
 
-      const create = Effect.fn("Webhooks.create")(function*(signer: Address, url: string) {
-        const problem = yield* Effect.promise(() => checkTarget(url, policy))
-        if (problem !== undefined) return yield* new BadRequest({ message: problem })
+      const create = Effect.fn("Webhooks.create")(function*(signer: Address, raw: string) {
+        // Stored as it will be called: the URL parser's serialization, or a 400.
+        const target = yield* Effect.promise(() => acceptTarget(raw, policy))
+        if (target._tag === "Refused") return yield* new BadRequest({ message: target.problem, details: { field: "url" } })
+        const url = target.url
         const owner = normalizeAddress(signer)
         const secret = newSecret()
         const rows = yield* sql`

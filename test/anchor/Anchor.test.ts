@@ -5,7 +5,7 @@
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -71,7 +71,7 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
 
       // Two rounds at once (two processes, say): one anchors, the other finds the round taken or nothing moved.
       const rounds = yield* Effect.all([anchor.anchorNow, anchor.anchorNow], { concurrency: 2 })
-      const records = rounds.filter(Option.isSome).map((r) => r.value)
+      const records = rounds.flat()
       assert.strictEqual(records.length, 1)
       const record = records[0]!
       const mine = record.heads.filter((h) => h.accountId === aliceAccount || h.accountId === bobAccount)
@@ -109,7 +109,7 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
       assert.match(anchoredAt ?? "", /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
 
       // Nothing moved: no new anchor. One more entry: one unanchored.
-      assert.isTrue(Option.isNone(yield* anchor.anchorNow))
+      assert.strictEqual((yield* anchor.anchorNow).length, 0)
       yield* audit.append(executed(aliceAccount, `op_a_3_${aliceAccount}`))
       const moved = yield* api.activity.anchor()
       assert.strictEqual(moved.unanchoredCount, 1)
@@ -125,11 +125,11 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
       const carol = yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))
       const account = carol.accounts[0]!.id
       yield* audit.append(executed(account, `op_c_1_${account}`))
-      assert.isTrue(Option.isSome(yield* anchor.anchorNow))
+      assert.isAbove((yield* anchor.anchorNow).length, 0)
       yield* audit.append(executed(account, `op_c_2_${account}`, { amount: 10 }))
       yield* audit.append(executed(account, `op_c_3_${account}`))
       const anchored = yield* anchor.anchorNow
-      assert.isTrue(Option.isSome(anchored))
+      assert.isAbove(anchored.length, 0)
       const before = yield* audit.entries(account)
       const anchoredHead = before[2]!.hash
 
@@ -168,6 +168,20 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
       assert.strictEqual(command.code, 1, command.stdout)
       assert.include(command.stdout, `${account}: BROKEN at entry #2 (rewrite): an entry in #2..#3 was rewritten`)
 
+      // /activity/anchor reports the rewrite (a field of its own) and counts the entries no anchor covers
+      // any more (#2 and #3), no longer "0 unanchored" under the old head as if all were well.
+      const api = yield* client(carol.token)
+      const status = yield* api.activity.anchor()
+      assert.deepStrictEqual(status.rewrite, {
+        accountId: account,
+        from: 2,
+        anchoredLength: 3,
+        anchoredHead,
+        current: h3,
+        message: verified.broken.message
+      })
+      assert.strictEqual(status.unanchoredCount, 2)
+
       // The anchorer picks the changed head up, and refuses it.
       const [stateBefore] = yield* sql<{ head_hash: string; anchor_id: string }>`
         SELECT head_hash, anchor_id FROM audit_anchor_state WHERE account_id = ${account}`
@@ -177,7 +191,7 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
       assert.strictEqual(refusal!.anchoredHead, anchoredHead)
       assert.strictEqual(refusal!.current, h3)
       assert.match(refusal!.message, /anchored at length 3 with head 0x[0-9a-f]{64}, the chain now has 0x[0-9a-f]{64} at #3/)
-      if (Option.isSome(round.anchored)) assert.isFalse(round.anchored.value.heads.some((h) => h.accountId === account))
+      assert.isFalse(round.anchored.some((r) => r.heads.some((h) => h.accountId === account)))
       const [stateAfter] = yield* sql<{ head_hash: string; anchor_id: string }>`
         SELECT head_hash, anchor_id FROM audit_anchor_state WHERE account_id = ${account}`
       assert.deepStrictEqual(stateAfter, stateBefore)
@@ -186,6 +200,9 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
       // Appending on top of the rewrite does not launder it: still refused, still named.
       yield* audit.append(executed(account, `op_c_4_${account}`))
       assert.isTrue((yield* anchor.anchorRound).refused.some((r) => r.accountId === account))
+      const later = yield* api.activity.anchor()
+      assert.strictEqual(later.rewrite?.from, 2)
+      assert.strictEqual(later.unanchoredCount, 3)
       const again = yield* audit.verify(account)
       assert.isTrue(!again.ok && again.broken.kind === "rewrite")
     }), { timeout: 120_000 })

@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Anchor } from "../../src/anchor/Anchor.ts"
 import { verifyProofOnChain } from "../../src/anchor/ProofVerify.ts"
@@ -45,7 +45,7 @@ layer(TestServerLive(), { excludeTestServices: true })("inclusion proofs", (it) 
       assert.strictEqual(early.body.error?.code, "conflict")
       assert.match(early.body.error?.message ?? "", /entry #2 of .* is not anchored yet/)
 
-      assert.isTrue(Option.isSome(yield* anchor.anchorNow))
+      assert.isAbove((yield* anchor.anchorNow).length, 0)
       yield* audit.append(executed(account, `op_6_${account}`))
       const sixth = (yield* audit.entries(account))[5]!
       assert.strictEqual((yield* getRaw(`${baseUrl}/activity/${sixth.id}/proof`, dave.token)).status, 409)
@@ -85,7 +85,7 @@ layer(TestServerLive(), { excludeTestServices: true })("inclusion proofs", (it) 
         if (!result.ok) assert.match(result.failure, failure, name)
       }
       // A proof of one anchor with another (valid) anchor's transaction fails on the input.
-      assert.isTrue(Option.isSome(yield* anchor.anchorNow))
+      assert.isAbove((yield* anchor.anchorNow).length, 0)
       const later = yield* api.activity.proof({ params: { eventId: entries[1]!.id } })
       assert.strictEqual(later.treeSize, 6)
       assert.isTrue((yield* Effect.promise(() => verifyProofOnChain(later, network.rpcUrl))).ok)

@@ -15,10 +15,11 @@ layer(TestServerLive(), { excludeTestServices: true })("sign-in and sessions", (
       const session = yield* signIn(baseUrl, signer)
       assert.strictEqual(session.signerAddress, signer.address.toLowerCase())
       assert.isAtLeast(Buffer.from(session.token, "base64url").length, 16)
-      assert.strictEqual(session.accounts.length, 1)
-      assert.strictEqual(session.accounts[0]!.index, 0)
-      assert.strictEqual(session.accounts[0]!.purpose, "primary")
-      assert.strictEqual(session.accounts[0]!.deploymentStatus, "counterfactual")
+      // Account 0 on each served chain (the run's two local chains), the primary chain first, at one address.
+      assert.deepStrictEqual(session.accounts.map((a) => a.chainId), [31337, 31338])
+      assert.isTrue(session.accounts.every((a) => a.index === 0 && a.purpose === "primary" && a.deploymentStatus === "counterfactual"))
+      assert.strictEqual(session.accounts[0]!.address, session.accounts[1]!.address)
+      assert.notStrictEqual(session.accounts[0]!.id, session.accounts[1]!.id)
 
       const api = yield* client(session.token)
       const current = yield* api.session.current()

@@ -61,5 +61,5 @@ describe("sign-in message checks", () => {
       assert.isFalse(yield* verifier.verifySiwe({ message: text, signature, domain: "evil.test", time: verifyAt }))
       const forged = yield* Effect.promise(() => privateKeyToAccount(generatePrivateKey()).signMessage({ message: text }))
       assert.isFalse(yield* verifier.verifySiwe({ message: text, signature: forged, domain: "app.test", time: verifyAt }))
-    }).pipe(Effect.provide(SignatureVerifier.layerLocal)))
+    }).pipe(Effect.provide(SignatureVerifier.layerLocal(31337))))
 })

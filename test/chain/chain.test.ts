@@ -323,6 +323,7 @@ const stubServer = (replies: ReadonlyArray<{ status: number; body?: unknown; del
 const networkAt = (bundlerUrl: string) =>
   Network.layer({
     chainId: 31337,
+    name: "Local devnet",
     rpcUrl: "http://127.0.0.1:1",
     bundlerUrl,
     entryPoint: ENTRY_POINT_V07,

@@ -283,7 +283,7 @@ layer(TestServerLive(), { excludeTestServices: true })("over HTTP", (it) => {
       // Nothing was stored by any of them.
       const api = yield* client(session.token)
       const accounts = yield* api.accounts.listAccounts()
-      assert.strictEqual(accounts.length, 1)
+      assert.deepStrictEqual(accounts.map((a) => a.index), [0, 0])
     }))
 
   it.effect("accounts: add one, list them, and another signer's account is never visible", () =>
@@ -297,14 +297,23 @@ layer(TestServerLive(), { excludeTestServices: true })("over HTTP", (it) => {
       assert.strictEqual(second.index, 1)
       assert.strictEqual(second.label, "Savings")
       assert.notStrictEqual(second.address, alice.accounts[0]!.address)
+      // A new index is made on every served chain, at one address; the answer is the primary chain's.
       const list = yield* aliceApi.accounts.listAccounts()
-      assert.deepStrictEqual(list.map((a) => a.index), [0, 1])
+      assert.deepStrictEqual(list.map((a) => [a.index, a.chainId]), [[0, 31337], [0, 31338], [1, 31337], [1, 31338]])
+      assert.strictEqual(list[2]!.address, list[3]!.address)
+      // One chain only, and a chain the service does not serve: 400 naming the chains served.
+      const onSecond = yield* aliceApi.accounts.createAccount({ payload: { chainId: 31338 } })
+      assert.deepStrictEqual([onSecond.index, onSecond.chainId], [2, 31338])
+      const unserved = yield* Effect.flip(aliceApi.accounts.createAccount({ payload: { chainId: 5 } }))
+      assert.strictEqual(unserved._tag, "BadRequest")
+      assert.include(unserved.message, "31337 (Local devnet), 31338 (Local devnet B)")
       // Concurrent adds never collide on an index.
       const many = yield* Effect.all(
         Array.from({ length: 8 }, () => aliceApi.accounts.createAccount({ payload: {} })),
         { concurrency: "unbounded" }
       )
       assert.strictEqual(new Set(many.map((a) => a.index)).size, 8)
+      assert.isTrue(many.every((a) => a.chainId === 31337))
       // Scoping: bob naming alice's account is an error, never ignored.
       const devices = yield* aliceApi.accounts.listDevices({ query: { accountId: second.id } })
       assert.strictEqual(devices[0]!.address, alice.signerAddress)
@@ -328,6 +337,14 @@ layer(TestServerLive(), { excludeTestServices: true })("over HTTP", (it) => {
     Effect.gen(function*() {
       const api = yield* client()
       assert.deepStrictEqual(yield* api.live(), { status: "ok" })
-      assert.deepStrictEqual(yield* api.ready(), { status: "ready", database: "ok" })
+      // Every served chain is probed (its RPC and bundler) and reported on its own.
+      assert.deepStrictEqual(yield* api.ready(), {
+        status: "ready",
+        database: "ok",
+        chains: [
+          { chainId: 31337, name: "Local devnet", status: "ok", rpc: "ok", bundler: "ok" },
+          { chainId: 31338, name: "Local devnet B", status: "ok", rpc: "ok", bundler: "ok" }
+        ]
+      })
     }))
 })

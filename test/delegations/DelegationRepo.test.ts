@@ -132,7 +132,7 @@ layer(Live, { excludeTestServices: true })("DelegationRepo", (it) => {
       assert.strictEqual(row?.enable_tx_hash, txHash)
       assert.isNull(row?.failure_reason ?? null)
       assert.deepStrictEqual((yield* repo.listOwned(d.accountId, d.signer)).map((r) => r.id), [d.id])
-      assert.deepStrictEqual((yield* repo.listHeld(d.delegatee)).map((r) => r.id), [d.id])
+      assert.deepStrictEqual((yield* repo.listHeld([d.delegatee], 31337)).map((r) => r.id), [d.id])
 
       yield* repo.insertSnapshot({
         id: `psn_${crypto.randomUUID()}`,

@@ -1,6 +1,6 @@
 /**
  * The bundler is down when the owner relays a delegation's enable: the relay keeps the
- * operation (502) and its reconciler sends it once the bundler is back. The delegation must
+ * operation (503, naming the chain) and its reconciler sends it once the bundler is back. The delegation must
  * follow the operation's settlement: it executed, so it is active (not `failed` while its
  * signed legs are on chain and the owner cannot see or revoke it).
  */
@@ -15,7 +15,7 @@ import { failure, newSession, signLeg, signOp } from "./helpers.ts"
 process.env.DO_NOT_TRACK = "1"
 
 describe("delegation enable during a bundler outage", () => {
-  it.live("502 at POST /delegations, sent by the reconciler later: the repeated request answers it active", () =>
+  it.live("503 at POST /delegations, sent by the reconciler later: the repeated request answers it active", () =>
     Effect.gen(function*() {
       const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
       const context = yield* Layer.build(TestServerLive({
@@ -57,7 +57,8 @@ describe("delegation enable during a bundler outage", () => {
 
         proxy.setMode("down")
         const down = yield* failure(owner.api.delegations.create({ payload }))
-        assert.strictEqual(down.tag, "UpstreamUnavailable")
+        // The chain's bundler is down: 503 naming the chain (its operations only; the service is up).
+        assert.strictEqual(down.tag, "ServiceUnavailable")
         proxy.setMode("up")
 
         // Repeat the request until the reconciler has sent and settled the enable.

@@ -5,6 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { decodeAbiParameters, type Address, type Hex } from "viem"
+import { type ApprovalRule, approvalArgs, approvalTerms } from "../../src/chain/Approvals.ts"
 import type { DelegationEnvironment } from "../../src/chain/Network.ts"
 import { grantTermsOf, logicalOrArgs, makeGrant, MAX_RECIPIENTS, periodArgs, redeemArgs } from "../../src/delegations/Grant.ts"
 import { evaluate, humanSummary, makePolicySet } from "../../src/delegations/Policy.ts"
@@ -12,7 +13,8 @@ import type { Token } from "../../src/tokens/TokenRegistry.ts"
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}` as Address
 const names = ["TimestampEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "AllowedCalldataEnforcer",
-  "LogicalOrWrapperEnforcer", "TransferCapEnforcer", "LimitedCallsEnforcer", "MultiTokenPeriodEnforcer"]
+  "LogicalOrWrapperEnforcer", "TransferCapEnforcer", "LimitedCallsEnforcer", "MultiTokenPeriodEnforcer", "ApprovalEnforcer",
+  "RedeemerEnforcer", "ERC20StreamingEnforcer", "ExactCalldataEnforcer", "NativeTokenPeriodTransferEnforcer", "NativeTokenStreamingEnforcer"]
 const environment = (without: ReadonlyArray<string> = []): DelegationEnvironment => ({
   DelegationManager: addr(1),
   EntryPoint: addr(2),
@@ -43,7 +45,7 @@ describe("the grant's caveats", () => {
     if (g._tag !== "Ok") throw new Error(g.message)
     assert.deepStrictEqual(
       g.delegation.caveats.map((c) => c.enforcer.toLowerCase()),
-      ["TimestampEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "LogicalOrWrapperEnforcer",
+      ["TimestampEnforcer", "RedeemerEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "LogicalOrWrapperEnforcer",
         "TransferCapEnforcer", "LimitedCallsEnforcer", "MultiTokenPeriodEnforcer"].map((n) => enforcer(env, n))
     )
     assert.deepStrictEqual(g.scope.tokens, [USDC.address, USDT.address] as ReadonlyArray<Address>)
@@ -56,7 +58,7 @@ describe("the grant's caveats", () => {
     if (one._tag !== "Ok" || none._tag !== "Ok") throw new Error("expected grants")
     assert.isTrue(one.delegation.caveats.some((c) => c.enforcer.toLowerCase() === enforcer(env, "AllowedCalldataEnforcer")))
     assert.isFalse(one.delegation.caveats.some((c) => c.enforcer.toLowerCase() === enforcer(env, "LogicalOrWrapperEnforcer")))
-    assert.strictEqual(none.delegation.caveats.length, 7)
+    assert.strictEqual(none.delegation.caveats.length, 8)
   })
 
   it("a redemption picks the token's period entry and the recipient's group", () => {
@@ -70,6 +72,38 @@ describe("the grant's caveats", () => {
     assert.deepStrictEqual(decodeAbiParameters([{ type: "uint256" }], argsOf("MultiTokenPeriodEnforcer")), [1n])
     assert.isUndefined(redeemArgs(env, g.delegation, g.scope, { token: addr(0xee), to: addr(0xb00) }))
     assert.isUndefined(redeemArgs(env, g.delegation, g.scope, { token: USDC.address as Address, to: addr(0xee) }))
+  })
+})
+
+describe("an approval rule", () => {
+  const rule: ApprovalRule = { required: 2, approvers: [addr(0xc1), addr(0xc2), addr(0xc3)], thresholds: [{ token: USDC.address as Address, units: 1_000_000n }] }
+  const withRule = (r: ApprovalRule, env = environment()) =>
+    makeGrant(env, { ...grantTermsOf(policy({ perActionMax: { token: { symbol: "USDC" }, amount: 3 } }), () => 6, parties, now)!, approval: r })
+  const message = (g: ReturnType<typeof makeGrant>) => g._tag === "Invalid" ? g.message : "granted"
+
+  it("is the grant's last caveat, its terms the rule's; a redemption carries the approvals there only", () => {
+    const env = environment()
+    const g = withRule(rule, env)
+    if (g._tag !== "Ok") throw new Error(g.message)
+    const last = g.delegation.caveats.at(-1)!
+    assert.strictEqual(last.enforcer.toLowerCase(), enforcer(env, "ApprovalEnforcer"))
+    assert.strictEqual(last.terms, approvalTerms(rule))
+    const set = { nonce: 1n, deadline: 2n, approvals: [{ approver: addr(0xc1), signature: "0x01" as Hex }] }
+    const r = redeemArgs(env, g.delegation, g.scope, { token: USDC.address as Address, to: addr(0xb00), approvals: set })!
+    assert.strictEqual(r.caveats.at(-1)!.args, approvalArgs(set))
+    assert.strictEqual(redeemArgs(env, g.delegation, g.scope, { token: USDC.address as Address, to: addr(0xb00) })!.caveats.at(-1)!.args, "0x")
+    const without = grantOf(policy(), env)
+    assert.isFalse(without._tag === "Ok" && without.delegation.caveats.some((c) => c.enforcer.toLowerCase() === enforcer(env, "ApprovalEnforcer")))
+  })
+
+  it("a rule the chain cannot hold, or that says nothing a grant can use, is refused", () => {
+    assert.include(message(withRule(rule, environment(["ApprovalEnforcer"]))), "no ApprovalEnforcer")
+    assert.include(message(withRule({ ...rule, required: 4 })), "at most the number of approvers")
+    assert.include(message(withRule({ ...rule, approvers: [addr(0xc1), addr(0xc1)] })), "distinct")
+    assert.include(message(withRule({ ...rule, thresholds: [{ token: addr(0xee), units: 1n }] })), "names a budget token")
+    assert.include(message(withRule({ ...rule, thresholds: [{ token: USDC.address as Address, units: 3_000_001n }] })), "at most the per-action maximum")
+    assert.strictEqual(withRule({ ...rule, thresholds: [{ token: USDC.address as Address, units: 3_000_000n }] })._tag, "Ok")
+    assert.strictEqual(withRule({ ...rule, thresholds: [] })._tag, "Ok", "no threshold: every transfer needs approvals")
   })
 })
 

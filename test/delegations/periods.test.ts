@@ -69,7 +69,7 @@ describe("a period budget in the policy, the summary, the decline and the grant"
       DelegationManager: "0x0000000000000000000000000000000000000001", EntryPoint: "0x0000000000000000000000000000000000000002",
       SimpleFactory: "0x0000000000000000000000000000000000000003", implementations: {},
       caveatEnforcers: Object.fromEntries(["TimestampEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer",
-        "TransferCapEnforcer", "LimitedCallsEnforcer", "MultiTokenPeriodEnforcer"].map((n, i) => [n, `0x${(0x100 + i).toString(16).padStart(40, "0")}` as Address]))
+        "TransferCapEnforcer", "LimitedCallsEnforcer", "MultiTokenPeriodEnforcer", "RedeemerEnforcer"].map((n, i) => [n, `0x${(0x100 + i).toString(16).padStart(40, "0")}` as Address]))
     }
     const terms = grantTermsOf(policy, () => 6, { delegator: USDC.address as Address, delegate: USDC.address as Address, salt: "0x01" }, now)!
     const g = makeGrant(env, terms)

@@ -190,7 +190,7 @@ describe("chain follower", () => {
           const session = yield* signIn(a.baseUrl, privateKeyToAccount(key))
           return { key, api: yield* makeClient({ baseUrl: a.baseUrl, token: session.token }) }
         }), { concurrency: 4 })
-      // Each account freezes: some submissions answer 502/504 (the answer was lost), all are stored.
+      // Each account freezes: some submissions answer 503/504 (the answer was lost), all are stored.
       yield* Effect.forEach(users, (u) =>
         Effect.gen(function*() {
           const build = yield* u.api.accounts.buildRules({ payload: { intentType: "account_freeze" } })

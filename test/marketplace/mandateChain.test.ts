@@ -14,6 +14,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { viemChainOf } from "../../src/chain/Chain.ts"
 import { agentCommerceAbi } from "../../src/chain/contracts/AgentCommerce.ts"
 import { Network } from "../../src/chain/Network.ts"
+import { Chains } from "../../src/chain/Chains.ts"
 import { acpAbi } from "../../src/marketplace/AcpAbi.ts"
 import { mandateRedeemArgs } from "../../src/marketplace/MandateDelegation.ts"
 import { watchOnce } from "../../src/marketplace/JobWatcher.ts"
@@ -204,7 +205,7 @@ describe("a mandate on the local chain", () => {
         const notes = yield* owner.api.notifications.list({ query: { unreadOnly: false } })
         assert.isTrue(steps.every((e) => notes.some((n) => n.relatedId === e.id)))
         // Read again from the chain's start (a restart, a second process): nothing is recorded twice.
-        yield* watchOnce(0n).pipe(Effect.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer)))
+        yield* Effect.flatMap(Chains.useSync((c) => c.primary), (net) => watchOnce(net, 0n)).pipe(Effect.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer)))
         assert.lengthOf(yield* theirSteps, 4)
 
         // A grant like any other: listed, frozen with the account (on chain), revoked by a gasless risk-reducing build.

@@ -138,4 +138,20 @@ describe("stats stream node-level route", () => {
         assert.strictEqual((yield* hub.stats).subscribers, 0)
       })
     ), { timeout: 10_000 })
+
+  for (const plainServer of [false, true]) {
+    it.live(`${plainServer ? "plain server" : "NodeServer"}: HEAD answers the stream's head at once, and joins nothing`, () =>
+      withAgents((fake) =>
+        Effect.gen(function*() {
+          const { baseUrl, hub } = yield* build(fake, { plainServer })
+          for (const path of ["/marketplace/agents/stream", `/marketplace/agents/stream?wallets=${wallet(1)}`]) {
+            // A body-less response with the stream open was never flushed: the client waited until it gave up.
+            const res = yield* Effect.promise(() => fetch(`${baseUrl}${path}`, { method: "HEAD", signal: AbortSignal.timeout(3_000) }))
+            assert.strictEqual(res.status, 200)
+            assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/)
+          }
+          assert.strictEqual((yield* hub.stats).subscribers, 0)
+        })
+      ), { timeout: 10_000 })
+  }
 })

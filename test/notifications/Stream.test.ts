@@ -3,7 +3,7 @@
  * database (here: a separate client, as another service process would) reaches the
  * signer's subscribers; heartbeats; resume with Last-Event-ID; scoping; bad input.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { signIn } from "../../src/client/signIn.ts"
@@ -86,4 +86,53 @@ layer(Live, { excludeTestServices: true })("notifications stream", (it) => {
       assert.strictEqual(bad.status, 400)
       assert.include(yield* Effect.promise(() => bad.text()), "Last-Event-ID")
     }))
+})
+
+/** Opens `n` streams of `token` one after another (each joined before the next), answering their statuses. */
+const openMany = (token: string, n: number) =>
+  Effect.gen(function*() {
+    const opened: Array<Effect.Success<ReturnType<typeof stream>>> = []
+    for (let i = 0; i < n; i++) {
+      const c = yield* stream(token)
+      if (c.status === 200) yield* Effect.promise(() => c.waitFor((x) => x.comments.includes("connected")))
+      opened.push(c)
+    }
+    return opened
+  })
+
+describe("notifications stream: shared fairly (issue 31 item 3)", () => {
+  it.live("one signer opens its cap and more; another signer still gets its stream", () =>
+    Effect.gen(function*() {
+      const notifications = yield* Notifications
+      const alice = yield* newUser
+      const bob = yield* newUser
+      // The process takes 6 streams, a signer 3: Alice asks for all 6.
+      const hers = yield* openMany(alice.token, 6)
+      assert.deepStrictEqual(hers.map((c) => c.status), [200, 200, 200, 429, 429, 429])
+      const b = yield* stream(bob.token)
+      assert.strictEqual(b.status, 200, "Bob's stream is not taken by Alice's")
+      yield* Effect.promise(() => b.waitFor((x) => x.comments.includes("connected")))
+      yield* notifications.notify(bob.address, note("for bob"))
+      yield* Effect.promise(() => b.waitFor((x) => x.events.length === 1))
+      // One of hers closes: she may open one again.
+      hers[0]!.close()
+      yield* Effect.sleep("200 millis")
+      const again = yield* stream(alice.token)
+      assert.strictEqual(again.status, 200)
+      for (const c of [...hers, b, again]) c.close()
+    }).pipe(Effect.provide(Notifications.layer.pipe(Layer.provideMerge(Layer.fresh(TestServerLive({
+      config: { NOTIFICATIONS_STREAM_MAX_SUBSCRIBERS: "6", NOTIFICATIONS_STREAM_MAX_PER_SIGNER: "3", NOTIFICATIONS_STREAM_MAX_PER_ADDRESS: "0" }
+    })))))), { timeout: 60_000 })
+
+  it.live("fresh keys from one client address get at most the address's share", () =>
+    Effect.gen(function*() {
+      const users = yield* Effect.forEach(Array.from({ length: 5 }, (_, i) => i), () => newUser)
+      const opened: Array<Effect.Success<ReturnType<typeof stream>>> = []
+      for (const u of users) opened.push(...(yield* openMany(u.token, 1)))
+      // All from 127.0.0.1: the address's share is 4 of the process's 10.
+      assert.deepStrictEqual(opened.map((c) => c.status), [200, 200, 200, 200, 429])
+      for (const c of opened) c.close()
+    }).pipe(Effect.provide(Notifications.layer.pipe(Layer.provideMerge(Layer.fresh(TestServerLive({
+      config: { NOTIFICATIONS_STREAM_MAX_SUBSCRIBERS: "10", NOTIFICATIONS_STREAM_MAX_PER_SIGNER: "3", NOTIFICATIONS_STREAM_MAX_PER_ADDRESS: "4" }
+    })))))), { timeout: 60_000 })
 })

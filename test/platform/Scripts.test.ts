@@ -104,16 +104,30 @@ describe("scripts", () => {
           assert.isNotNull(m, `not an export line: ${line}`)
           env[m![1]!] = m![2]!.replaceAll(`'\\''`, "'")
         }
-        for (const key of ["CHAIN_RPC_URL", "CHAIN_ID", "BUNDLER_URL", "ENTRY_POINT", "DELEGATION_ENVIRONMENT", "PAYMASTER_ADDRESS", "ANCHOR_PRIVATE_KEY"]) {
-          assert.property(env, key)
-        }
-        // As pasted: the service runs on that network (configured-network mode), with a database.
+        // Every local chain (LOCAL_CHAIN_IDS: 31337 and 31338 by default) in CHAINS, with its keys.
+        assert.deepStrictEqual(Object.keys(env).sort(), [
+          "CHAINS",
+          "CHAIN_31337_ANCHOR_PRIVATE_KEY",
+          "CHAIN_31337_PAYMASTER_SIGNER_KEY",
+          "CHAIN_31338_ANCHOR_PRIVATE_KEY",
+          "CHAIN_31338_PAYMASTER_SIGNER_KEY"
+        ])
+        const chains = JSON.parse(env.CHAINS!) as Array<{ chainId: number; rpcUrl: string }>
+        assert.deepStrictEqual(chains.map((c) => c.chainId), [31337, 31338])
+        // As pasted: the service runs on those networks (configured-network mode), with a database.
         const database = testDatabaseName()
         yield* createDatabase(database)
         const service = yield* startService({ ...env, DATABASE_URL: databaseUrl(database), ANCHOR_INTERVAL: "0 seconds" })
-        assert.include(service.output(), `chain: using the configured network at ${env.CHAIN_RPC_URL}`)
-        const session = yield* signIn(service.baseUrl, privateKeyToAccount(generatePrivateKey()))
-        assert.strictEqual(session.accounts.length, 1)
+        for (const c of chains) assert.include(service.output(), `(chain ${c.chainId}) rpc ${c.rpcUrl}`)
+        const signer = privateKeyToAccount(generatePrivateKey())
+        const session = yield* signIn(service.baseUrl, signer)
+        assert.isAtLeast(session.accounts.length, 1)
+        // Both chains answer readiness (each chain's RPC and bundler).
+        const ready = yield* Effect.promise(() => fetch(`${service.baseUrl}/health/ready`).then((r) => r.json()))
+        assert.deepStrictEqual(
+          (ready as { chains: Array<{ chainId: number; status: string }> }).chains.map((c) => [c.chainId, c.status]),
+          [[31337, "ok"], [31338, "ok"]]
+        )
         assert.strictEqual(yield* stopService(service.child), 0)
       } finally {
         const { tree, left } = yield* Effect.promise(() => terminate(devnet.child))

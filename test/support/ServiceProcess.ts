@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process"
 import * as path from "node:path"
 import { configEnvOf, toJson } from "../../src/chain/LocalNetwork.ts"
 import { freePort } from "../../src/platform/FreePort.ts"
-import { testNetwork } from "./TestChain.ts"
+import { testNetworks } from "./TestChain.ts"
 import { databaseUrl } from "./TestDatabase.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -43,7 +43,7 @@ export const startService = (env: Record<string, string>, options: { readonly vi
     const baseUrl = `http://127.0.0.1:${port}`
     for (let i = 0; i < 900; i++) {
       if (child.exitCode !== null) throw new Error(`service exited early: ${output}`)
-      const ok = await fetch(`${baseUrl}/health/ready`).then((r) => r.ok, () => false)
+      const ok = await fetch(`${baseUrl}/health/ready`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false)
       if (ok) return { child, baseUrl, output: () => output }
       await new Promise((r) => setTimeout(r, 100))
     }
@@ -75,7 +75,7 @@ export const stopService = (child: ChildProcess) =>
 export const replicaEnv = (database: string, overrides: Record<string, string> = {}): Record<string, string> => {
   return {
     DATABASE_URL: databaseUrl(database),
-    ...configEnvOf(toJson(testNetwork())),
+    ...configEnvOf(testNetworks().map(toJson)),
     SIWE_DOMAIN: "app.test",
     SIWE_URI: "https://app.test",
     ANCHOR_INTERVAL: "0 seconds",

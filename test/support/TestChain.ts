@@ -3,42 +3,51 @@
  * test-only chain helpers (minting test stablecoins).
  */
 import { Effect, Layer, Redacted } from "effect"
-import { createWalletClient, http, parseUnits, type Address, type Hex } from "viem"
+import { createWalletClient, http, parseUnits, type Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { inject } from "vitest"
 import { ChainStackLive } from "../../src/App.ts"
 import { viemChainOf } from "../../src/chain/Chain.ts"
 import { permitStablecoinAbi as testStablecoinAbi } from "../../src/chain/contracts/TokenPaymaster.ts"
-import type { LocalNetworkDescription } from "../../src/chain/LocalNetwork.ts"
-import { LocalNetwork } from "../../src/chain/LocalNetwork.ts"
-import { Network } from "../../src/chain/Network.ts"
+import { Chains } from "../../src/chain/Chains.ts"
+import { fromJson, type LocalNetworkDescription, LocalNetworks } from "../../src/chain/LocalNetwork.ts"
 
-export const testNetwork = (): LocalNetworkDescription => {
-  const json = inject("network")
-  return {
-    ...json,
-    paymaster: { address: json.paymaster.address, signerKey: Redacted.make(json.paymaster.signerKey as Hex) },
-    deployerKey: Redacted.make(json.deployerKey as Hex)
-  } as LocalNetworkDescription
-}
+/** The run's primary local network (chain 31337). */
+export const testNetwork = (): LocalNetworkDescription => fromJson(inject("network"))
+/** Every local network of the run, the primary first. */
+export const testNetworks = (): ReadonlyArray<LocalNetworkDescription> => inject("networks").map(fromJson)
+/** The run's second chain (31338): the same contracts at the same addresses, another chain id. */
+export const secondNetwork = (): LocalNetworkDescription => testNetworks()[1]!
 
 export interface TestChainOptions {
   /** Talk to the bundler at this URL instead of the run's Alto (a proxy, a closed port, a stand-in). */
   readonly bundlerUrl?: string
   /** Read and write the chain at this URL instead of the run's anvil (a fork of it). */
   readonly rpcUrl?: string
+  /** Which chain the URLs above replace (default: the primary). */
+  readonly chainId?: number
+  /** Serve only the primary chain (a test about one network that need not pay for two). */
+  readonly primaryOnly?: boolean
 }
 
-/** The service's own chain stack (src/App.ts `ChainStackLive`) over the run's shared local network. */
+/**
+ * The service's chains (`Chains`, over the run's local networks) and what is built on them
+ * (src/App.ts `ChainStackLive`), plus the primary chain's own services as the single-chain
+ * tags (`Network`, `Chain`, `Bundler`, ...) for tests that talk to one chain.
+ */
 export const TestChainLive = (options?: TestChainOptions) => {
-  const shared = testNetwork()
-  const description = {
-    ...shared,
-    ...(options?.bundlerUrl === undefined ? {} : { bundlerUrl: options.bundlerUrl }),
-    ...(options?.rpcUrl === undefined ? {} : { rpcUrl: options.rpcUrl })
-  }
+  const target = options?.chainId ?? testNetwork().chainId
+  const networks = (options?.primaryOnly === true ? [testNetwork()] : testNetworks()).map((n) =>
+    n.chainId !== target ? n : {
+      ...n,
+      ...(options?.bundlerUrl === undefined ? {} : { bundlerUrl: options.bundlerUrl }),
+      ...(options?.rpcUrl === undefined ? {} : { rpcUrl: options.rpcUrl })
+    }
+  )
   return ChainStackLive.pipe(
-    Layer.provideMerge(Layer.mergeAll(Layer.succeed(Network, description), Layer.succeed(LocalNetwork, description)))
+    Layer.provideMerge(Chains.single()),
+    Layer.provideMerge(Layer.succeed(LocalNetworks, networks)),
+    Layer.provideMerge(Chains.fromNetworks(networks))
   )
 }
 
@@ -47,9 +56,9 @@ export const TestChainLive = (options?: TestChainOptions) => {
  * (the minter), so the transaction is sent with `eth_sendTransaction` from the
  * unlocked dev account: anvil assigns the nonce, concurrent mints never collide.
  */
-export const mint = (token: "usd" | "usdt", to: Address, amount: number) =>
+export const mint = (token: "usd" | "usdt", to: Address, amount: number, chainId?: number) =>
   Effect.promise(async () => {
-    const network = testNetwork()
+    const network = testNetworks().find((n) => n.chainId === (chainId ?? testNetwork().chainId))!
     const deployer = privateKeyToAccount(Redacted.value(network.deployerKey)).address
     const wallet = createWalletClient({ chain: viemChainOf(network), transport: http(network.rpcUrl) })
     const info = network.tokens[token]

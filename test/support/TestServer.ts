@@ -29,9 +29,13 @@ export const testConfig = (overrides: Record<string, string> = {}) =>
       RATE_LIMIT_NONCE_PER_MINUTE: "10000",
       RATE_LIMIT_SESSION_PER_MINUTE: "10000",
       RATE_LIMIT_BUILDS_PER_MINUTE: "10000",
-      // Likewise the sponsorship quota (tested in test/builds/sponsorship.test.ts, which sets its own).
+      // Likewise the sponsorship quotas and budget (tested in test/builds/sponsorship.test.ts, which sets its own).
       SPONSOR_QUOTA_OPS: "0",
       SPONSOR_QUOTA_GAS: "0",
+      SPONSOR_ADDRESS_QUOTA_OPS: "0",
+      SPONSOR_ADDRESS_QUOTA_GAS: "0",
+      SPONSOR_BUDGET_OPS: "0",
+      SPONSOR_BUDGET_GAS: "0",
       // The chain follower reads new blocks often, so tests see the chain's record quickly.
       FOLLOWER_INTERVAL: "300 millis",
       // One line per request would fill the test log: access lines at debug (below the default

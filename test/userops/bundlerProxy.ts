@@ -10,7 +10,9 @@
  * re-send of an operation it already took with "AA25 invalid account nonce" (without looking),
  * and answers every other receipt request "unknown" (null). `lose-send-answer` forwards every
  * `eth_sendUserOperation` and drops the connection instead of answering (the bundler took the
- * operation; the service never hears it).
+ * operation; the service never hears it). `refuse-send` answers every `eth_sendUserOperation` with a
+ * refusal that is not stale-prone (`-32507 AA24 signature error`) without forwarding it: a bundler
+ * that wrongly refuses an operation another bundler then includes.
  */
 import { Effect } from "effect"
 import * as http from "node:http"
@@ -23,6 +25,7 @@ export type ProxyMode =
   | "receipt-null"
   | "drop-answers"
   | "lose-send-answer"
+  | "refuse-send"
 
 export interface BundlerProxy {
   readonly url: string
@@ -53,6 +56,15 @@ export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
           req.on("data", (c: Buffer) => chunks.push(c))
           req.on("end", async () => {
             const body = Buffer.concat(chunks).toString()
+            if (mode === "refuse-send" && body.includes("eth_sendUserOperation")) {
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({
+                jsonrpc: "2.0",
+                id: (JSON.parse(body) as { id: unknown }).id,
+                error: { code: -32507, message: "AA24 signature error" }
+              }))
+              return
+            }
             if (mode === "receipt-null" && body.includes("eth_getUserOperationReceipt")) {
               res.writeHead(200, { "content-type": "application/json" })
               res.end(JSON.stringify({ jsonrpc: "2.0", id: (JSON.parse(body) as { id: unknown }).id, result: null }))

@@ -56,12 +56,13 @@ describe("relay: exactly once at submit", () => {
       assert.deepStrictEqual((yield* entriesOf(rows[0]!.id)).map((e) => e.status), ["executed"])
     }).pipe(Effect.scoped), { timeout: 60_000 })
 
-  it.live("the bundler took it but its answer was lost: 502 with the stored id; the same submit again answers it without sending", () =>
+  it.live("the bundler took it but its answer was lost: 503 with the stored id; the same submit again answers it without sending", () =>
     Effect.gen(function*() {
       const { proxy, api, signed, rowsOf, entriesOf } = yield* setup("lose-send-answer")
       const lost = yield* api.userops.submit({ payload: signed }).pipe(Effect.flip)
-      assert.strictEqual(lost._tag, "UpstreamUnavailable")
-      const details = (lost as { details?: { userOpId?: string; status?: string } }).details
+      assert.strictEqual(lost._tag, "ServiceUnavailable")
+      const details = (lost as { details?: { userOpId?: string; status?: string; chainId?: number } }).details
+      assert.strictEqual(details?.chainId, 31337)
       const rows = yield* rowsOf
       assert.strictEqual(rows.length, 1)
       assert.strictEqual(details?.userOpId, rows[0]!.id)

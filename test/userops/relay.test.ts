@@ -163,6 +163,11 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
       assert.strictEqual(receipt.status, "failed")
       assert.strictEqual(receipt.outcome, "rejected")
       assert.include(receipt.reason ?? "", "AA24")
+      // The bundler's code in fields of their own, not only inside the reason's words.
+      assert.strictEqual(receipt.bundlerError?.rpcCode, -32507)
+      assert.strictEqual(receipt.bundlerError?.aaCode, "AA24")
+      assert.strictEqual(receipt.bundlerError?.reason, "invalid_signature")
+      assert.include(receipt.bundlerError?.message ?? "", "AA24 signature error")
       assert.isUndefined(receipt.transactionHash)
       assert.isFalse(yield* chain.isDeployed(user.account.address as Address))
       assert.strictEqual(yield* chain.entryPointNonce(user.account.address as Address), 0n)

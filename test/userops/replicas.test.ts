@@ -140,7 +140,8 @@ describe("relay across service instances", () => {
       const user = yield* signedFreeze(server.baseUrl)
       proxy.setMode("down")
       const error = yield* user.api.userops.submit({ payload: user.signed }).pipe(Effect.flip)
-      assert.strictEqual(error._tag, "UpstreamUnavailable")
+      assert.strictEqual(error._tag, "ServiceUnavailable")
+      assert.include(error.message, "chain 31337")
       const userOpId = (error as { details?: { userOpId?: string } }).details?.userOpId as string
       assert.isString(userOpId)
       // Kept, unsent; polling answers it as submitted/pending while the bundler is away.

@@ -194,4 +194,50 @@ layer(Live, { excludeTestServices: true })("webhooks", (it) => {
       }
       assert.deepStrictEqual((yield* alice.call("GET", "/notifications/webhooks")).body, [])
     }))
+
+  it.effect("a URL is stored and shown as it is called; what a parser would repair is refused (400 naming the field)", () =>
+    Effect.gen(function*() {
+      const alice = yield* newUser
+      // Shown as the URL parser serializes it: scheme and host lower-cased, default port dropped,
+      // dot segments resolved, the path made explicit, the fragment (never sent) dropped.
+      const cases: ReadonlyArray<[string, string]> = [
+        ["HTTP://127.0.0.1:80/a/../hook#frag", "http://127.0.0.1/hook"],
+        ["http://LOCALHOST:9", "http://localhost:9/"],
+        ["http://127.0.0.1:9/p%41th?q=a b".replace(" ", "%20"), "http://127.0.0.1:9/p%41th?q=a%20b"]
+      ]
+      for (const [sent, stored] of cases) {
+        const created = yield* alice.call("POST", "/notifications/webhooks", { url: sent })
+        assert.strictEqual(created.status, 201, sent)
+        assert.strictEqual(created.body.url, stored, sent)
+      }
+      const listed = (yield* alice.call("GET", "/notifications/webhooks")).body as Array<{ url: string }>
+      assert.deepStrictEqual(listed.map((e) => e.url), cases.map(([, stored]) => stored))
+
+      const refused = [
+        "http://127.0.0.1:9/x\r\nX-a: 1", // a header injection a parser would flatten into the path
+        " http://127.0.0.1:9/x", // leading whitespace (trimmed by a parser)
+        "http://127.0.0.1:9/x ",
+        "http://127.0.0.1:9/a\tb",
+        "http://127.0.0.1:9/\u0085",
+        "http:/127.0.0.1:9/x", // one slash: a parser calls http://127.0.0.1:9/x
+        "http:127.0.0.1:9/x",
+        "http:\\\\127.0.0.1:9/x",
+        "http://127.0.0.1\\@evil.example/",
+        "http://@127.0.0.1:9/",
+        "http://:pw@127.0.0.1:9/",
+        "http://u@127.0.0.1:9/",
+        "http://127.0.0.1:/x",
+        "http://127.0.0.1:99999/x",
+        "http://[::1/x",
+        "http:///x",
+        "http://127.0.0.1:9:9/x"
+      ]
+      for (const url of refused) {
+        const r = yield* alice.call("POST", "/notifications/webhooks", { url })
+        assert.strictEqual(r.status, 400, JSON.stringify(url))
+        assert.strictEqual(r.body.error.code, "bad_request", JSON.stringify(url))
+        assert.strictEqual(r.body.error.details?.field, "url", JSON.stringify(url))
+      }
+      assert.strictEqual(((yield* alice.call("GET", "/notifications/webhooks")).body as Array<unknown>).length, cases.length)
+    }))
 })

@@ -27,7 +27,12 @@ import anchorEntriesRoot from "./0190_anchor_entries_root.ts"
 import auditAppendMany from "./0191_audit_append_many.ts"
 import auditEntryIndexes from "./0192_audit_entry_indexes.ts"
 import auditAppendAccounts from "./0193_audit_append_accounts.ts"
+import relaySettlesByChain from "./0200_relay_settles_by_chain.ts"
+import sponsorTotals from "./0201_sponsor_totals.ts"
+import webhookUrlsAsCalled from "./0202_webhook_urls_as_called.ts"
 import rateLimits from "./0210_rate_limits.ts"
+import delegationRedemptions from "./0220_delegation_redemptions.ts"
+import accountsPerChain from "./0250_accounts_per_chain.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -53,5 +58,10 @@ export const migrations = Migrator.fromRecord({
   "0191_audit_append_many": auditAppendMany,
   "0192_audit_entry_indexes": auditEntryIndexes,
   "0193_audit_append_accounts": auditAppendAccounts,
-  "0210_rate_limits": rateLimits
+  "0200_relay_settles_by_chain": relaySettlesByChain,
+  "0201_sponsor_totals": sponsorTotals,
+  "0202_webhook_urls_as_called": webhookUrlsAsCalled,
+  "0210_rate_limits": rateLimits,
+  "0220_delegation_redemptions": delegationRedemptions,
+  "0250_accounts_per_chain": accountsPerChain
 })

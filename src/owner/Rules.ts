@@ -19,8 +19,8 @@ import { type BuildError, type Call, OperationBuilder } from "../builds/Operatio
 import type { UserOpBuild } from "../domain/Operations.ts"
 import { RelayHooks } from "../userops/RelayHooks.ts"
 import type { AccountRules as AccountRulesWire, Device } from "./Api.ts"
-import { readFrozen } from "./Accounts.ts"
-import type { Account } from "./Domain.ts"
+import { readFrozen } from "../accounts/Accounts.ts"
+import type { Account } from "../accounts/Domain.ts"
 
 export type RuleIntent = "account_freeze" | "account_unfreeze"
 

@@ -17,8 +17,8 @@ import {
 } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { UserOpBuild } from "../domain/Operations.ts"
-import { Address, Timestamp, Id, TextOfLength } from "../domain/Primitives.ts"
-import { Account } from "./Domain.ts"
+import { Address, ChainId, Id, TextOfLength, Timestamp } from "../domain/Primitives.ts"
+import { Account } from "../accounts/Domain.ts"
 
 export const AccountRules = Schema.Struct({
   accountId: Schema.String,
@@ -30,7 +30,9 @@ export const AccountRules = Schema.Struct({
 
 export const RulesBuildRequest = Schema.Struct({
   intentType: Schema.Literals(["account_freeze", "account_unfreeze"]),
-  accountId: Schema.optionalKey(Id)
+  accountId: Schema.optionalKey(Id),
+  /** Without `accountId`: the signer's lowest visible account on this chain (default: the primary chain). */
+  chainId: Schema.optionalKey(ChainId)
 }).annotate({ identifier: "RulesBuildRequest" })
 
 export const Device = Schema.Struct({
@@ -40,7 +42,7 @@ export const Device = Schema.Struct({
   addedAt: Timestamp
 }).annotate({ identifier: "Device" })
 
-const accountIdQuery = { accountId: Schema.optionalKey(Id) }
+const accountIdQuery = { accountId: Schema.optionalKey(Id), chainId: Schema.optionalKey(ChainId) }
 
 export class AccountsApi extends HttpApiGroup.make("accounts")
   .add(
@@ -48,7 +50,11 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       success: Schema.Array(Account)
     }),
     HttpApiEndpoint.post("createAccount", "/accounts", {
-      payload: Schema.Struct({ label: Schema.optionalKey(TextOfLength(1, 64)) }),
+      payload: Schema.Struct({
+        label: Schema.optionalKey(TextOfLength(1, 64)),
+        /** Only on this chain; without it the new index is made on every served chain. */
+        chainId: Schema.optionalKey(ChainId)
+      }),
       success: Account,
       error: BadRequestError
     }),

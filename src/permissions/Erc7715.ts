@@ -1,0 +1,223 @@
+/**
+ * ERC-7715 permission requests in (`wallet_requestExecutionPermissions`, types of
+ * `@metamask/7715-permission-types`), as pure functions: a request as the standard's wire carries
+ * it (what the kit's `erc7715ProviderActions` sends: hex amounts in base units, seconds, rules)
+ * decoded and checked field by field (Wire.ts), then mapped to the service's build input, whose grant the
+ * chain holds exactly (Grant.ts). What the chain cannot hold exactly is refused naming the field
+ * and listing what is supported, never granted with less. Mapping and proofs: docs/permissions.md.
+ */
+import type { Rule } from "@metamask/7715-permission-types"
+import { formatUnits, type Hex, toHex } from "viem"
+import type { BuildInput } from "../delegations/Enable.ts"
+import { isNative, NATIVE_SYMBOL } from "../delegations/Native.ts"
+import { PERIOD_SECONDS } from "../delegations/Periods.ts"
+import { POLICY_DEFAULTS, toUnits } from "../delegations/Policy.ts"
+import { MAX_REDEEMERS } from "../delegations/Redeemers.ts"
+import { toUnitsOrZero } from "../delegations/Streams.ts"
+import type { Token } from "../tokens/TokenRegistry.ts"
+import type { SupportedPermissions } from "./Supported.ts"
+import { type Decoded, decodeRequest, type MappedPermission, type MappedRequest, type Refusal, refuse } from "./Wire.ts"
+
+/** Action count of a 7715 grant: the standard has none, so the service's ceiling (stated in the summary). */
+export const MAX_ACTIONS = 1_000_000
+
+export {
+  type Decoded,
+  decodeRequest,
+  MAPPED_TYPES,
+  type MappedPermission,
+  type MappedRequest,
+  type MappedType,
+  MAX_PERIOD_SECONDS,
+  type Refusal,
+  RULE_TYPES
+} from "./Wire.ts"
+
+// ---------------------------------------------------------------------------------------
+// Request → the service's build input
+
+export interface MappingContext {
+  /** The chains this service serves. */
+  readonly chainIds: ReadonlyArray<number>
+  /** What this deployment's enforcers can hold (Supported.ts). */
+  readonly supported: SupportedPermissions
+  readonly now: Date
+  /** A known ERC-20 token by chain and address (the token registry). */
+  readonly tokenOf: (chainId: number, address: string) => Token | undefined
+  /** The known ERC-20 tokens of a chain (for the refusal's message). */
+  readonly knownTokens: (chainId: number) => ReadonlyArray<Token>
+  /** The requesting signer's account: `from`, when given, must be it. */
+  readonly account?: string
+  /** Shortest grant lifetime accepted (`DELEGATION_MIN_LIFETIME`). */
+  readonly minLifetimeMs?: number
+}
+
+export interface Mapped {
+  readonly _tag: "Ok"
+  /** What `POST /delegations/build` takes (less `accountId`). */
+  readonly input: BuildInput
+  /** The request as granted: data with its defaults filled in, the rules the grant holds (expiry, redeemer, payee). */
+  readonly granted: MappedRequest
+}
+
+/** Base units → the service's token units, only when a JSON number carries them exactly. */
+const exact = (units: bigint, decimals: number, field: string, zeroOk = false): Decoded<number> => {
+  const amount = Number(formatUnits(units, decimals))
+  const back = zeroOk ? toUnitsOrZero(amount, decimals) : toUnits(amount, decimals)
+  return back === units
+    ? { _tag: "Ok", value: amount }
+    : refuse(field, `${field} (${units} base units) cannot be held exactly by this service's amounts (at most 15 significant digits)`)
+}
+
+const iso = (s: number) => new Date(s * 1000).toISOString()
+/** A period in the service's words: a day, a week and a 30-day month by name (the summary says them so). */
+const periodOf = (seconds: number, start: number) => {
+  const every = (Object.entries(PERIOD_SECONDS) as ReadonlyArray<[keyof typeof PERIOD_SECONDS, number]>).find(([, s]) => s === seconds)?.[0]
+  return every === undefined ? { seconds, start: iso(start) } : { every, start: iso(start) }
+}
+const hexOf = (x: unknown) => BigInt(x as string)
+
+/**
+ * The build input whose grant holds exactly what `request` asks (docs/permissions.md):
+ * - periodic: a period budget (a period longer than the grant's life is one period to the
+ *   expiry: the chain allows nothing after it anyway); allowance: the amount over the grant's
+ *   life (from `startTime` when it is in the future); stream: a stream budget whose maximum is
+ *   at most what can accrue before the expiry;
+ * - the per-action maximum is the whole amount and the count the service's ceiling (the
+ *   standard has neither);
+ * - rules: `expiry` → `expiresAt` (default: the service's, reported in `granted`), `payee` →
+ *   the recipient allowlist, `redeemer` → who may redeem (must include the delegate `to`; absent:
+ *   only the delegate, reported in `granted`).
+ */
+export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mapped | Refusal => {
+  const chainId = Number(BigInt(request.chainId))
+  if (!ctx.chainIds.includes(chainId)) {
+    return refuse("chainId", `chain ${request.chainId} (${chainId}) is not served here; supported: ${ctx.chainIds.map((c) => toHex(c)).join(", ")}`, ctx.supported)
+  }
+  const type = request.permission.type
+  const support = ctx.supported[type]
+  if (support === undefined || !support.chainIds.includes(toHex(chainId))) {
+    return refuse("permission.type", `${type} cannot be enforced on chain ${request.chainId} by this deployment; supported: ${Object.keys(ctx.supported).join(", ") || "none"}`, ctx.supported)
+  }
+  for (const [i, rule] of (request.rules ?? []).entries()) {
+    if (!support.ruleTypes.includes(rule.type)) {
+      return refuse(`rules[${i}].type`, `the ${rule.type} rule cannot be enforced for ${type} by this deployment; supported rules: ${support.ruleTypes.join(", ")}`, ctx.supported)
+    }
+  }
+  if (request.from !== undefined && ctx.account !== undefined && request.from.toLowerCase() !== ctx.account.toLowerCase()) {
+    return refuse("from", `from ${request.from} is not the signer's account (${ctx.account})`)
+  }
+  const nowSeconds = Math.floor(ctx.now.getTime() / 1000)
+  const rules = request.rules ?? []
+  const ruleAt = (t: string) => rules.findIndex((r) => r.type === t)
+
+  // Expiry: the service's grants always end (within a year).
+  const e = ruleAt("expiry")
+  const minSeconds = Math.ceil((ctx.minLifetimeMs ?? POLICY_DEFAULTS.minLifetimeMs) / 1000)
+  const maxSeconds = Math.floor(POLICY_DEFAULTS.maxLifetimeMs / 1000)
+  const expiry = e < 0 ? nowSeconds + Math.floor(POLICY_DEFAULTS.lifetimeMs / 1000) : (rules[e]!.data as { timestamp: number }).timestamp
+  if (e >= 0 && expiry <= nowSeconds) return refuse(`rules[${e}].data.timestamp`, `the expiry ${iso(expiry)} is in the past`)
+  if (e >= 0 && expiry < nowSeconds + minSeconds) return refuse(`rules[${e}].data.timestamp`, `the expiry must be at least ${minSeconds} seconds ahead`)
+  if (e >= 0 && expiry > nowSeconds + maxSeconds) return refuse(`rules[${e}].data.timestamp`, "the expiry must be within a year: this service's grants always end")
+
+  // The token.
+  const erc20 = type.startsWith("erc20-")
+  const data = request.permission.data as Record<string, unknown>
+  let token: Token | undefined
+  if (erc20) {
+    token = ctx.tokenOf(chainId, data["tokenAddress"] as string)
+    if (token === undefined || isNative(token.address)) {
+      const known = ctx.knownTokens(chainId).map((t) => `${t.symbol} (${t.address})`).join(", ")
+      return refuse("permission.data.tokenAddress", `token ${data["tokenAddress"] as string} is not known on chain ${chainId}; known: ${known || "none"}`)
+    }
+  }
+  const symbol = token?.symbol ?? NATIVE_SYMBOL
+  const decimals = token?.decimals ?? 18
+  const start = (data["startTime"] as number | undefined) ?? nowSeconds
+  if (start >= expiry) return refuse("permission.data.startTime", `startTime ${iso(start)} is at or after the expiry ${iso(expiry)}: nothing could ever be spent`)
+
+  // The budget.
+  let budget: BuildInput["budgets"][number]
+  const granted: Record<string, unknown> = { ...data, startTime: start }
+  if (type.endsWith("-periodic")) {
+    const amount = exact(hexOf(data["periodAmount"]), decimals, "permission.data.periodAmount")
+    if (amount._tag === "Refused") return amount
+    const duration = data["periodDuration"] as number
+    budget = { token: { symbol }, amount: amount.value, period: periodOf(Math.min(duration, expiry - start), start) }
+  } else if (type.endsWith("-allowance")) {
+    const amount = exact(hexOf(data["allowanceAmount"]), decimals, "permission.data.allowanceAmount")
+    if (amount._tag === "Refused") return amount
+    // Usable from a future start only: one period from it to the expiry. From now (or a past start): the whole life.
+    budget = start > nowSeconds
+      ? { token: { symbol }, amount: amount.value, period: periodOf(expiry - start, start) }
+      : { token: { symbol }, amount: amount.value }
+  } else {
+    const perSecond = hexOf(data["amountPerSecond"])
+    const initial = data["initialAmount"] === undefined ? 0n : hexOf(data["initialAmount"])
+    // Whatever could accrue before the expiry is all the chain would ever allow: a larger (or absent) maximum is that.
+    const reachable = initial + perSecond * BigInt(expiry - start)
+    const max = data["maxAmount"] === undefined || hexOf(data["maxAmount"]) > reachable ? reachable : hexOf(data["maxAmount"])
+    if (max <= initial) return refuse("permission.data.maxAmount", "permission.data.maxAmount must be above initialAmount")
+    const amounts = [
+      exact(perSecond, decimals, "permission.data.amountPerSecond"),
+      exact(initial, decimals, "permission.data.initialAmount", true),
+      exact(max, decimals, data["maxAmount"] === undefined ? "permission.data.amountPerSecond" : "permission.data.maxAmount")
+    ] as const
+    const failed = amounts.find((a) => a._tag === "Refused")
+    if (failed !== undefined) return failed
+    const [rate, first, most] = amounts.map((a) => (a as { value: number }).value) as [number, number, number]
+    budget = { token: { symbol }, amount: most, stream: { perSecond: rate, initial: first, start: iso(start) } }
+    granted["initialAmount"] = toHex(initial)
+    granted["maxAmount"] = toHex(max)
+  }
+
+  // Payees and redeemers.
+  const p = ruleAt("payee")
+  const payees = p < 0 ? [] : (rules[p]!.data as { addresses: ReadonlyArray<Hex> }).addresses
+  if (erc20 && payees.length > 1) {
+    // Two or more recipients of a token are groups of a LogicalOrWrapper, chosen by args at each
+    // redemption: a permission context, redeemed as it is, cannot carry that choice.
+    return refuse(`rules[${p}].data.addresses`, "an erc20 payee rule holds one address here (each of several would be chosen per redemption, which a permission context cannot carry)")
+  }
+  if (payees.length > POLICY_DEFAULTS.maxRecipients) {
+    return refuse(`rules[${p}].data.addresses`, `a payee rule lists at most ${POLICY_DEFAULTS.maxRecipients} addresses (each is enforced on chain)`)
+  }
+  const r = ruleAt("redeemer")
+  const delegate = request.to.toLowerCase()
+  const listed = r < 0 ? [delegate] : (rules[r]!.data as { addresses: ReadonlyArray<Hex> }).addresses.map((a) => a.toLowerCase())
+  if (!listed.includes(delegate)) {
+    return refuse(`rules[${r}].data.addresses`, `the delegate (to: ${request.to}) must be among the redeemers: a grant its delegate cannot redeem is refused`)
+  }
+  const named = listed.filter((a) => a !== delegate)
+  if (named.length > MAX_REDEEMERS) return refuse(`rules[${r}].data.addresses`, `a redeemer rule lists at most ${MAX_REDEEMERS + 1} addresses`)
+
+  const justification = typeof data["justification"] === "string" ? data["justification"].trim() : ""
+  const input: BuildInput = {
+    name: (justification.length > 0 ? justification : `${type} for ${request.to}`).slice(0, 80),
+    kind: "dapp",
+    delegateeAddress: delegate,
+    chainId,
+    budgets: [budget],
+    perActionMax: { token: { symbol }, amount: budget.amount },
+    maxActions: MAX_ACTIONS,
+    ...(payees.length === 0 ? {} : { recipientAllowlist: payees.map((a, i) => ({ name: `payee ${i + 1}`, address: a.toLowerCase(), chainId })) }),
+    expiresAt: iso(expiry),
+    redeemers: named.length === 0 ? { mode: "delegate" } : { mode: "named", addresses: named }
+  }
+  const grantedRules: Array<Rule> = [
+    { type: "expiry", data: { timestamp: expiry } },
+    { type: "redeemer", data: { addresses: listed } },
+    ...(payees.length === 0 ? [] : [{ type: "payee", data: { addresses: payees.map((a) => a.toLowerCase()) } }])
+  ]
+  return {
+    _tag: "Ok",
+    input,
+    granted: { ...request, permission: { ...request.permission, data: granted } as MappedPermission, rules: grantedRules }
+  }
+}
+
+/** Decodes and maps one request: the build input, or the refusal naming the field. */
+export const mapRequest = (raw: unknown, ctx: MappingContext): Mapped | Refusal => {
+  const decoded = decodeRequest(raw, ctx.supported)
+  return decoded._tag === "Refused" ? decoded : toBuildInput(decoded.value, ctx)
+}

@@ -1,0 +1,42 @@
+/**
+ * `wallet_getSupportedExecutionPermissions`, computed from what this deployment's enforcers can
+ * hold: a permission type is listed for a chain only when every enforcer its grant needs
+ * (Grant.ts `requiredEnforcers`, the same list a build checks) is deployed there, and a rule only
+ * when its enforcer is. Pure. Mapping: docs/permissions.md.
+ */
+import { type Hex, toHex } from "viem"
+import type { DelegationEnvironment } from "../chain/Network.ts"
+import { type GrantKind, requiredEnforcers } from "../delegations/Grant.ts"
+
+/** The standard's answer: per permission type, the chains (hex) and the rule types it can carry. */
+export type SupportedPermissions = Record<string, { readonly chainIds: ReadonlyArray<Hex>; readonly ruleTypes: ReadonlyArray<string> }>
+
+const KINDS: ReadonlyArray<readonly [string, GrantKind]> = [
+  ["native-token-stream", "native-stream"],
+  ["native-token-periodic", "native"],
+  ["native-token-allowance", "native"],
+  ["erc20-token-stream", "erc20-stream"],
+  ["erc20-token-periodic", "erc20"],
+  ["erc20-token-allowance", "erc20"]
+]
+
+export const supportedPermissions = (
+  chains: ReadonlyArray<{ readonly chainId: number; readonly delegation: DelegationEnvironment }>
+): SupportedPermissions => {
+  const out: Record<string, { chainIds: Array<Hex>; ruleTypes: ReadonlyArray<string> }> = {}
+  for (const { chainId, delegation } of chains) {
+    const has = (names: ReadonlyArray<string>) => names.every((n) => delegation.caveatEnforcers[n] !== undefined)
+    for (const [type, kind] of KINDS) {
+      // Every grant names who may redeem (by default only its delegate): RedeemerEnforcer is part of the base.
+      if (!has(requiredEnforcers(kind, { recipients: 0, redeemers: true }))) continue
+      const payee = has(requiredEnforcers(kind, { recipients: 1, redeemers: true }))
+      const ruleTypes = ["expiry", "redeemer", ...(payee ? ["payee"] : [])]
+      const entry = out[type] ?? { chainIds: [], ruleTypes }
+      entry.chainIds.push(toHex(chainId))
+      // Several chains: the rules every one of them holds.
+      entry.ruleTypes = entry.ruleTypes.filter((r) => ruleTypes.includes(r))
+      out[type] = entry
+    }
+  }
+  return out
+}
