@@ -219,7 +219,12 @@ export class NodeServer extends Server {
   private closeWhenIdle(socket: net.Socket): void {
     const timer = setTimeout(() => {
       // A request that arrived meanwhile is answered with `Connection: close`, which closes it.
-      if (!socket.destroyed && inFlight(socket) === null) socket.end()
+      // Checked after this turn's I/O (timers run before it, `setImmediate` after): bytes already
+      // received are parsed first, so a request waiting unread is not reset by closing under it
+      // (a loaded event loop leaves them waiting past the grace).
+      setImmediate(() => {
+        if (!socket.destroyed && inFlight(socket) === null) socket.end()
+      }).unref()
     }, IDLE_GRACE_MS)
     timer.unref()
   }
