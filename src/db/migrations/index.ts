@@ -33,6 +33,7 @@ import webhookUrlsAsCalled from "./0202_webhook_urls_as_called.ts"
 import rateLimits from "./0210_rate_limits.ts"
 import delegationRedemptions from "./0220_delegation_redemptions.ts"
 import accountsPerChain from "./0250_accounts_per_chain.ts"
+import sponsorshipPerChain from "./0251_sponsorship_per_chain.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -63,5 +64,6 @@ export const migrations = Migrator.fromRecord({
   "0202_webhook_urls_as_called": webhookUrlsAsCalled,
   "0210_rate_limits": rateLimits,
   "0220_delegation_redemptions": delegationRedemptions,
-  "0250_accounts_per_chain": accountsPerChain
+  "0250_accounts_per_chain": accountsPerChain,
+  "0251_sponsorship_per_chain": sponsorshipPerChain
 })
