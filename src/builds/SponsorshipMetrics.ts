@@ -1,14 +1,14 @@
 /**
  * What sponsorship costs (docs/operations.md, "Metrics"), read at scrape time: each served
  * chain's paymaster deposit at its EntryPoint (what sponsored operations draw from: alert
- * before it runs dry), and the current quota period's figures of the paymaster's budget
- * (`SponsorshipBudget`: sponsored operations and gas, in all, and the budget's limits).
+ * before it runs dry), and the current quota period's figures of each chain's paymaster
+ * budget (`SponsorshipBudget`: sponsored operations and gas, and their share of the budget).
  */
 import { Effect, Layer } from "effect"
 import { entryPoint07Abi } from "viem/account-abstraction"
 import { Chains } from "../chain/Chains.ts"
 import { type Reading, withMetrics } from "../platform/Metrics.ts"
-import { SponsorshipBudget } from "./Sponsorship.ts"
+import { SponsorshipBudget, type SponsorshipFigures } from "./Sponsorship.ts"
 
 export const SponsorshipMetricsLive = Layer.effectDiscard(withMetrics((metrics) =>
   Effect.gen(function*() {
@@ -38,24 +38,35 @@ export const SponsorshipMetricsLive = Layer.effectDiscard(withMetrics((metrics) 
           Effect.orElseSucceed((): ReadonlyArray<Reading<"chain_id">> => [])
         ), { concurrency: "unbounded" }).pipe(Effect.map((all) => all.flat()))
     )
+    const perChain = (pick: (f: SponsorshipFigures) => number | undefined) =>
+      Effect.map(budget.current, (all): ReadonlyArray<Reading<"chain_id">> =>
+        all.flatMap((f) => {
+          const value = pick(f)
+          return value === undefined ? [] : [{ labels: { chain_id: f.chainId }, value }]
+        }))
     yield* metrics.gaugeOf(
       {
         name: "das_sponsorship_period_operations",
-        help: "Sponsored operations signed in the current quota period, in all (risk-reducing ones included)"
+        help: "Sponsored operations signed in the current quota period, per chain (risk-reducing ones included)",
+        labelNames: ["chain_id"]
       },
-      Effect.map(budget.current, (f) => f.ops)
+      perChain((f) => f.ops)
     )
     yield* metrics.gaugeOf(
-      { name: "das_sponsorship_period_gas", help: "Sponsored gas (operations' gas limits) signed in the current quota period" },
-      Effect.map(budget.current, (f) => Number(f.gas))
+      {
+        name: "das_sponsorship_period_gas",
+        help: "Sponsored gas (operations' gas limits) signed in the current quota period, per chain",
+        labelNames: ["chain_id"]
+      },
+      perChain((f) => Number(f.gas))
     )
     yield* metrics.gaugeOf(
       {
         name: "das_sponsorship_budget_share",
-        help: "The larger of the period's operations and gas over SPONSOR_BUDGET_OPS / _GAS (absent: no budget)"
+        help: "The larger of the period's operations and gas over the chain's budget (absent: no budget there)",
+        labelNames: ["chain_id"]
       },
-      Effect.map(budget.current, (f) =>
-        f.opsShare === undefined && f.gasShare === undefined ? [] : Math.max(f.opsShare ?? 0, f.gasShare ?? 0))
+      perChain((f) => (f.opsShare === undefined && f.gasShare === undefined ? undefined : Math.max(f.opsShare ?? 0, f.gasShare ?? 0)))
     )
   })
 ))
