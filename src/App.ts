@@ -10,11 +10,14 @@ import { AnchorLive, AnchorScheduleLive } from "./anchor/Anchor.ts"
 import { EdgeConfig } from "./api/EdgeConfig.ts"
 import { NodeServerLive } from "./api/NodeServer.ts"
 import { SignatureVerifier } from "./auth/SignatureVerifier.ts"
+import { SponsorshipMetricsLive } from "./builds/SponsorshipMetrics.ts"
 import { Chains } from "./chain/Chains.ts"
 import { LOCAL_CHAIN_IDS, type LocalNetworkError, LocalNetworks } from "./chain/LocalNetwork.ts"
 import { configuredNetworks } from "./chain/Network.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { AppConfig } from "./platform/AppConfig.ts"
+import { Lifecycle } from "./platform/Lifecycle.ts"
+import { Metrics, MetricsServer } from "./platform/Metrics.ts"
 import { TelemetryLive } from "./platform/Telemetry.ts"
 import { serveApp } from "./Server.ts"
 import { RetentionScheduleLive } from "./retention/Retention.ts"
@@ -56,7 +59,7 @@ export const LocalChainIds = Config.schema(
   Config.map((s) => [...new Set(s.split(",").map((x) => Number(x.trim())))])
 )
 
-export const AppLive = serveApp.pipe(
+export const AppLive = Layer.mergeAll(serveApp, MetricsServer.layer, SponsorshipMetricsLive).pipe(
   Layer.provide(ServicesLive),
   Layer.provide(TelemetryLive),
   Layer.provide(
@@ -72,5 +75,7 @@ export const AppLive = serveApp.pipe(
   Layer.provide(ChainsLive),
   Layer.provide(DatabaseLive),
   Layer.provide(FetchHttpClient.layer),
+  Layer.provide(Lifecycle.layer),
+  Layer.provide(Metrics.layer),
   Layer.provide(AppConfig.layer)
 )

@@ -6,13 +6,15 @@
  * which `main.ts` and the tests provide.
  */
 import { Layer } from "effect"
-import { HttpRouter, UrlParams } from "effect/http"
+import { HttpMiddleware, HttpRouter, UrlParams } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./Api.ts"
 import { DatabaseOutage } from "./api/DatabaseOutage.ts"
 import { EdgeConfig } from "./api/EdgeConfig.ts"
 import { ErrorEnvelopeLive } from "./api/Envelope.ts"
 import { GlobalEnvelope } from "./api/GlobalEnvelope.ts"
+import { spanNameOf } from "./api/Routes.ts"
+import { RateLimitStore } from "./platform/RateLimit.ts"
 import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
 import { ActivityHandlers } from "./activity/Http.ts"
@@ -50,8 +52,13 @@ export const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json
 
 export const DocsRoute = HttpApiScalar.layer(Api, { path: "/docs" })
 
-/** The edge (limits, envelope, outages) with its configuration; see `src/api/GlobalEnvelope.ts`. */
-export const EdgeLive = GlobalEnvelope.pipe(Layer.provide(Layer.mergeAll(EdgeConfig.layer, DatabaseOutage.layer)))
+/**
+ * The edge (limits, envelope, outages) with its configuration; see `src/api/GlobalEnvelope.ts`.
+ * Its rate limits are kept in the database, shared by every process on it.
+ */
+export const EdgeLive = GlobalEnvelope.pipe(
+  Layer.provide(Layer.mergeAll(EdgeConfig.layer, DatabaseOutage.layer, RateLimitStore.layerDatabase))
+)
 
 export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, EdgeLive)
 
@@ -65,9 +72,14 @@ export const RedactionLive = Layer.succeed(UrlParams.CurrentRedactedNames, [
   "requestId"
 ])
 
+/** Server spans named by route (`GET /accounts/:accountId`), made only when spans are exported. */
+export const SpanNamesLive = Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => spanNameOf(request.method, request.url))
+
 /**
  * The access line is the edge's (`GlobalEnvelope.ts`), not the server's logger middleware:
  * a server with no middleware, when nothing exports spans, serves each request on Effect's
  * single-frame path (docs/performance.md, "GET /accounts", step 4).
  */
-export const serveApp = HttpRouter.serve(AppLive, { disableLogger: true }).pipe(Layer.provide(RedactionLive))
+export const serveApp = HttpRouter.serve(AppLive, { disableLogger: true }).pipe(
+  Layer.provide(Layer.merge(RedactionLive, SpanNamesLive))
+)

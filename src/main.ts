@@ -1,19 +1,16 @@
 /**
- * Runs the service. SIGTERM / SIGINT interrupt it: the server stops accepting,
- * in-flight requests finish, then the pools close and any embedded PostgreSQL and
- * local chain stop. A shutdown asked for by a signal exits 0; a failure exits 1.
+ * Runs the service. SIGTERM / SIGINT start a graceful drain (docs/operations.md, "Shutdown"):
+ * readiness turns 503, the server stops accepting, in-flight requests finish within
+ * `SHUTDOWN_DEADLINE`, background loops stop after their pass, then the pools close and any
+ * embedded PostgreSQL and local chain stop. A shutdown asked for by a signal exits 0; a
+ * failure exits 1.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Config, Effect, Exit, Layer, Logger } from "effect"
+import { Cause, Exit, Layer } from "effect"
 import { AppLive } from "./App.ts"
-import { jsonLines } from "./platform/JsonLog.ts"
+import { LoggingLive } from "./platform/Logging.ts"
 
-const LoggerLive = Layer.unwrap(
-  Effect.map(Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(Config.withDefault("pretty")), (format) =>
-    format === "json" ? Logger.layer([jsonLines]) : Layer.empty)
-)
-
-Layer.launch(AppLive.pipe(Layer.provide(LoggerLive))).pipe(
+Layer.launch(AppLive.pipe(Layer.provide(LoggingLive))).pipe(
   NodeRuntime.runMain({
     teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
   })

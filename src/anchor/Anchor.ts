@@ -15,7 +15,7 @@
  * Neither: that chain anchors nothing. Several processes on one database anchor once per
  * round and chain (an advisory lock).
  */
-import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schedule, Schema } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { createWalletClient, type Hex, http } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
@@ -25,6 +25,8 @@ import { checkAnchored, type Rewrite } from "../audit/Anchored.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { type AnchoredHead, anchorCalldata, merkleRoot } from "../audit/Merkle.ts"
 import { root as entriesRootOf } from "../audit/Rfc6962.ts"
+import { runLoop } from "../platform/Loop.ts"
+import { registerAnchorMetrics } from "./AnchorMetrics.ts"
 
 /** anvil's dev account #5 (public key of the well-known test mnemonic): local anchoring only. */
 export const LOCAL_ANCHOR_ACCOUNT: Hex = "0x9965507D1a55bcC2695C58ba16FB37d819B0A4dc"
@@ -287,8 +289,14 @@ export const AnchorLive = Layer.effect(
 export const AnchorScheduleLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const anchor = yield* Anchor
+    yield* registerAnchorMetrics
     const interval = yield* Config.Duration("ANCHOR_INTERVAL").pipe(Config.withDefault(Duration.seconds(60)))
     if (!anchor.available || Duration.toMillis(interval) === 0) return
-    yield* anchor.anchorNow.pipe(Effect.repeat(Schedule.spaced(interval)), Effect.delay(interval), Effect.forkScoped)
+    yield* runLoop({
+      name: "anchor",
+      interval,
+      initialDelay: interval,
+      pass: Effect.map(anchor.anchorNow, (anchored) => (anchored.length > 0 ? "worked" : "idle"))
+    })
   })
 )

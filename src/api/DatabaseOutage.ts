@@ -14,8 +14,11 @@ import { isSqlError, type SqlError } from "effect/sql/SqlError"
 
 export type SqlErrorClass = "unavailable" | "unstorable" | "bug"
 
-/** SQLSTATEs of a server that is going away or cannot take the connection. */
-const unavailableStates = /^(08|53|57P0[1-4])/
+/**
+ * SQLSTATEs of a server that is going away or cannot take the connection, and a write that
+ * reached a read-only node (25006: a standby, or a primary being demoted, during a failover).
+ */
+const unavailableStates = /^(08|53|57P0[1-4]|25006)/
 
 const sqlStateOf = (e: SqlError): string | undefined => {
   const cause = e.reason.cause

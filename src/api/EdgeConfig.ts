@@ -2,7 +2,8 @@
  * The HTTP edge's limits, read once through Effect `Config` (README "Configuration",
  * docs/decisions.md "The HTTP edge"). Every limit answers with the envelope.
  */
-import { Config, Context, Duration, Effect, Layer } from "effect"
+import { Config, Context, Duration, Effect, Layer, type LogLevel } from "effect"
+import { logLevelConfig } from "../platform/Logging.ts"
 import type { RateRule } from "../platform/RateLimit.ts"
 
 export interface EdgeConfigShape {
@@ -20,6 +21,8 @@ export interface EdgeConfigShape {
   readonly buildRate: RateRule
   /** `Retry-After` sent with a 503 while the database is unreachable. */
   readonly unavailableRetryAfter: Duration.Duration
+  /** The level of a request's access line (a failure's is always `Error`); below `LOG_LEVEL`: not written. */
+  readonly accessLogLevel: LogLevel.LogLevel
 }
 
 const perMinute = (key: string, fallback: number) =>
@@ -36,7 +39,8 @@ export class EdgeConfig extends Context.Service<EdgeConfig, EdgeConfigShape>()("
     nonceRate: perMinute("RATE_LIMIT_NONCE_PER_MINUTE", 30),
     sessionRate: perMinute("RATE_LIMIT_SESSION_PER_MINUTE", 30),
     buildRate: perMinute("RATE_LIMIT_BUILDS_PER_MINUTE", 120),
-    unavailableRetryAfter: Config.Duration("DATABASE_RETRY_AFTER").pipe(Config.withDefault(Duration.seconds(5)))
+    unavailableRetryAfter: Config.Duration("DATABASE_RETRY_AFTER").pipe(Config.withDefault(Duration.seconds(5))),
+    accessLogLevel: logLevelConfig("LOG_ACCESS_LEVEL", "Info")
   })
 
   static readonly layer = Layer.effect(EdgeConfig, Effect.map(EdgeConfig.config, EdgeConfig.of))

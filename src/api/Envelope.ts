@@ -82,6 +82,25 @@ export const currentRequestId: Effect.Effect<string | undefined> = Effect.flatMa
       (span) => (Option.isSome(span) ? Effect.succeed(span.value.traceId) : untracedRequestId)
     ))
 
+/**
+ * The headers that name a request on its answer: `x-request-id` (the `requestId` above), and
+ * `traceparent` (W3C Trace Context: the request's server span) when spans are exported.
+ */
+export const responseIdHeaders: Effect.Effect<Record<string, string>> = Effect.flatMap(Tracer.Tracer, (tracer) =>
+  tracer === Tracer.nativeTracer
+    ? Effect.map(untracedRequestId, idHeader)
+    : Effect.flatMap(Effect.serviceOption(Tracer.ParentSpan), (span) =>
+      Option.isNone(span)
+        ? Effect.map(untracedRequestId, idHeader)
+        : Effect.succeed({
+          "x-request-id": span.value.traceId,
+          traceparent: `00-${span.value.traceId}-${span.value.spanId}-${span.value.sampled ? "01" : "00"}`
+        })))
+
+function idHeader(id: string | undefined): Record<string, string> {
+  return id === undefined ? {} : { "x-request-id": id }
+}
+
 export const isApiError = (u: unknown): u is ApiError =>
   typeof u === "object" && u !== null && "_tag" in u && (u._tag as string) in errorClasses && u instanceof Error
 

@@ -6,15 +6,17 @@
  * answers with the contract's envelope and the request's id (`currentRequestId`). The
  * edge also writes each request's access line.
  */
-import { ByteSize, Cause, Context, Duration, Effect, Exit, Logger, Option, References, type Types } from "effect"
+import { ByteSize, Cause, Context, Duration, Effect, Exit, Logger, LogLevel, Option, References, type Types } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpServerError } from "effect/http"
+import type * as Prom from "prom-client"
 import { Sessions } from "../auth/Sessions.ts"
-import { makeRateLimiter } from "../platform/RateLimit.ts"
+import { Metrics, type MetricsShape } from "../platform/Metrics.ts"
+import { makeMemoryStore, type RateDecision, rateLimitHeaders, type RateRule, RateLimitStore } from "../platform/RateLimit.ts"
 import { classifySqlError, DatabaseOutage, findSqlError } from "./DatabaseOutage.ts"
 import { EdgeConfig } from "./EdgeConfig.ts"
 import { isWellEncoded, stripVersionPrefix } from "./EdgeUrl.ts"
-import { currentRequestId, isApiError, withRequestId } from "./Envelope.ts"
+import { currentRequestId, isApiError, responseIdHeaders, withRequestId } from "./Envelope.ts"
 import type { ApiError } from "./Errors.ts"
 import {
   BadRequest,
@@ -30,7 +32,7 @@ import {
   UnsupportedMediaType,
   UriTooLong
 } from "./Errors.ts"
-import { documentRoutes, isBuildRoute, makeRouteTable } from "./Routes.ts"
+import { isBuildRoute, type RouteInfo, serviceRoutes as routes } from "./Routes.ts"
 
 /** The envelope as a response, with `Retry-After` when the error says when to come back. */
 export const envelopeResponse = (e: ApiError) => {
@@ -40,8 +42,6 @@ export const envelopeResponse = (e: ApiError) => {
   const withAllow = Array.isArray(allow) ? HttpServerResponse.setHeader(response, "allow", allow.join(", ")) : response
   return retryAfter === undefined ? withAllow : HttpServerResponse.setHeader(withAllow, "retry-after", String(retryAfter))
 }
-
-const routes = makeRouteTable(documentRoutes)
 
 const requestIdField = Effect.map(currentRequestId, (requestId) => (requestId === undefined ? {} : { requestId }))
 
@@ -66,9 +66,17 @@ const EdgeMiddleware = Effect.gen(function*() {
   // limited per token and outages are not tracked.
   const sessions = yield* Effect.serviceOption(Sessions)
   const outage = yield* Effect.serviceOption(DatabaseOutage)
-  const nonceLimiter = makeRateLimiter(edge.nonceRate)
-  const sessionLimiter = makeRateLimiter(edge.sessionRate)
-  const buildLimiter = makeRateLimiter(edge.buildRate)
+  // Shared by every process on the database when the app has one; this process's memory otherwise.
+  const store = Option.getOrElse(yield* Effect.serviceOption(RateLimitStore), makeMemoryStore)
+  const metrics = yield* Effect.serviceOption(Metrics)
+  const httpMetrics = Option.isSome(metrics) ? makeHttpMetrics(metrics.value) : undefined
+  const refusals = Option.isSome(metrics)
+    ? metrics.value.counter({
+      name: "das_rate_limit_refusals_total",
+      help: "Requests refused by a rate limit (429), by limit: nonce and session per client address, builds per signer",
+      labelNames: ["bucket"]
+    })
+    : undefined
   const maxBody = ByteSize.bytes(BigInt(edge.maxBodyBytes))
   const retryAfterSeconds = Math.max(1, Math.ceil(Duration.toSeconds(edge.unavailableRetryAfter)))
 
@@ -134,14 +142,22 @@ const EdgeMiddleware = Effect.gen(function*() {
       ...rid
     })
 
+  /** A rate-limited request: one token from `key`'s bucket; refused past the limit. */
+  const take = (bucket: string, rule: RateRule, key: string, what: string): Effect.Effect<Admission> =>
+    Effect.map(store.take(bucket, rule, key), (decision) => {
+      if (!decision.allowed) refusals?.inc({ bucket })
+      return { refused: decision.allowed ? undefined : limited(decision.retryAfterSeconds, what, {}), decision }
+    })
+
   /**
    * What the edge refuses before any endpoint runs; `undefined`: let it through. Plain code on
    * the way through (every request passes here); the refusal gets its `requestId` from the caller.
    */
   const admit = (
     request: HttpServerRequest.HttpServerRequest,
-    url: string
-  ): ApiError | undefined | Effect.Effect<ApiError | undefined> => {
+    url: string,
+    seen: Seen
+  ): ApiError | undefined | Effect.Effect<Admission> => {
     if (url.length > edge.maxUrlLength) {
       return new UriTooLong({ message: `The URL is longer than ${edge.maxUrlLength} characters` })
     }
@@ -149,6 +165,7 @@ const EdgeMiddleware = Effect.gen(function*() {
     const declared = Number(request.headers["content-length"])
     if (Number.isFinite(declared) && declared > edge.maxBodyBytes) return tooLarge({})
     const route = routes.find(request.method, url)
+    seen.route = route
     if (route === undefined) {
       const allow = routes.allowed(url)
       if (allow.length > 0 && request.method !== "OPTIONS") {
@@ -159,13 +176,11 @@ const EdgeMiddleware = Effect.gen(function*() {
       }
       return undefined
     }
-    if (route.method === "POST" && route.path === "/auth/nonce") {
-      const decision = nonceLimiter.take(clientIp(request))
-      if (!decision.allowed) return limited(decision.retryAfterSeconds, "sign-in nonces from this address", {})
+    if (route.method === "POST" && route.path === "/auth/nonce" && edge.nonceRate.limit > 0) {
+      return take("nonce", edge.nonceRate, clientIp(request), "sign-in nonces from this address")
     }
-    if (route.method === "POST" && route.path === "/auth/session") {
-      const decision = sessionLimiter.take(clientIp(request))
-      if (!decision.allowed) return limited(decision.retryAfterSeconds, "sign-in attempts from this address", {})
+    if (route.method === "POST" && route.path === "/auth/session" && edge.sessionRate.limit > 0) {
+      return take("session", edge.sessionRate, clientIp(request), "sign-in attempts from this address")
     }
     if (isBuildRoute(route) && edge.buildRate.limit > 0) {
       const token = bearerOf(request)
@@ -177,11 +192,10 @@ const EdgeMiddleware = Effect.gen(function*() {
           Effect.map((s): string | undefined => s.address.toLowerCase()),
           Effect.orElseSucceed(() => undefined)
         )
-      return Effect.map(signer, (signer) => {
-        if (signer === undefined) return undefined
-        const decision = buildLimiter.take(signer)
-        return decision.allowed ? undefined : limited(decision.retryAfterSeconds, "builds for this signer", {})
-      })
+      return Effect.flatMap(signer, (signer) =>
+        signer === undefined
+          ? Effect.succeed(notLimited)
+          : take("builds", edge.buildRate, signer, "builds for this signer"))
     }
     return undefined
   }
@@ -223,6 +237,13 @@ const EdgeMiddleware = Effect.gen(function*() {
     Effect.updateContext(line, (context: Context.Context<never>) =>
       Context.add(Context.add(context, References.CurrentLogAnnotations, annotations), References.CurrentLogSpans, spans))
 
+  const accessSeverity: LogLevel.Severity | undefined = edge.accessLogLevel === "None"
+    ? undefined
+    : edge.accessLogLevel === "All"
+    ? "Trace"
+    : edge.accessLogLevel
+  const logAccess = Effect.logWithLevel(accessSeverity ?? "Info")
+
   const accessLine = (
     request: HttpServerRequest.HttpServerRequest,
     exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>,
@@ -231,8 +252,14 @@ const EdgeMiddleware = Effect.gen(function*() {
     Effect.withFiber((fiber) => {
       if (fiber.getRef(Logger.CurrentLoggers).size === 0) return Effect.void
       const failed = Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)
+      // Below the minimum level: nothing to build (every request passes here).
+      if (!failed && (accessSeverity === undefined || LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), accessSeverity))) {
+        return Effect.void
+      }
       const status = Exit.isSuccess(exit) ? exit.value.status : failed ? 500 : 499
-      const line = failed ? Effect.logError("Sent HTTP response", (exit as Exit.Failure<unknown, unknown>).cause) : Effect.log("Sent HTTP response")
+      const line = failed
+        ? Effect.logError("Sent HTTP response", (exit as Exit.Failure<unknown, unknown>).cause)
+        : logAccess("Sent HTTP response")
       const fields = { "http.method": request.method, "http.url": pathOf(request.url), "http.status": status }
       const spans: ReadonlyArray<[label: string, timestamp: number]> = [["http.span", start], ...fiber.getRef(References.CurrentLogSpans)]
       const annotations = { ...fiber.getRef(References.CurrentLogAnnotations), ...fields }
@@ -275,27 +302,98 @@ const EdgeMiddleware = Effect.gen(function*() {
    */
   const answer = (
     original: HttpServerRequest.HttpServerRequest,
-    httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
+    httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>,
+    seen: Seen
   ) => {
     const url = stripVersionPrefix(original.url)
     const request = url === original.url ? original : original.modify({ url })
-    const admitted = admit(request, url)
-    // An ApiError is itself yieldable (an Effect): tell it apart from the build limit's lookup first.
+    const admitted = admit(request, url, seen)
+    // An ApiError is itself yieldable (an Effect): tell it apart from a rate limit's lookup first.
     return admitted === undefined || isApiError(admitted)
       ? proceed(original, request, url, httpEffect, admitted)
-      : Effect.flatMap(admitted as Effect.Effect<ApiError | undefined>, (refused) => proceed(original, request, url, httpEffect, refused))
+      : Effect.flatMap(admitted as Effect.Effect<Admission>, (a) =>
+        a.decision === undefined
+          ? proceed(original, request, url, httpEffect, a.refused)
+          : Effect.map(
+            proceed(original, request, url, httpEffect, a.refused),
+            (response) => HttpServerResponse.setHeaders(response, rateLimitHeaders(a.decision!))
+          ))
   }
+
+  /**
+   * Headers every answer carries: `x-request-id` (the `requestId` of an error's envelope and of
+   * the access line; `traceparent` too when spans are exported), and on a 401 the
+   * `WWW-Authenticate` challenge of a bearer token (RFC 6750).
+   */
+  const stamp = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
+    Effect.map(responseIdHeaders, (ids) => {
+      const stamped = HttpServerResponse.setHeaders(response, ids)
+      return response.status !== 401
+        ? stamped
+        : HttpServerResponse.setHeader(
+          stamped,
+          "www-authenticate",
+          bearerOf(request) === undefined ? "Bearer" : "Bearer error=\"invalid_token\""
+        )
+    })
 
   // Written with plain combinators, not a generator: every request runs through here.
   return (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (original) => {
       const start = Date.now()
-      return Effect.suspend(() => answer(original, httpEffect)).pipe(
+      const seen: Seen = { route: undefined }
+      return Effect.suspend(() => answer(original, httpEffect, seen)).pipe(
         Effect.catchCause(renderUnlessInterrupted),
-        Effect.onExit((exit) => accessLine(original, exit, start))
+        Effect.flatMap((response) => stamp(original, response)),
+        Effect.onExit((exit) => {
+          if (httpMetrics !== undefined) httpMetrics.record(original.method, seen.route, exitStatus(exit), start)
+          return accessLine(original, exit, start)
+        })
       )
     }) as Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest>
 })
+
+/** What a request resolved to, read when it ends (its route, for the metrics). */
+interface Seen {
+  route: RouteInfo | undefined
+}
+
+const exitStatus = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown>): number =>
+  Exit.isSuccess(exit) ? exit.value.status : Cause.hasInterruptsOnly(exit.cause) ? 499 : 500
+
+/**
+ * Requests per route: count, errors (by status) and latency, in one histogram
+ * (`das_http_server_request_duration_seconds{method,route,status}`: its `_count` is the request
+ * count, by status). The route is the template (`/accounts/:accountId`), `unmatched` for a path
+ * no route answers: the label values stay few, whatever clients send.
+ */
+const makeHttpMetrics = (metrics: MetricsShape) => {
+  const histogram = metrics.histogram({
+    name: "das_http_server_request_duration_seconds",
+    help: "HTTP requests answered by the service, by method, route template and status, and how long each took",
+    labelNames: ["method", "route", "status"],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+  })
+  // One child per label set, looked up by one string (the labels' own lookup hashes an object).
+  const children = new Map<string, Prom.Histogram.Internal<"method" | "route" | "status">>()
+  return {
+    record: (method: string, route: RouteInfo | undefined, status: number, start: number) => {
+      const path = route === undefined ? "unmatched" : route.path
+      const key = `${method} ${path} ${status}`
+      let child = children.get(key)
+      if (child === undefined) children.set(key, child = histogram.labels(method, path, String(status)))
+      child.observe((Date.now() - start) / 1000)
+    }
+  }
+}
+
+/** What the edge decided about a rate-limited request: refused or not, and the bucket's state for the headers. */
+interface Admission {
+  readonly refused: ApiError | undefined
+  readonly decision: RateDecision | undefined
+}
+
+const notLimited: Admission = { refused: undefined, decision: undefined }
 
 /** The URL's path, without query or fragment (the access line never holds a query's secrets). */
 const pathOf = (url: string) => {

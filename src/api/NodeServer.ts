@@ -14,18 +14,24 @@
  * access log). When the server starts closing, each route ends the responses it holds,
  * so the graceful close does not wait for them.
  */
-import { Context, Effect, Layer, Option, type Scope } from "effect"
+import { Context, Duration, Effect, Layer, type LogLevel, Option, type Scope } from "effect"
 import { Headers, HttpServerRequest, HttpTraceContext } from "effect/http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { type IncomingMessage, Server, type ServerResponse } from "node:http"
+import * as net from "node:net"
 import type { Duplex } from "node:stream"
+import { Lifecycle } from "../platform/Lifecycle.ts"
 import { isWellEncoded, stripVersionPrefix } from "./EdgeUrl.ts"
 
+/** A request id of Node's own answers and the node-level routes' (the application's are the edge's). */
+const newRequestId = () => crypto.randomUUID().replaceAll("-", "")
+
 const envelopeReply = (status: number, reason: string, code: string, message: string): string => {
-  const body = JSON.stringify({ error: { code, message } })
+  const requestId = newRequestId()
+  const body = JSON.stringify({ error: { code, message, requestId } })
   return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${
     Buffer.byteLength(body)
-  }\r\nConnection: close\r\n\r\n${body}`
+  }\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`
 }
 
 const replyFor = (error: NodeJS.ErrnoException, maxHeaderBytes: number): string | undefined => {
@@ -72,18 +78,58 @@ interface Registered {
 
 export interface NodeServerOptions {
   readonly maxHeaderBytes: number
+  /** The level of a node-level route's access line (the edge's `LOG_ACCESS_LEVEL`; default info). */
+  readonly accessLogLevel?: LogLevel.LogLevel
   /** The edge refuses longer URLs (414); a node-level route leaves them to it. */
   readonly maxUrlLength?: number
 }
+
+/** What the server does when it starts closing (`NodeServerLive` starts the process's drain and logs). */
+export interface DrainHooks {
+  /** The drain starts; `open` connections are still open. */
+  readonly started: (open: number) => void
+  /** Every connection closed (or was cut at the deadline: `cut` of them). */
+  readonly finished: (cut: number) => void
+  readonly deadlineMs: number
+  /** How long the server still accepts connections once the drain has started (each is closed after one request). */
+  readonly delayMs: number
+}
+
+/** How long a connection with nothing in flight stays open once the drain has started. */
+export const IDLE_GRACE_MS = 250
+
+/** Node's response on the socket: the request in flight, if any. */
+const inFlight = (socket: net.Socket): ServerResponse | null =>
+  (socket as net.Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null
 
 const hasBody = (request: IncomingMessage) =>
   request.headers["content-length"] !== undefined || request.headers["transfer-encoding"] !== undefined
 
 export class NodeServer extends Server {
   private readonly routes = new Set<Registered>()
+  private readonly sockets = new Set<net.Socket>()
+  private draining = false
+  /** The listener is closed (after the drain's delay). */
+  private stopped = false
+  private finished = false
+  private hooks: DrainHooks | undefined
+  private deadline: ReturnType<typeof setTimeout> | undefined
 
   constructor(private readonly options: NodeServerOptions) {
     super({ maxHeaderSize: options.maxHeaderBytes })
+    this.on("connection", (socket: net.Socket) => {
+      this.sockets.add(socket)
+      socket.once("close", () => {
+        this.sockets.delete(socket)
+        if (this.draining) this.checkFinished()
+      })
+      if (this.draining) this.retire(socket)
+    })
+  }
+
+  /** What closing the server starts (the process's drain); without it the drain still happens, unlogged. */
+  onDrain(hooks: DrainHooks): void {
+    this.hooks = hooks
   }
 
   /** Registers a route; returns its removal. */
@@ -93,27 +139,94 @@ export class NodeServer extends Server {
   }
 
   override emit(event: string, ...args: Array<any>): boolean {
-    if (event === "request" && this.routes.size > 0 && this.direct(args[0], args[1])) return true
-    // Listening before the application is served (the socket is bound while the rest starts):
-    // with nobody to answer, Node would leave the request hanging. It is told to come back.
-    if (event === "request" && this.listenerCount("request") === 0) {
-      const response = args[1] as ServerResponse
-      const body = JSON.stringify({ error: { code: "service_unavailable", message: "The service is starting; try again shortly" } })
-      response.writeHead(503, {
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(body),
-        "retry-after": "1",
-        connection: "close"
-      })
-      response.end(body)
-      return true
+    if (event === "request") {
+      // Draining: answer it, then close its connection (`Connection: close`).
+      if (this.draining) (args[1] as ServerResponse).shouldKeepAlive = false
+      if (this.routes.size > 0 && this.direct(args[0], args[1])) return true
+      // Listening before the application is served (the socket is bound while the rest starts):
+      // with nobody to answer, Node would leave the request hanging. It is told to come back.
+      if (this.listenerCount("request") === 0) {
+        const response = args[1] as ServerResponse
+        const requestId = newRequestId()
+        const body = JSON.stringify({
+          error: { code: "service_unavailable", message: "The service is starting; try again shortly", requestId }
+        })
+        response.writeHead(503, {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          "retry-after": "1",
+          "x-request-id": requestId,
+          connection: "close"
+        })
+        response.end(body)
+        return true
+      }
     }
     return super.emit(event, ...args)
   }
 
   override close(callback?: (error?: Error) => void): this {
+    if (!this.draining) this.drain()
+    // `net.Server`'s close, not `http.Server`'s: that one destroys idle connections at once,
+    // resetting any whose client is just sending a request. `retire` closes them instead.
+    const stop = () => {
+      this.stopped = true
+      net.Server.prototype.close.call(this, callback)
+      this.checkFinished()
+    }
+    const delayMs = this.hooks?.delayMs ?? 0
+    if (delayMs > 0) setTimeout(stop, delayMs).unref()
+    else stop()
+    return this
+  }
+
+  private drain(): void {
+    this.draining = true
+    this.hooks?.started(this.sockets.size)
     for (const { route } of this.routes) route.close()
-    return super.close(callback)
+    for (const socket of this.sockets) this.retire(socket)
+    this.deadline = setTimeout(() => {
+      this.deadline = undefined
+      const cut = this.sockets.size
+      for (const socket of this.sockets) socket.destroy()
+      this.report(cut)
+    }, this.hooks?.deadlineMs ?? 20_000)
+    this.deadline.unref()
+  }
+
+  private checkFinished(): void {
+    if (this.stopped && this.sockets.size === 0) this.report(0)
+  }
+
+  private report(cut: number): void {
+    if (this.finished) return
+    this.finished = true
+    if (this.deadline !== undefined) clearTimeout(this.deadline)
+    this.hooks?.finished(cut)
+  }
+
+  /** Closes `socket` as soon as nothing is in flight on it (the drain). */
+  private retire(socket: net.Socket): void {
+    const response = inFlight(socket)
+    if (response !== null) {
+      if (!response.headersSent) response.shouldKeepAlive = false
+      else response.once("finish", () => this.closeWhenIdle(socket))
+      return
+    }
+    this.closeWhenIdle(socket)
+  }
+
+  private closeWhenIdle(socket: net.Socket): void {
+    const timer = setTimeout(() => {
+      // A request that arrived meanwhile is answered with `Connection: close`, which closes it.
+      // Checked after this turn's I/O (timers run before it, `setImmediate` after): bytes already
+      // received are parsed first, so a request waiting unread is not reset by closing under it
+      // (a loaded event loop leaves them waiting past the grace).
+      setImmediate(() => {
+        if (!socket.destroyed && inFlight(socket) === null) socket.end()
+      }).unref()
+    }, IDLE_GRACE_MS)
+    timer.unref()
   }
 
   /** Whether a node-level route took the request. */
@@ -133,11 +246,18 @@ export class NodeServer extends Server {
     } catch {
       return false
     }
+    response.setHeader("x-request-id", newRequestId())
     try {
-      if (!registered.route.serve(query, request, response)) return false
+      if (!registered.route.serve(query, request, response)) {
+        response.removeHeader("x-request-id")
+        return false
+      }
     } catch (defect) {
       // Not started: the application answers (and logs its own failure, if it fails too).
-      if (!response.headersSent) return false
+      if (!response.headersSent) {
+        response.removeHeader("x-request-id")
+        return false
+      }
       response.destroy(defect as Error)
       return true
     }
@@ -177,13 +297,13 @@ export class NodeRoutes extends Context.Service<NodeRoutes, {
 
 /**
  * What the application's access log and tracer record for a request it answered (the same
- * message and annotations as `HttpMiddleware.logger`, a server span named by the method).
+ * message and annotations as the edge's access line, a server span named by the route).
  */
-const accessLine = (request: IncomingMessage, path: string) =>
-  Effect.log("Sent HTTP response").pipe(
+const accessLine = (level: LogLevel.Severity, request: IncomingMessage, path: string, route: string) =>
+  Effect.logWithLevel(level)("Sent HTTP response").pipe(
     Effect.annotateLogs({ "http.method": request.method ?? "GET", "http.url": path, "http.status": 200 }),
     Effect.withLogSpan("http.span"),
-    Effect.withSpan(request.method ?? "GET", {
+    Effect.withSpan(`${request.method ?? "GET"} ${route}`, {
       kind: "server",
       parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(Headers.fromInput(request.headers as Headers.Input))),
       attributes: {
@@ -199,8 +319,30 @@ const accessLine = (request: IncomingMessage, path: string) =>
 export const NodeServerLive = (
   options: NodeServerOptions & { readonly port: number; readonly host: string; readonly disableLogger?: boolean }
 ) =>
-  Layer.unwrap(Effect.sync(() => {
+  Layer.unwrap(Effect.gen(function*() {
     const server = makeNodeServer(options)
+    const lifecycle = yield* Effect.serviceOption(Lifecycle)
+    const deadline = Option.match(lifecycle, { onNone: () => Duration.seconds(20), onSome: (l) => l.deadline })
+    const run = Effect.runForkWith(yield* Effect.context<never>())
+    server.onDrain({
+      deadlineMs: Duration.toMillis(deadline),
+      delayMs: Option.match(lifecycle, { onNone: () => 0, onSome: (l) => Duration.toMillis(l.delay) }),
+      started: (open) => {
+        const line = `the HTTP server stopped accepting connections; ${open} open`
+        run(Option.isSome(lifecycle) ? lifecycle.value.startDrain(line) : Effect.logInfo(`shutdown: ${line}`))
+      },
+      finished: (cut) =>
+        run(
+          cut === 0
+            ? Effect.logInfo("shutdown: every HTTP connection closed")
+            : Effect.logWarning(`shutdown: ${cut} HTTP connection(s) still open at the deadline; closed`)
+        )
+    })
+    const accessLevel: LogLevel.Severity | undefined = options.accessLogLevel === "None"
+      ? undefined
+      : options.accessLogLevel === "All"
+      ? "Trace"
+      : options.accessLogLevel ?? "Info"
     const routes = NodeRoutes.of({
       add: (route) =>
         Effect.gen(function*() {
@@ -208,13 +350,20 @@ export const NodeServerLive = (
           const log = Effect.runForkWith(context)
           const remove = server.addRoute({
             route,
-            taken: options.disableLogger === true ? () => {} : (request, path) => void log(accessLine(request, path))
+            taken: options.disableLogger === true || accessLevel === undefined
+              ? () => {}
+              : (request, path) => void log(accessLine(accessLevel, request, path, route.path))
           })
           yield* Effect.addFinalizer(() => Effect.sync(remove))
         })
     })
     return Layer.merge(
-      NodeHttpServer.layer(() => server, { port: options.port, host: options.host }),
+      // Effect's own cut comes after ours (which closes the connections and logs it).
+      NodeHttpServer.layer(() => server, {
+        port: options.port,
+        host: options.host,
+        gracefulShutdownTimeout: Duration.sum(deadline, Duration.seconds(1))
+      }),
       Layer.succeed(NodeRoutes, routes)
     )
   }))

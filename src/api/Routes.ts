@@ -7,6 +7,7 @@
 import { FindMyWay } from "effect/http"
 import { HttpApi } from "effect/http-api"
 import { Api } from "../Api.ts"
+import { stripVersionPrefix } from "./EdgeUrl.ts"
 
 export interface RouteInfo {
   readonly method: string
@@ -57,3 +58,17 @@ export const isBuildRoute = (route: RouteInfo): boolean =>
   route.method === "POST" &&
   route.path !== "/account/rules/build" &&
   (route.path.endsWith("/build") || route.path === "/delegations/:delegationId/actions")
+
+/** Every route the service answers (the API's and the document routes). */
+export const serviceRoutes: RouteTable = makeRouteTable(documentRoutes)
+
+/**
+ * A server span's name: the method and the route's template (`GET /accounts/:accountId`, as
+ * OpenTelemetry's HTTP conventions name it), never the path itself (ids, unbounded names); an
+ * unknown path is the method alone.
+ */
+export const spanNameOf = (method: string, url: string): string => {
+  const q = url.indexOf("?")
+  const route = serviceRoutes.find(method, stripVersionPrefix(q < 0 ? url : url.slice(0, q)))
+  return route === undefined ? method : `${method} ${route.path}`
+}

@@ -7,6 +7,7 @@
  * every field present (absent values are `null`; `recipient` only when set): keys sorted, no whitespace,
  * ECMAScript number form. Hash: `0x` + lowercase hex SHA-256 of its UTF-8 bytes.
  */
+import canonicalize from "canonicalize"
 import { createHash } from "node:crypto"
 
 /** The hash a chain's first entry links to. */
@@ -47,25 +48,15 @@ export interface StoredEntry extends AuditRecord {
 }
 
 /**
- * RFC 8785 canonical JSON for the values a record holds (strings, finite numbers,
- * null, flat objects). `JSON.stringify` already writes strings and numbers the way
- * RFC 8785 asks; what it leaves to us is key order and the absence of whitespace.
+ * RFC 8785 canonical JSON (the `canonicalize` package, the reference implementation's author):
+ * keys sorted by UTF-16 code units, no whitespace, ECMAScript number form; a non-finite number,
+ * a lone surrogate or a value with no JSON form is refused. Every stored entry hashes as it did
+ * under the hand-written encoder this replaced (test/audit/Canonical.test.ts).
  */
 export const canonicalJson = (value: unknown): string => {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return JSON.stringify(value)
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new Error("canonical JSON: non-finite number")
-    return JSON.stringify(value)
-  }
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`
-  if (typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      // RFC 8785 sorts by UTF-16 code units, which is what the default sort compares.
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`
-  }
-  throw new Error(`canonical JSON: unsupported value of type ${typeof value}`)
+  const text = canonicalize(value)
+  if (text === undefined) throw new Error(`canonical JSON: a value of type ${typeof value} has no JSON form`)
+  return text
 }
 
 /** The exact object that is encoded: every field, in no particular order (the encoding sorts). */

@@ -94,7 +94,7 @@ export class Sessions extends Context.Service<Sessions, {
         })
         if (!checked.ok) return yield* new BadRequest({ message: `Sign-in refused: ${checked.reason}` })
         const { address, nonce } = checked.value
-        const valid = yield* verifier.verify(address, message, signature)
+        const valid = yield* verifier.verifySiwe({ message, signature, domain: config.siweDomain, time: checked.value.verifyAt })
         if (!valid) return yield* new Unauthorized({ message: "Sign-in refused: the signature does not match the address" })
         const signer = normalizeAddress(address)
         const token = randomBytes(32).toString("base64url")

@@ -1,36 +1,49 @@
 /**
- * Verifies that a signer signed a sign-in message. EOA signatures are checked
- * locally (ECDSA recovery); a smart-account signer (ERC-1271 / ERC-6492) needs a
- * chain reader, so the chain-backed layer verifies through a viem public client.
+ * Verifies a signed sign-in message: viem's `verifySiweMessage` (the message's domain, version,
+ * nonce form and validity period again, then the signature: EOA, ERC-1271 or ERC-6492 through a
+ * public client of the account's chain). The local layer checks EOA signatures only, with no
+ * chain (viem's `validateSiweMessage` and `verifyMessage`).
  */
 import { Config, Context, Effect, Layer, Option } from "effect"
-import { Chains } from "../chain/Chains.ts"
-import type { Hex } from "viem"
+import type { Hex, PublicClient } from "viem"
 import { verifyMessage } from "viem"
-import type { PublicClient } from "viem"
+import { parseSiweMessage, validateSiweMessage, verifySiweMessage } from "viem/siwe"
+import { Chains } from "../chain/Chains.ts"
+
+export interface SiweVerification {
+  readonly message: string
+  readonly signature: string
+  /** The domain the message must name. */
+  readonly domain: string
+  /** The instant the message must be valid at. */
+  readonly time: Date
+}
 
 export class SignatureVerifier extends Context.Service<SignatureVerifier, {
   /** The chain whose accounts it verifies (and, unless configured, the chain a sign-in message names). */
   readonly chainId: number
-  readonly verify: (address: string, message: string, signature: string) => Effect.Effect<boolean>
+  /** Whether the message is valid at `time` for `domain` and signed by the address it names. */
+  readonly verifySiwe: (v: SiweVerification) => Effect.Effect<boolean>
 }>()("das/auth/SignatureVerifier") {
   /** EOA signatures only, no chain needed. */
   static readonly layerLocal = (chainId: number) => Layer.succeed(SignatureVerifier, {
     chainId,
-    verify: (address, message, signature) =>
-      Effect.promise(() =>
-        verifyMessage({ address: address as Hex, message, signature: signature as Hex }).catch(() => false)
-      ).pipe(Effect.withSpan("SignatureVerifier.verify"))
+    verifySiwe: ({ message, signature, domain, time }) =>
+      Effect.promise(async () => {
+        const parsed = parseSiweMessage(message)
+        if (parsed.address === undefined || !validateSiweMessage({ message: parsed, domain, time })) return false
+        return verifyMessage({ address: parsed.address, message, signature: signature as Hex }).catch(() => false)
+      }).pipe(Effect.withSpan("SignatureVerifier.verifySiwe"))
   })
 
   /** EOA, ERC-1271 and ERC-6492 signatures through a public client of the account's chain. */
   static readonly layerChain = (chainId: number, client: PublicClient) =>
     Layer.succeed(SignatureVerifier, {
       chainId,
-      verify: (address, message, signature) =>
+      verifySiwe: ({ message, signature, domain, time }) =>
         Effect.promise(() =>
-          client.verifyMessage({ address: address as Hex, message, signature: signature as Hex }).catch(() => false)
-        ).pipe(Effect.withSpan("SignatureVerifier.verify"))
+          verifySiweMessage(client, { message, signature: signature as Hex, domain, time }).catch(() => false)
+        ).pipe(Effect.withSpan("SignatureVerifier.verifySiwe"))
     })
 
   /** Through the chain sign-in names (`SIWE_CHAIN_ID`, default: the primary chain). */

@@ -13,7 +13,7 @@ import { LogicalOrWrapperEnforcer as logicalOrWrapperEnforcerBytecode } from "@m
 import { deploySmartAccountsEnvironment } from "@metamask/smart-accounts-kit/utils"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import { Context, Effect, Fiber, Layer, Redacted } from "effect"
+import { Config, Context, Effect, Fiber, Layer, Redacted } from "effect"
 import {
   type Abi,
   type Address,
@@ -76,6 +76,8 @@ export interface LocalNetworkOptions {
   readonly chainId?: number
   /** Alto's `--block-time` in ms (default 100: faster receipts on an automining anvil). */
   readonly bundlerBlockTimeMs?: number
+  /** Where anvil and Alto listen (default `LOCAL_NETWORK_HOST`, else 127.0.0.1: loopback only). */
+  readonly host?: string
   /** Echo child process output to this process's stderr (default false). */
   readonly verbose?: boolean
 }
@@ -84,6 +86,15 @@ const requireHere = createRequire(import.meta.url)
 const anvilBinary = () =>
   path.join(path.dirname(requireHere.resolve("@foundry-rs/anvil-linux-amd64/package.json")), "bin", "anvil")
 const altoCli = () => path.join(path.dirname(requireHere.resolve("@pimlico/alto")), "cli", "alto.js")
+/** Makes Alto listen where anvil does (it has no option of its own for it): see the file. */
+const loopbackOnly = path.join(import.meta.dirname, "loopback-only.cjs")
+
+/** Where the local network's processes listen: `LOCAL_NETWORK_HOST`, by default loopback only. */
+const LocalNetworkHost = Config.String("LOCAL_NETWORK_HOST").pipe(Config.withDefault("127.0.0.1"))
+
+/** The address clients use for a listener on `host` (loopback when it listens everywhere). */
+const reachableAt = (host: string) =>
+  host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
 
 /**
  * A second anvil forking a running chain at its head (contracts, accounts and state
@@ -108,15 +119,16 @@ export const startFork = (forkUrl: string, chainId: number = LOCAL_CHAIN_ID) =>
 export const make = (options: LocalNetworkOptions = {}) =>
   Effect.gen(function*() {
     const verbose = options.verbose ?? false
+    const host = options.host ?? (yield* Effect.orDie(LocalNetworkHost))
     const chainId = options.chainId ?? LOCAL_CHAIN_ID
     const [anvilPort, altoPort] = yield* Effect.all([freePort, freePort])
-    const rpcUrl = `http://127.0.0.1:${anvilPort}`
-    const bundlerUrl = `http://127.0.0.1:${altoPort}`
+    const rpcUrl = `http://${reachableAt(host)}:${anvilPort}`
+    const bundlerUrl = `http://${reachableAt(host)}:${altoPort}`
 
     const anvil = yield* spawnGuarded(
       "anvil",
       anvilBinary(),
-      ["--host", "127.0.0.1", "--port", String(anvilPort), "--chain-id", String(chainId), "--silent"],
+      ["--host", host, "--port", String(anvilPort), "--chain-id", String(chainId), "--silent"],
       verbose
     )
     yield* waitReady("anvil", rpcUrl, "eth_chainId", anvil.output, () => anvil.child.exitCode !== null)
@@ -155,6 +167,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
       "alto",
       process.execPath,
       [
+        "--require", loopbackOnly,
         altoCli(),
         "--entrypoints", ENTRY_POINT_V07,
         "--executor-private-keys", ANVIL_KEYS.bundlerExecutor.toLowerCase(),
@@ -166,7 +179,8 @@ export const make = (options: LocalNetworkOptions = {}) =>
         "--utility-wallet-monitor", "false",
         "--log-level", verbose ? "info" : "warn"
       ],
-      verbose
+      verbose,
+      { DAS_LISTEN_HOST: host }
     )
     const altoReady = yield* waitReady(
       "alto",

@@ -61,9 +61,17 @@ const childEnv = Effect.gen(function*() {
  * when its stdin (a pipe from this process) reaches EOF, i.e. when this process dies,
  * however it dies. Closing the scope sends SIGTERM to the group, then SIGKILL after 2 s.
  */
-export const spawnGuarded = (name: string, command: string, args: ReadonlyArray<string>, verbose: boolean) =>
+export const spawnGuarded = (
+  name: string,
+  command: string,
+  args: ReadonlyArray<string>,
+  verbose: boolean,
+  /** Set in the child's environment on top of the few keys it inherits. */
+  extraEnv: Readonly<Record<string, string>> = {}
+) =>
   Effect.acquireRelease(
-    Effect.flatMap(childEnv, (env) => Effect.sync(() => {
+    Effect.flatMap(childEnv, (inherited) => Effect.sync(() => {
+      const env = { ...inherited, ...extraEnv }
       installExitHook()
       const guard = `exec 3<&0; "$@" </dev/null & c=$!; { cat <&3 >/dev/null; kill -TERM 0; } & wait $c`
       const child = spawn("sh", ["-c", guard, "sh", command, ...args], {

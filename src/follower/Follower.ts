@@ -27,6 +27,7 @@ import { SqlClient } from "effect/sql"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain/Inclusions.ts"
 import { retryLockConflicts } from "../db/Conflicts.ts"
+import { runLoop } from "../platform/Loop.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { Relay } from "../userops/Relay.ts"
 import { FollowerLog } from "./FollowerLog.ts"
@@ -289,11 +290,11 @@ export const ChainFollowerScheduleLive = Layer.effectDiscard(Effect.gen(function
   const { batchBlocks, interval } = yield* FollowerConfig
   if (Duration.toMillis(interval) === 0) return
   for (const net of chains.all) {
-    yield* Effect.gen(function*() {
-      while (true) {
-        const result = yield* follower.followChain(net.chainId)
-        if (result.blocks < batchBlocks) yield* Effect.sleep(interval)
-      }
-    }).pipe(Effect.forkScoped)
+    yield* runLoop({
+      name: `chain follower on ${net.name}`,
+      interval,
+      pass: Effect.map(follower.followChain(net.chainId), (r) =>
+        r.blocks >= batchBlocks ? "more" : r.blocks > 0 || r.reorged > 0 ? "worked" : "idle")
+    })
   }
 }))

@@ -21,12 +21,14 @@
  * ended (clients resume and replay) and the listener reconnects.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Config, Context, Duration, Effect, Layer, Queue, Schedule, Schema, Stream } from "effect"
+import { Clock, Config, Context, Duration, Effect, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { BadRequest, ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
 import { normalizeAddress } from "../accounts/Accounts.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import type { Address } from "../domain/Primitives.ts"
+import { Lifecycle } from "../platform/Lifecycle.ts"
+import { withMetrics } from "../platform/Metrics.ts"
 import { columns, NotificationRow, toNotification } from "./Notifications.ts"
 
 export interface NotificationHubConfig {
@@ -185,6 +187,29 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
     Effect.retry(Schedule.spaced(Duration.seconds(1)))
   )
   yield* Effect.forkScoped(listener)
+  yield* withMetrics((metrics) =>
+    Effect.gen(function*() {
+      yield* metrics.gaugeOf(
+        { name: "das_notification_stream_subscribers", help: "Open notification streams (GET /notifications/stream) on this process" },
+        Effect.sync(() => count)
+      )
+      yield* metrics.gaugeOf(
+        {
+          name: "das_notification_stream_buffered_events",
+          help: "Events encoded but not yet taken by their streams' readers, over every stream of this process"
+        },
+        Effect.sync(() => {
+          let n = 0
+          for (const set of bySigner.values()) for (const s of set) n += s.pending.length
+          return n
+        })
+      )
+    })
+  )
+  // Shutdown: every stream ends (its client reconnects, to another process) and no new one opens.
+  const lifecycle = yield* Effect.serviceOption(Lifecycle)
+  const draining = Option.isSome(lifecycle) ? lifecycle.value.isDraining : () => false
+  if (Option.isSome(lifecycle)) yield* Effect.forkScoped(Effect.andThen(lifecycle.value.whenDraining, Effect.sync(closeAll)))
   yield* Effect.forkScoped(Effect.repeat(
     Effect.delay(Effect.sync(() => {
       for (const set of bySigner.values()) for (const s of set) {
@@ -197,8 +222,11 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
 
   const atCapacity = () => new ServiceUnavailable({ message: "The notifications stream is at capacity; retry shortly." })
 
+  const shuttingDown = () => new ServiceUnavailable({ message: "The service is shutting down; reconnect." })
+
   /** Why a new stream of `signer` from `address` is refused now, if it is: each signer and each address get a share. */
   const refusal = (signer: string, address: string | undefined): ServiceUnavailable | TooManyRequests | undefined => {
+    if (draining()) return shuttingDown()
     if ((bySigner.get(signer)?.size ?? 0) >= config.maxPerSigner) {
       return new TooManyRequests({
         message: `This signer already has ${config.maxPerSigner} open notification streams here; close one (or resume it) first.`,

@@ -22,19 +22,33 @@ export interface AppConfigShape {
   readonly serviceName: string
 }
 
+const siweHostOf = (host: string) =>
+  host === "127.0.0.1" || host === "::1" || host === "0.0.0.0" || host === "::" || host === "localhost"
+    ? "localhost"
+    : host.includes(":") ? `[${host}]` : host
+
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("das/platform/AppConfig") {
   static readonly config = Config.all({
     host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
     port: Config.Port("PORT").pipe(Config.withDefault(8080)),
     dataDir: Config.String("DATA_DIR").pipe(Config.withDefault(".data")),
-    siweDomain: Config.String("SIWE_DOMAIN").pipe(Config.withDefault("localhost:8080")),
-    siweUri: Config.String("SIWE_URI").pipe(Config.withDefault("http://localhost:8080")),
+    siweDomain: Config.option(Config.String("SIWE_DOMAIN")),
+    siweUri: Config.option(Config.String("SIWE_URI")),
     siweChainId: Config.option(Config.Int("SIWE_CHAIN_ID")),
     nonceTtl: Config.Duration("SIWE_NONCE_TTL").pipe(Config.withDefault(Duration.minutes(10))),
     sessionTtl: Config.Duration("SESSION_TTL").pipe(Config.withDefault(Duration.hours(12))),
     otlpEndpoint: Config.option(Config.String("OTEL_EXPORTER_OTLP_ENDPOINT")),
     serviceName: Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault("delegated-authority-service"))
-  })
+  }).pipe(Config.map((c): AppConfigShape => {
+    // Unless set, sign-in names where the service listens (`localhost` for a loopback or
+    // every-interface HOST), so changing PORT does not break every sign-in.
+    const authority = `${siweHostOf(c.host)}:${c.port}`
+    return {
+      ...c,
+      siweDomain: Option.getOrElse(c.siweDomain, () => authority),
+      siweUri: Option.getOrElse(c.siweUri, () => `http://${authority}`)
+    }
+  }))
 
   static readonly layer = Layer.effect(AppConfig, Effect.map(AppConfig.config, AppConfig.of))
 }

@@ -12,8 +12,9 @@
  * Every `RETENTION_INTERVAL` (`0 seconds`: off), in batches of `RETENTION_BATCH` rows so no
  * statement holds locks for long. Deletes are idempotent: replicas may all run it.
  */
-import { Cause, Config, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Cause, Config, Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { runLoop } from "../platform/Loop.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 
 export interface RetentionConfigShape {
@@ -162,6 +163,10 @@ export const RetentionScheduleLive = Layer.effectDiscard(
         return total === 0 ? Effect.void : Effect.logInfo("retention: pruned", p)
       })
     )
-    yield* Effect.forkScoped(Effect.repeat(pass, Schedule.spaced(config.interval)))
+    yield* runLoop({
+      name: "retention",
+      interval: config.interval,
+      pass: Effect.map(pass, (p) => (p.opBuilds + p.delegationBuilds + p.reservations + p.nonces + p.sessions > 0 ? "worked" : "idle"))
+    })
   })
 ).pipe(Layer.provideMerge(Retention.layer))

@@ -8,11 +8,14 @@ import { OperationBuilder } from "../builds/OperationBuilder.ts"
 import { ReconcilerLive, Relay } from "./Relay.ts"
 import { RelayAuditLive } from "./RelayAudit.ts"
 import { RelayHooks } from "./RelayHooks.ts"
+import { withRelayMetrics } from "./RelayMetrics.ts"
 
 export const OperationBuilderLive = OperationBuilder.layer
 export const RelayHooksLive = RelayHooks.layer
 
-export const RelayLive = Relay.layer.pipe(Layer.provide([OperationBuilderLive, RelayHooksLive, RelayAuditLive]))
+export const RelayLive = withRelayMetrics(
+  Relay.layer.pipe(Layer.provide([OperationBuilderLive, RelayHooksLive, RelayAuditLive]))
+)
 
 /** The relay and its reconciler fiber. */
 export const RelayWithReconcilerLive = Layer.mergeAll(RelayLive, ReconcilerLive.pipe(Layer.provide(RelayLive)))

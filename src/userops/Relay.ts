@@ -27,6 +27,7 @@ import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { type Inclusion, nextNonce } from "../chain/Inclusions.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
+import { runLoop } from "../platform/Loop.ts"
 import { makeChainRecord } from "./ChainRecord.ts"
 import { buildOfSubmission, priorVerdict } from "./Matching.ts"
 import { ALREADY_KNOWN, OperationRow, rejectionReason, toReceipt } from "./OperationRow.ts"
@@ -367,14 +368,16 @@ export const ReconcilerLive = Layer.effectDiscard(Effect.gen(function*() {
   const relay = yield* Relay
   const chains = yield* Chains
   const interval = yield* Config.Duration("RELAY_RECONCILE_INTERVAL").pipe(Config.withDefault(Duration.seconds(5)))
-  // One loop per chain (see reconcileChain).
-  for (const chainId of chains.ids) {
-    yield* Effect.gen(function*() {
-      while (true) {
-        const settled = yield* relay.reconcilerPass(chainId)
-        if (settled > 0) yield* Effect.logInfo(`relay: reconciler settled ${settled} operation(s) on chain ${chainId}`)
-        yield* Effect.sleep(interval)
-      }
-    }).pipe(Effect.forkScoped)
+  // One loop per chain (see reconcileChain); a failed pass is logged by the chain's loop health.
+  for (const net of chains.all) {
+    yield* runLoop({
+      name: `relay reconciler on ${net.name}`,
+      interval,
+      pass: Effect.gen(function*() {
+        const settled = yield* relay.reconcilerPass(net.chainId)
+        if (settled > 0) yield* Effect.logInfo(`relay: reconciler settled ${settled} operation(s) on chain ${net.chainId}`)
+        return settled === 0 ? "idle" : "worked"
+      })
+    })
   }
 }))

@@ -6,15 +6,18 @@
  *
  * A lease expires (`WEBHOOKS_LEASE`): a process that stops mid-send leaves the row to be
  * taken again by any process — a delivery is never lost across a restart (at least once;
- * receivers deduplicate by the `X-Webhook-Id` header, the delivery id). A lease is fenced by
- * the attempt number: a late answer from an expired lease changes nothing.
+ * receivers deduplicate by the `webhook-id` header, the delivery id, also sent as the older
+ * `X-Webhook-Id`). Signed per Standard Webhooks (Signature.ts). A lease is fenced by the
+ * attempt number: a late answer from an expired lease changes nothing.
  */
-import { Clock, Config, Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as http from "node:http"
 import * as https from "node:https"
 import { columns, NotificationRow, toNotification } from "../notifications/Notifications.ts"
-import { SIGNATURE_HEADER, signatureHeader } from "./Signature.ts"
+import { runLoop } from "../platform/Loop.ts"
+import { Metrics, withMetrics } from "../platform/Metrics.ts"
+import { SIGNATURE_HEADER, signatureHeader, standardHeaders } from "./Signature.ts"
 import { guardedLookup, type TargetPolicy, TargetPolicyConfig } from "./UrlGuard.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 
@@ -27,6 +30,8 @@ export interface DeliveryConfig {
   readonly lease: Duration.Duration
   readonly batch: number
   readonly concurrency: number
+  /** Also send the deprecated `X-Signature` (Signature.ts). */
+  readonly legacySignature: boolean
 }
 
 export const DeliveryConfig: Config.Config<DeliveryConfig> = Config.all({
@@ -37,7 +42,8 @@ export const DeliveryConfig: Config.Config<DeliveryConfig> = Config.all({
   timeout: Config.Duration("WEBHOOKS_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
   lease: Config.Duration("WEBHOOKS_LEASE").pipe(Config.withDefault(Duration.seconds(60))),
   batch: Config.Int("WEBHOOKS_BATCH").pipe(Config.withDefault(100)),
-  concurrency: Config.Int("WEBHOOKS_CONCURRENCY").pipe(Config.withDefault(32))
+  concurrency: Config.Int("WEBHOOKS_CONCURRENCY").pipe(Config.withDefault(32)),
+  legacySignature: Config.Boolean("WEBHOOKS_LEGACY_SIGNATURE").pipe(Config.withDefault(true))
 }).pipe(Config.map((c) => ({ ...c, maxAttempts: Math.max(1, c.maxAttempts), batch: Math.max(1, c.batch) })))
 
 /** The wait before try `n + 1` after `n` failed tries: base·2^(n−1), capped, with "equal jitter" (½ to 1×). */
@@ -93,6 +99,12 @@ const decodeNotifications = Schema.decodeUnknownEffect(Schema.Array(Notification
 
 export const makeWorker = Effect.fn("WebhookDelivery.make")(function*(config: DeliveryConfig, policy: TargetPolicy) {
   const sql = yield* SqlClient.SqlClient
+  const metrics = yield* Effect.serviceOption(Metrics)
+  const attemptsTotal = Option.isNone(metrics) ? undefined : metrics.value.counter({
+    name: "das_webhook_attempts_total",
+    help: "Webhook delivery attempts by this process, by result: delivered (2xx), failed (retried later), dead (the last try failed)",
+    labelNames: ["result"]
+  })
 
   const lease = sql`
     WITH due AS (
@@ -119,7 +131,8 @@ export const makeWorker = Effect.fn("WebhookDelivery.make")(function*(config: De
     })
     const timestamp = Math.floor(started / 1000)
     const outcome = yield* post(d.url, body, {
-      [SIGNATURE_HEADER]: signatureHeader(d.secret, timestamp, body),
+      ...standardHeaders(d.secret, d.id, timestamp, body),
+      ...(config.legacySignature ? { [SIGNATURE_HEADER]: signatureHeader(d.secret, timestamp, body) } : {}),
       "x-webhook-id": d.id,
       "x-webhook-attempt": String(d.attempts - d.replayed_from),
       "user-agent": "das-webhooks/1"
@@ -127,6 +140,7 @@ export const makeWorker = Effect.fn("WebhookDelivery.make")(function*(config: De
     const duration = (yield* Clock.currentTimeMillis) - started
     const ok = outcome.error === null
     const last = d.attempts - d.replayed_from >= config.maxAttempts
+    attemptsTotal?.inc({ result: ok ? "delivered" : last ? "dead" : "failed" })
     yield* sql.withTransaction(Effect.gen(function*() {
       yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, error, duration_ms)
                  VALUES (${d.id}, ${d.attempts}, ${new Date(started)}, ${outcome.statusCode}, ${outcome.error}, ${duration})
@@ -161,27 +175,59 @@ export const makeWorker = Effect.fn("WebhookDelivery.make")(function*(config: De
     return leased.length
   }).pipe(Effect.orDie, Effect.withSpan("WebhookDelivery.runOnce"))
 
-  /** Drains every due delivery (batch after batch). */
+  /** Drains every due delivery (batch after batch); answers how many were leased. */
   const drain = Effect.gen(function*() {
-    while ((yield* runOnce) >= config.batch) {
+    let total = 0
+    while (true) {
+      const leased = yield* runOnce
+      total += leased
       // a full batch: there may be more due
+      if (leased < config.batch) return total
     }
   })
 
   return { runOnce, drain }
 })
 
+/** The outbox, read at scrape time: deliveries waiting (and due now), and how long the oldest due one has waited. */
+const registerQueueMetrics = withMetrics((metrics) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const queue = sql<{ pending: number; due: number; oldest: number | null }>`
+      SELECT count(*)::int AS pending, count(*) FILTER (WHERE next_attempt_at <= now())::int AS due,
+        extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now()))::float8 AS oldest
+      FROM webhook_deliveries WHERE status = 'pending'`.pipe(Effect.map((rows) => rows[0]))
+    yield* metrics.gaugeOf(
+      {
+        name: "das_webhook_queue_deliveries",
+        help: "Webhook deliveries waiting in the outbox: pending (not yet delivered or dead), due (to be sent now)",
+        labelNames: ["state"]
+      },
+      Effect.map(queue, (q) => [{ labels: { state: "pending" }, value: q?.pending ?? 0 }, { labels: { state: "due" }, value: q?.due ?? 0 }])
+    )
+    yield* metrics.gaugeOf(
+      { name: "das_webhook_queue_oldest_due_seconds", help: "How long the oldest due webhook delivery has waited (0: none due)" },
+      Effect.map(queue, (q) => q?.oldest ?? 0)
+    )
+  })
+)
+
 /** The worker running for the life of the layer, polling every `WEBHOOKS_POLL_INTERVAL`. */
 export const WebhookDeliveryLive: Layer.Layer<never, Config.ConfigError, SqlClient.SqlClient> = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* DeliveryConfig
     const worker = yield* makeWorker(config, yield* TargetPolicyConfig)
+    yield* registerQueueMetrics
     // A failed pass is logged (a database outage once: LoopHealth); the next pass tries again.
     const health = makeLoopHealth("webhook delivery")
-    yield* Effect.forkScoped(
-      health.pass(worker.drain, undefined, "webhook delivery pass failed").pipe(
-        Effect.repeat(Schedule.spaced(config.pollInterval))
+    yield* runLoop({
+      name: "webhook delivery",
+      interval: config.pollInterval,
+      pass: health.pass(
+        Effect.map(worker.drain, (leased) => (leased > 0 ? "worked" as const : "idle" as const)),
+        "worked",
+        "webhook delivery pass failed"
       )
-    )
+    })
   })
 )

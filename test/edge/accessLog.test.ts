@@ -29,7 +29,13 @@ describe("the access log", () => {
           spans: [...fiber.getRef(References.CurrentLogSpans)].map(([label]) => label)
         })
       })
-      const context = yield* Layer.build(TestServerLive().pipe(Layer.provide(Logger.layer([capture]))))
+      // LOG_LEVEL=debug: the tests write access lines at debug (LOG_ACCESS_LEVEL, test/support/TestServer.ts).
+      const context = yield* Layer.build(
+        TestServerLive().pipe(
+          Layer.provide(Logger.layer([capture])),
+          Layer.provide(Layer.succeed(References.MinimumLogLevel, "Debug"))
+        )
+      )
       const { baseUrl } = Context.get(context, TestServer)
       const session = yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))
       const accessLines = (path: string) =>
@@ -49,6 +55,9 @@ describe("the access log", () => {
       assert.strictEqual(refused.status, 401)
       const refusedId = (refused.json as { error: { requestId?: string } }).error.requestId
       assert.match(String(refusedId), /^[0-9a-f]{32}$/)
+      // The same id in the header, on every answer.
+      assert.strictEqual(refused.headers.get("x-request-id"), refusedId)
+      assert.match(String(ok.headers.get("x-request-id")), /^[0-9a-f]{32}$/)
       assert.deepStrictEqual(accessLines("/delegations").map((l) => l.annotations), [
         { "http.method": "GET", "http.url": "/delegations", "http.status": 401, requestId: refusedId }
       ])
@@ -61,4 +70,26 @@ describe("the access log", () => {
       assert.notStrictEqual(missingId, refusedId, "each request its own id")
       assert.deepStrictEqual(accessLines("/no/such/route").map((l) => l.annotations["requestId"]), [missingId])
     }).pipe(Effect.scoped), { timeout: 60_000 })
+
+  it.live("access lines are written at LOG_ACCESS_LEVEL: below the minimum level none is built", () =>
+    Effect.gen(function*() {
+      const linesAt = (accessLevel: string) =>
+        Effect.gen(function*() {
+          const lines: Array<{ message: unknown; level: string }> = []
+          const capture = Logger.make(({ message, logLevel }) => {
+            lines.push({ message: Array.isArray(message) ? message[0] : message, level: logLevel })
+          })
+          const context = yield* Layer.build(
+            TestServerLive({ config: { LOG_ACCESS_LEVEL: accessLevel } }).pipe(Layer.provide(Logger.layer([capture])))
+          )
+          const { baseUrl } = Context.get(context, TestServer)
+          const res = yield* request(`${baseUrl}/health/live`)
+          assert.strictEqual(res.status, 200)
+          return lines.filter((l) => l.message === "Sent HTTP response").map((l) => l.level)
+        }).pipe(Effect.scoped)
+      // The default minimum is info: debug access lines (the tests' setting) are not written.
+      assert.deepStrictEqual(yield* linesAt("debug"), [])
+      assert.deepStrictEqual(yield* linesAt("info"), ["Info"])
+      assert.deepStrictEqual(yield* linesAt("WARN"), ["Warn"])
+    }), { timeout: 60_000 })
 })

@@ -189,17 +189,24 @@ layer(TestServerLive({ config: { ...config, RATE_LIMIT_SESSION_PER_MINUTE: "3" }
     Effect.gen(function*() {
       const { baseUrl, auth } = yield* session // used one nonce of 4
       const statuses: Array<number> = []
+      const remaining: Array<string | null> = []
       let limited: { status: number; headers: Headers; json: unknown } | undefined
       for (let i = 0; i < 4; i++) {
         const res = yield* request(`${baseUrl}/auth/nonce`, { method: "POST" })
         statuses.push(res.status)
+        remaining.push(res.headers.get("ratelimit-remaining"))
+        assert.strictEqual(res.headers.get("ratelimit-limit"), "4")
+        assert.isAtLeast(Number(res.headers.get("ratelimit-reset")), 1)
         if (res.status === 429) limited = res
       }
       assert.deepStrictEqual(statuses.slice(0, 3), [200, 200, 200])
       assert.strictEqual(statuses[3], 429)
+      // RateLimit-* (draft-ietf-httpapi-ratelimit-headers) on every answer of a limited endpoint.
+      assert.deepStrictEqual(remaining, ["2", "1", "0", "0"])
       assert.strictEqual(codeOf(limited!.json), "rate_limited")
       const retryAfter = Number(limited!.headers.get("retry-after"))
       assert.isAtLeast(retryAfter, 1)
+      assert.isAtLeast(Number(limited!.headers.get("ratelimit-reset")), retryAfter)
       assert.strictEqual((limited!.json as { error: { details: { retryAfterSeconds: number } } }).error.details.retryAfterSeconds, retryAfter)
 
       // Sign-in attempts: 3 per minute per IP, one spent by the sign-in above; refused before any checking.
@@ -228,5 +235,10 @@ layer(TestServerLive({ config: { ...config, RATE_LIMIT_SESSION_PER_MINUTE: "3" }
       // Without a valid session the endpoint's own 401 answers, not the limit.
       const anon = yield* request(`${baseUrl}/delegations/build`, json({}))
       assert.strictEqual(anon.status, 401)
+      // The bearer challenge (RFC 6750): none presented, or an invalid one.
+      assert.strictEqual(anon.headers.get("www-authenticate"), "Bearer")
+      const forged = yield* request(`${baseUrl}/delegations/build`, json({}, { authorization: "Bearer not-a-session" }))
+      assert.strictEqual(forged.status, 401)
+      assert.strictEqual(forged.headers.get("www-authenticate"), "Bearer error=\"invalid_token\"")
     }))
 })

@@ -7,9 +7,14 @@ describe("rate limiter", () => {
   it("allows a burst of `limit`, then refuses with the wait until the next token", () => {
     const limiter = makeRateLimiter({ limit: 3, window: Duration.minutes(1) })
     const t0 = 1_000_000
-    assert.deepStrictEqual([0, 1, 2].map(() => limiter.take("a", t0).allowed), [true, true, true])
+    // What the RateLimit-* headers say: requests left, and seconds until the bucket is full again.
+    assert.deepStrictEqual([0, 1, 2].map(() => limiter.take("a", t0)).map((d) => [d.allowed, d.remaining, d.resetSeconds]), [
+      [true, 2, 20],
+      [true, 1, 40],
+      [true, 0, 60]
+    ])
     const refused = limiter.take("a", t0)
-    assert.deepStrictEqual(refused, { allowed: false, retryAfterSeconds: 20 })
+    assert.deepStrictEqual(refused, { allowed: false, limit: 3, remaining: 0, resetSeconds: 60, retryAfterSeconds: 20 })
     // Another key has its own bucket.
     assert.isTrue(limiter.take("b", t0).allowed)
     // One token comes back every 20 s: not before, and exactly one.

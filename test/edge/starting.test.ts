@@ -20,8 +20,11 @@ describe("a server still starting", () => {
       const early = yield* Effect.promise(() => fetch(url, { signal: AbortSignal.timeout(5_000) }))
       assert.strictEqual(early.status, 503)
       assert.strictEqual(early.headers.get("retry-after"), "1")
+      // Like every answer, it carries a request id, the same in the header and the envelope.
+      const requestId = early.headers.get("x-request-id")
+      assert.match(requestId ?? "", /^[0-9a-f]{32}$/)
       assert.deepStrictEqual(yield* Effect.promise(() => early.json()), {
-        error: { code: "service_unavailable", message: "The service is starting; try again shortly" }
+        error: { code: "service_unavailable", message: "The service is starting; try again shortly", requestId }
       })
       server.on("request", (_request, response) => response.end("served"))
       const later = yield* Effect.promise(() => fetch(url, { signal: AbortSignal.timeout(5_000) }))

@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import * as os from "node:os"
 import { DatabaseLive } from "../../src/db/Database.ts"
 import { createDatabase, databaseUrl, testDatabaseName } from "../support/TestDatabase.ts"
 
@@ -29,5 +30,21 @@ describe("database", () => {
         assert.isTrue(first.some((t) => t.name === table), table)
       }
       assert.deepStrictEqual(second, first)
+    }))
+
+  it.live("each process names its connections (application_name): its host and pid, or DATABASE_APPLICATION_NAME", () =>
+    Effect.gen(function*() {
+      const name = testDatabaseName()
+      yield* createDatabase(name)
+      const nameOf = (overrides: Record<string, string>) => {
+        const config = ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: databaseUrl(name), ...overrides }))
+        return Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const [row] = yield* sql<{ name: string }>`SELECT current_setting('application_name') AS name`
+          return row!.name
+        }).pipe(Effect.provide(Layer.fresh(DatabaseLive.pipe(Layer.provide(config)))))
+      }
+      assert.strictEqual(yield* nameOf({}), `das ${os.hostname()} pid ${process.pid}`.slice(0, 63))
+      assert.strictEqual(yield* nameOf({ DATABASE_APPLICATION_NAME: "das-worker-7" }), "das-worker-7")
     }))
 })

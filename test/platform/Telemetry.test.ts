@@ -3,10 +3,13 @@
  * the collector, the real service exporting to it.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import { Duration, Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { signIn } from "../../src/client/signIn.ts"
+import { runLoop } from "../../src/platform/Loop.ts"
+import { spanProcessorFor } from "../../src/platform/Telemetry.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
 
 interface OtlpSpan {
@@ -48,6 +51,30 @@ const startReceiver = () =>
   )
 
 describe("tracing", () => {
+  it.live("a loop pass that did work is exported with everything under it; idle passes are not", () =>
+    Effect.gen(function*() {
+      const receiver = yield* startReceiver()
+      let pass = 0
+      yield* Effect.gen(function*() {
+        yield* runLoop({
+          name: "test",
+          interval: Duration.millis(20),
+          pass: Effect.suspend(() => {
+            pass++
+            return pass === 3 ? Effect.as(Effect.withSpan(Effect.void, "Work.step"), "worked" as const) : Effect.succeed("idle" as const)
+          })
+        })
+        while (pass < 8) yield* Effect.sleep("20 millis")
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(NodeSdk.layer(() => ({ resource: { serviceName: "test" }, spanProcessor: spanProcessorFor(`${receiver.url}/v1/traces`) })))
+      )
+      const loops = receiver.spans.filter((s) => s.name === "loop test")
+      assert.strictEqual(loops.length, 1, "one pass did work")
+      const step = receiver.spans.find((s) => s.name === "Work.step")
+      assert.strictEqual(step?.parentSpanId, loops[0]!.spanId)
+    }))
+
   it.live("a request's server span and its service spans arrive at the OTLP endpoint, and requestId is its trace id", () =>
     Effect.gen(function*() {
       const receiver = yield* startReceiver()
@@ -62,9 +89,16 @@ describe("tracing", () => {
           })
         )
         const res = yield* Effect.promise(() => fetch(`${baseUrl}/accounts`))
-        return (yield* Effect.promise(() => res.json())) as { error: { requestId: string } }
+        const body = (yield* Effect.promise(() => res.json())) as { error: { requestId: string } }
+        // An idle service: webhook delivery polls every 100 ms and finds nothing.
+        yield* Effect.sleep("1200 millis")
+        return { ...body, traceparent: res.headers.get("traceparent"), requestIdHeader: res.headers.get("x-request-id") }
       }).pipe(
-        Effect.provide(Layer.fresh(TestServerLive({ config: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } })))
+        Effect.provide(
+          Layer.fresh(
+            TestServerLive({ config: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, WEBHOOKS_POLL_INTERVAL: "100 millis" } })
+          )
+        )
       )
       // The layer's scope has closed: the SDK flushed on shutdown.
       const names = receiver.spans.map((s) => s.name)
@@ -81,6 +115,22 @@ describe("tracing", () => {
       assert.isDefined(server, "the service span has a server span in its trace")
       assert.strictEqual(signInSpan.parentSpanId, server!.spanId, "the service span is a child of the request's span")
       assert.isTrue(receiver.spans.some((s) => s.traceId === result.error.requestId), "requestId is the trace id")
+      // Server spans are named by route (OpenTelemetry's HTTP conventions), never by the raw path.
+      assert.strictEqual(server!.name, "POST /auth/session")
+      const accounts = receiver.spans.find((s) => s.kind === 2 && s.traceId === result.error.requestId)
+      assert.strictEqual(accounts?.name, "GET /accounts")
+      // The answer names its trace: x-request-id, and traceparent with the server span.
+      assert.strictEqual(result.requestIdHeader, result.error.requestId)
+      assert.strictEqual(result.traceparent, `00-${accounts!.traceId}-${accounts!.spanId}-01`)
+      // No span per idle tick: a dozen empty webhook polls exported nothing.
+      // (A pass cut by the test's end, interrupted, is exported: it did not finish, idle or not.)
+      const interrupted = new Set(
+        receiver.spans.filter((s) => JSON.stringify(s.attributes ?? []).includes("effect.fiber.interrupted")).map((s) => s.traceId)
+      )
+      const ticks = receiver.spans.filter((s) =>
+        (s.name === "loop webhooks" || s.name === "WebhookDelivery.runOnce") && !interrupted.has(s.traceId)
+      )
+      assert.deepStrictEqual(ticks.map((s) => s.name), [], "idle ticks were exported")
       const statusSpan = receiver.spans.find((s) => JSON.stringify(s.attributes ?? []).includes("/marketplace/managed/connect/status"))
       assert.isDefined(statusSpan, "the connect-status request was traced")
       assert.notInclude(JSON.stringify(receiver.spans), "SECRET-handle-42")

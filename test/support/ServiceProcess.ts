@@ -32,22 +32,34 @@ export const startService = (env: Record<string, string>, options: { readonly vi
       : [process.execPath, ["--import", "tsx", "src/main.ts"]]
     const child = spawn(command, args, {
       cwd: root,
-      env: { ...process.env, LOG_FORMAT: "json", ...env, PORT: port, HOST: "127.0.0.1" },
-      stdio: ["ignore", "pipe", "pipe"]
+      env: { ...process.env, LOG_FORMAT: "json", LOG_ACCESS_LEVEL: "debug", METRICS_PORT: "0", ...env, PORT: port, HOST: "127.0.0.1" },
+      stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group, so a test can stop everything it started (killGroup).
+      detached: true
     })
     let output = ""
     child.stdout!.on("data", (d) => (output += d))
     child.stderr!.on("data", (d) => (output += d))
     const baseUrl = `http://127.0.0.1:${port}`
-    for (let i = 0; i < 600; i++) {
+    for (let i = 0; i < 900; i++) {
       if (child.exitCode !== null) throw new Error(`service exited early: ${output}`)
       const ok = await fetch(`${baseUrl}/health/ready`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false)
       if (ok) return { child, baseUrl, output: () => output }
       await new Promise((r) => setTimeout(r, 100))
     }
-    child.kill("SIGKILL")
+    // The whole group: an embedded PostgreSQL the service started must not outlive it.
+    killGroup(child)
     throw new Error(`service did not become ready: ${output}`)
   })
+
+/** SIGKILL to the service's process group (the service and whatever it started). */
+export const killGroup = (child: ChildProcess) => {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
+  } catch {
+    // already gone
+  }
+}
 
 /** SIGTERM; resolves with the exit code. */
 export const stopService = (child: ChildProcess) =>

@@ -2,7 +2,7 @@
  * The real HTTP server on a loopback port, over a fresh database, for contract
  * tests through the typed client.
  */
-import { ConfigProvider, Context, Effect, Exit, Layer, Scope } from "effect"
+import { ConfigProvider, Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { Bundler } from "../../src/chain/Bundler.ts"
 import { Chain } from "../../src/chain/Chain.ts"
@@ -11,6 +11,7 @@ import { EdgeConfig } from "../../src/api/EdgeConfig.ts"
 import { NodeServerLive } from "../../src/api/NodeServer.ts"
 import { makeClient } from "../../src/client/Client.ts"
 import { AppConfig } from "../../src/platform/AppConfig.ts"
+import { Metrics, MetricsServer } from "../../src/platform/Metrics.ts"
 import { TelemetryLive } from "../../src/platform/Telemetry.ts"
 import { serveApp } from "../../src/Server.ts"
 import { ServicesLive } from "../../src/Services.ts"
@@ -37,11 +38,20 @@ export const testConfig = (overrides: Record<string, string> = {}) =>
       SPONSOR_BUDGET_GAS: "0",
       // The chain follower reads new blocks often, so tests see the chain's record quickly.
       FOLLOWER_INTERVAL: "300 millis",
+      // One line per request would fill the test log: access lines at debug (below the default
+      // minimum, info); test/edge/accessLog.test.ts turns them on.
+      LOG_ACCESS_LEVEL: "debug",
+      // The metrics listener on a free port (several test servers run in one process).
+      METRICS_PORT: "0",
       ...overrides
     })
   )
 
-export class TestServer extends Context.Service<TestServer, { readonly baseUrl: string }>()("test/TestServer") {}
+export class TestServer extends Context.Service<TestServer, {
+  readonly baseUrl: string
+  /** The internal metrics listener's `/metrics` (src/platform/Metrics.ts). */
+  readonly metricsUrl: string
+}>()("test/TestServer") {}
 
 /**
  * The whole app on 127.0.0.1:<free port> with its own database, on the run's local chain.
@@ -59,10 +69,11 @@ export const TestServerLive = (options?: {
       const server = yield* HttpServer.HttpServer
       const address = server.address
       if (address._tag === "UnixPathAddress") return yield* Effect.die(new Error("expected a TCP address"))
-      return { baseUrl: `http://127.0.0.1:${address.port}` }
+      const metrics = yield* MetricsServer
+      return { baseUrl: `http://127.0.0.1:${address.port}`, metricsUrl: Option.getOrElse(metrics.url, () => "") }
     })
   ).pipe(
-    Layer.provideMerge(serveApp.pipe(Layer.provide(ServicesLive), Layer.provide(TelemetryLive))),
+    Layer.provideMerge(Layer.merge(serveApp, MetricsServer.layer).pipe(Layer.provide(ServicesLive), Layer.provide(TelemetryLive))),
     Layer.provideMerge(
       Layer.unwrap(Effect.map(EdgeConfig.config, (edge) => NodeServerLive({ ...edge, port: 0, host: "127.0.0.1" })))
     ),
@@ -73,6 +84,7 @@ export const TestServerLive = (options?: {
       )
     ),
     Layer.provideMerge(AppConfig.layer),
+    Layer.provideMerge(Metrics.layer),
     Layer.provideMerge(FetchHttpClient.layer),
     Layer.provide(testConfig(options?.config))
   )

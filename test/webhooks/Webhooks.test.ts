@@ -8,7 +8,8 @@ import { Effect, Layer } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { signIn } from "../../src/client/signIn.ts"
 import { Notifications } from "../../src/notifications/Notifications.ts"
-import { verify } from "../../src/webhooks/Signature.ts"
+import { Webhook } from "standardwebhooks"
+import { newSecret, verify } from "../../src/webhooks/Signature.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { startReceiver } from "./Receiver.ts"
 
@@ -52,7 +53,8 @@ layer(Live, { excludeTestServices: true })("webhooks", (it) => {
       const created = yield* alice.call("POST", "/notifications/webhooks", { url: receiver.url })
       assert.strictEqual(created.status, 201)
       const secret = created.body.secret as string
-      assert.match(secret, /^whsec_/)
+      // A Standard Webhooks secret: "whsec_" + base64 of 32 random bytes.
+      assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
       const listed = yield* alice.call("GET", "/notifications/webhooks")
       assert.deepStrictEqual(listed.body, [{ id: created.body.id, url: receiver.url, createdAt: created.body.createdAt, rotatedAt: null }])
       assert.notInclude(JSON.stringify(listed.body), secret)
@@ -61,6 +63,13 @@ layer(Live, { excludeTestServices: true })("webhooks", (it) => {
       yield* wait(() => receiver.waitFor(() => receiver.received.length >= 3))
       const now = Math.floor(Date.now() / 1000)
       for (const r of receiver.received) {
+        // As a receiver verifies: the Standard Webhooks library, given the secret as shown.
+        const headers = r.headers as Record<string, string>
+        assert.deepStrictEqual(new Webhook(secret).verify(r.body, headers), JSON.parse(r.body))
+        assert.throws(() => new Webhook(secret).verify(r.body + " ", headers))
+        assert.throws(() => new Webhook(newSecret()).verify(r.body, headers))
+        assert.strictEqual(headers["webhook-id"], headers["x-webhook-id"])
+        // The deprecated header, still sent.
         assert.isTrue(verify(secret, r.headers["x-signature"] as string, r.body, now))
         assert.isFalse(verify(secret, r.headers["x-signature"] as string, r.body + " ", now))
         assert.isFalse(verify("whsec_other", r.headers["x-signature"] as string, r.body, now))
@@ -70,6 +79,8 @@ layer(Live, { excludeTestServices: true })("webhooks", (it) => {
       assert.strictEqual(payload.data.id, n.id)
       assert.strictEqual(payload.id, receiver.received[0]!.headers["x-webhook-id"])
       assert.deepStrictEqual(receiver.received.map((r) => r.headers["x-webhook-attempt"]), ["1", "2", "3"])
+      // One message id across the retries (receivers deduplicate on it); each attempt its own timestamp.
+      assert.strictEqual(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size, 1)
 
       yield* Effect.sleep("100 millis")
       const deliveries = yield* alice.call("GET", `/notifications/webhooks/${created.body.id}/deliveries`)
@@ -117,6 +128,9 @@ layer(Live, { excludeTestServices: true })("webhooks", (it) => {
       const now = Math.floor(Date.now() / 1000)
       assert.isTrue(verify(rotated.body.secret, last.headers["x-signature"] as string, last.body, now))
       assert.isFalse(verify(created.body.secret, last.headers["x-signature"] as string, last.body, now))
+      const lastHeaders = last.headers as Record<string, string>
+      assert.doesNotThrow(() => new Webhook(rotated.body.secret).verify(last.body, lastHeaders))
+      assert.throws(() => new Webhook(created.body.secret).verify(last.body, lastHeaders))
       assert.strictEqual(last.headers["x-webhook-attempt"], "1")
       yield* Effect.sleep("100 millis")
       const after = (yield* alice.call("GET", path)).body[0]

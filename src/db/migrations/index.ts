@@ -30,6 +30,7 @@ import auditAppendAccounts from "./0193_audit_append_accounts.ts"
 import relaySettlesByChain from "./0200_relay_settles_by_chain.ts"
 import sponsorTotals from "./0201_sponsor_totals.ts"
 import webhookUrlsAsCalled from "./0202_webhook_urls_as_called.ts"
+import rateLimits from "./0252_rate_limits.ts"
 import delegationRedemptions from "./0220_delegation_redemptions.ts"
 import accountsPerChain from "./0250_accounts_per_chain.ts"
 import sponsorshipPerChain from "./0251_sponsorship_per_chain.ts"
@@ -61,6 +62,7 @@ export const migrations = Migrator.fromRecord({
   "0200_relay_settles_by_chain": relaySettlesByChain,
   "0201_sponsor_totals": sponsorTotals,
   "0202_webhook_urls_as_called": webhookUrlsAsCalled,
+  "0252_rate_limits": rateLimits,
   "0220_delegation_redemptions": delegationRedemptions,
   "0250_accounts_per_chain": accountsPerChain,
   "0251_sponsorship_per_chain": sponsorshipPerChain

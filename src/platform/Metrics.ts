@@ -1,0 +1,184 @@
+/**
+ * Metrics in the Prometheus text format (prom-client), served on an internal listener of their
+ * own (docs/operations.md, "Metrics"): `METRICS_HOST`:`METRICS_PORT`, by default
+ * 127.0.0.1:9464, never on the API's port, so nothing outside the operator's network can read
+ * them, and no authentication is needed on it.
+ *
+ * `Metrics` is what features register into, each in its own layer:
+ * - `counter` / `histogram`: figures this process counts as things happen (requests, relay
+ *   outcomes, webhook attempts, rate-limit refusals);
+ * - `gaugeOf`: figures read when Prometheus scrapes (queue depths, follower lag, anchor age),
+ *   by an Effect run with the registering feature's services. Those read from the database are
+ *   the same on every process: aggregate them with `max`, not `sum`.
+ *
+ * Labels are bounded sets (route templates, statuses, outcome names), never a user's address,
+ * account, key or IP: the figures are aggregates and hold no per-user data.
+ */
+import { Config, Context, Duration, Effect, Layer, Option } from "effect"
+import { createServer } from "node:http"
+import * as Prom from "prom-client"
+
+/** One reading of a gauge at scrape time. */
+export interface Reading<L extends string> {
+  readonly labels?: Partial<Record<L, string | number>>
+  readonly value: number
+}
+
+export interface MetricSpec<L extends string> {
+  /** `das_…`, in Prometheus conventions (`_total` for counters, base units: seconds, bytes). */
+  readonly name: string
+  readonly help: string
+  readonly labelNames?: ReadonlyArray<L>
+}
+
+export interface MetricsShape {
+  readonly registry: Prom.Registry
+  readonly counter: <L extends string = never>(spec: MetricSpec<L>) => Prom.Counter<L>
+  readonly histogram: <L extends string = never>(
+    spec: MetricSpec<L> & { readonly buckets?: ReadonlyArray<number> }
+  ) => Prom.Histogram<L>
+  /**
+   * A gauge whose readings `read` produces at each scrape (with the caller's services). A read
+   * that fails or takes longer than 2 s leaves the gauge without a value for that scrape.
+   */
+  readonly gaugeOf: <L extends string = never, E = never, R = never>(
+    spec: MetricSpec<L>,
+    read: Effect.Effect<number | ReadonlyArray<Reading<L>>, E, R>
+  ) => Effect.Effect<void, never, R>
+  /** The text Prometheus scrapes. */
+  readonly scrape: Effect.Effect<string>
+}
+
+const READ_TIMEOUT = Duration.seconds(2)
+
+export class Metrics extends Context.Service<Metrics, MetricsShape>()("das/platform/Metrics") {
+  static readonly make: Effect.Effect<MetricsShape> = Effect.sync(() => {
+    const registry = new Prom.Registry()
+    Prom.collectDefaultMetrics({ register: registry })
+    // The latest registration of a name wins (a layer built again, in tests).
+    const fresh = (name: string) => registry.removeSingleMetric(name)
+
+    const counter = <L extends string = never>(spec: MetricSpec<L>) => {
+      fresh(spec.name)
+      return new Prom.Counter<L>({
+        name: spec.name,
+        help: spec.help,
+        labelNames: (spec.labelNames ?? []) as ReadonlyArray<L>,
+        registers: [registry]
+      })
+    }
+
+    const histogram = <L extends string = never>(spec: MetricSpec<L> & { readonly buckets?: ReadonlyArray<number> }) => {
+      fresh(spec.name)
+      return new Prom.Histogram<L>({
+        name: spec.name,
+        help: spec.help,
+        labelNames: (spec.labelNames ?? []) as ReadonlyArray<L>,
+        ...(spec.buckets === undefined ? {} : { buckets: [...spec.buckets] }),
+        registers: [registry]
+      })
+    }
+
+    const gaugeOf = <L extends string = never, E = never, R = never>(
+      spec: MetricSpec<L>,
+      read: Effect.Effect<number | ReadonlyArray<Reading<L>>, E, R>
+    ) =>
+      Effect.gen(function*() {
+        const run = Effect.runPromiseWith(yield* Effect.context<R>())
+        const reading = read.pipe(
+          Effect.timeoutOption(READ_TIMEOUT),
+          Effect.catchCause((cause) =>
+            Effect.as(Effect.logDebug(`metrics: ${spec.name} could not be read`, cause), Option.none())
+          )
+        )
+        fresh(spec.name)
+        new Prom.Gauge<L>({
+          name: spec.name,
+          help: spec.help,
+          labelNames: (spec.labelNames ?? []) as ReadonlyArray<L>,
+          registers: [registry],
+          async collect() {
+            const value = await run(reading)
+            this.reset()
+            if (Option.isNone(value)) return
+            if (typeof value.value === "number") return void this.set(value.value)
+            for (const r of value.value) {
+              if (r.labels === undefined) this.set(r.value)
+              else this.set(r.labels as Partial<Record<L, string | number>>, r.value)
+            }
+          }
+        })
+      })
+
+    return {
+      registry,
+      counter,
+      histogram,
+      gaugeOf,
+      scrape: Effect.promise(() => registry.metrics())
+    }
+  })
+
+  static readonly layer = Layer.effect(Metrics, Effect.map(Metrics.make, Metrics.of))
+}
+
+/**
+ * Registers a feature's metrics when the app has a `Metrics` (a layer composed without it,
+ * in unit tests, registers nothing).
+ */
+export const withMetrics = <R>(register: (metrics: MetricsShape) => Effect.Effect<void, never, R>) =>
+  Effect.flatMap(Effect.serviceOption(Metrics), (metrics) => (Option.isSome(metrics) ? register(metrics.value) : Effect.void))
+
+/** Where the metrics listener is: `METRICS_PORT` (`0`: a free port; `off`: none) on `METRICS_HOST`. */
+export const MetricsConfig = Config.all({
+  host: Config.String("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.String("METRICS_PORT").pipe(Config.withDefault("9464"))
+})
+
+export class MetricsServer extends Context.Service<MetricsServer, {
+  /** `http://host:port/metrics`, or none when the listener is off. */
+  readonly url: Option.Option<string>
+}>()("das/platform/MetricsServer") {
+  static readonly layer = Layer.effect(
+    MetricsServer,
+    Effect.gen(function*() {
+      const config = yield* MetricsConfig
+      if (config.port.trim().toLowerCase() === "off") return MetricsServer.of({ url: Option.none() })
+      const port = Number(config.port)
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        return yield* Effect.die(new Error(`METRICS_PORT must be a port number, 0 or off; got "${config.port}"`))
+      }
+      const metrics = yield* Metrics
+      const run = Effect.runPromiseWith(yield* Effect.context<never>())
+      const server = createServer((req, res) => {
+        const path = (req.url ?? "").split("?")[0]
+        if (req.method !== "GET" || path !== "/metrics") {
+          res.writeHead(404, { "content-type": "text/plain" }).end("Not found: the metrics are at GET /metrics\n")
+          return
+        }
+        run(metrics.scrape).then(
+          (body) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(body),
+          () => res.writeHead(500, { "content-type": "text/plain" }).end("metrics could not be collected\n")
+        )
+      })
+      const bound = yield* Effect.acquireRelease(
+        Effect.callback<number, Error>((resume) => {
+          server.once("error", (e) => resume(Effect.fail(e)))
+          server.listen(port, config.host, () => {
+            const address = server.address()
+            resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : port))
+          })
+        }),
+        () =>
+          Effect.callback<void>((resume) => {
+            server.close(() => resume(Effect.void))
+            server.closeAllConnections()
+          })
+      ).pipe(Effect.orDie)
+      const host = config.host.includes(":") ? `[${config.host}]` : config.host
+      const url = `http://${host}:${bound}/metrics`
+      yield* Effect.logInfo(`metrics: ${url}`)
+      return MetricsServer.of({ url: Option.some(url) })
+    })
+  )
+}

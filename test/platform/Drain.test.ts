@@ -1,0 +1,69 @@
+/**
+ * Graceful drain (docs/operations.md, "Shutdown"), on the service as its own process: with
+ * keep-alive readers on it, slow requests in flight and a notifications stream open, SIGTERM
+ * turns readiness to 503 at once, every request the service accepted is answered (no
+ * connection reset under a client), requests on kept-alive connections are answered with
+ * `Connection: close`, the stream ends (its client reconnects elsewhere), the slow requests
+ * finish, and the process logs the start and end of its shutdown and exits 0 inside the
+ * deadline. The figures against their goals (readiness 503 within 100 ms) are `bench/drain.ts`'s:
+ * here the bounds are loose enough for a loaded test machine.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { signIn } from "../../src/client/signIn.ts"
+import { startFakeUpstream } from "../launchpad/FakeUpstream.ts"
+import { describeFigures, figures, runDrain } from "../support/DrainLoad.ts"
+import { killGroup, replicaEnv, startService } from "../support/ServiceProcess.ts"
+import { createDatabase, testDatabaseName } from "../support/TestDatabase.ts"
+
+describe("graceful drain on SIGTERM", () => {
+  it.live("readiness 503 at once, every accepted request answered, no reset, exit 0", () =>
+    Effect.gen(function*() {
+      const upstream = yield* Effect.promise(() => startFakeUpstream())
+      const database = testDatabaseName()
+      yield* createDatabase(database)
+      const deadlineMs = 10_000
+      const service = yield* startService(replicaEnv(database, {
+        LAUNCHPAD_API_URL: upstream.url,
+        LAUNCHPAD_PRICES_URL: upstream.url,
+        SHUTDOWN_DEADLINE: `${deadlineMs} millis`
+      }))
+      try {
+        const session = yield* signIn(service.baseUrl, privateKeyToAccount(generatePrivateKey()))
+        const run = yield* Effect.promise(() => runDrain({ service, upstream, token: session.token, slowMs: 1500 }))
+        const f = figures(run)
+        console.log(describeFigures(f, deadlineMs))
+
+        // Readiness: 503 soon after the signal, and never 200 after its first 503.
+        assert.isDefined(f.readiness503Ms, "readiness never answered 503")
+        assert.isAtMost(f.readiness503Ms!, 1000, "readiness did not turn 503 at the signal")
+        assert.strictEqual(f.readiness200After503, 0)
+        // Every request whose connection the service had accepted was answered; nothing was reset.
+        assert.deepStrictEqual(f.unanswered, [], "an accepted request went unanswered (reset or hung up)")
+        // Kept-alive connections were told to close once the drain began.
+        assert.strictEqual(f.keptAliveAfterDrain, 0, "an answer after the drain began kept its connection alive")
+        // The load ran through the signal.
+        assert.isAbove(f.answeredTotal, 50)
+        assert.isAbove(f.answeredAfterSignal, 0)
+        // The slow requests finished, answered in full, and their connections closed after them.
+        for (const o of run.slow) {
+          assert.strictEqual(o.status, 200, `slow request: ${JSON.stringify(o)}`)
+          assert.isTrue(o.connectionClose)
+        }
+        assert.isAtLeast(f.slowDoneMs, 1000, "the slow requests were answered before the upstream answered them")
+        // The stream ended at the drain, not at the deadline.
+        assert.isAtMost(f.streamEndedMs, deadlineMs / 4, "the notifications stream was not ended at the drain")
+
+        assert.strictEqual(run.exitCode, 0, run.output)
+        assert.isBelow(f.exitMs, deadlineMs, "the drain took the whole deadline")
+        assert.include(run.output, "shutdown: started")
+        assert.include(run.output, "shutdown: every HTTP connection closed")
+        assert.include(run.output, "shutdown: complete")
+        assert.notInclude(run.output, "still running at the deadline")
+      } finally {
+        if (service.child.exitCode === null) killGroup(service.child)
+        yield* Effect.promise(() => upstream.close())
+      }
+    }), 120_000)
+})
