@@ -11,6 +11,7 @@ import { DelegationsApi } from "./delegations/Api.ts"
 import { LaunchpadApi } from "./launchpad/Api.ts"
 import { MarketplaceApi, MarketplaceStreamApi } from "./marketplace/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
+import { PermissionsApi } from "./permissions/Api.ts"
 import { SystemApi } from "./system/Api.ts"
 import { UserOpsApi } from "./userops/Api.ts"
 
@@ -20,6 +21,7 @@ export class Api extends HttpApi.make("delegated-authority")
   .add(SessionApi)
   .add(AccountsApi)
   .add(DelegationsApi)
+  .add(PermissionsApi)
   .add(UserOpsApi)
   .add(ActivityApi)
   .add(NotificationsApi)

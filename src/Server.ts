@@ -23,6 +23,7 @@ import { MarketplaceAppLive } from "./marketplace/Http.ts"
 import { NotificationsHandlers } from "./notifications/Http.ts"
 import { AccountsHandlers } from "./owner/Http.ts"
 import { AccountRulesLive } from "./owner/Live.ts"
+import { PermissionsHandlers } from "./permissions/Http.ts"
 import { SystemHandlers } from "./system/Http.ts"
 import { UserOpsHandlers } from "./userops/Http.ts"
 
@@ -32,6 +33,7 @@ export const HandlersLive = Layer.mergeAll(
   SessionHandlers,
   AccountsHandlers,
   DelegationsHandlers,
+  PermissionsHandlers,
   UserOpsHandlers,
   ActivityHandlers,
   NotificationsHandlers,
