@@ -218,7 +218,7 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
             ? Effect.succeed(i)
             : Effect.map(delegationRepo.findByBuild(i.build.buildId), (d) => d === undefined ? i : { ...i, delegationId: d.id }))
         if (items.some((i) => i.delegationId === undefined)) return row
-        yield* repo.setItems(row.id, items)
+        if (items.some((i, j) => (row.items as ReadonlyArray<GrantItem>)[j]!.delegationId !== i.delegationId)) yield* repo.setItems(row.id, items)
         const grants = yield* Effect.forEach(items, (i) => delegationRepo.findOwned(i.delegationId!, owner))
         const failed = grants.find((g) => g === undefined || g.status === "failed")
         if (failed !== undefined) {

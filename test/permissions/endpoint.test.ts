@@ -138,6 +138,19 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second", PERMISSION
       refusedOnChain(yield* Effect.promise(() => agent.redeem({ to: usdc, data: erc20Transfer(alice, USD(1) + 1n) }, context)),
         "MultiTokenPeriodEnforcer:transfer-amount-exceeded", before, yield* balances)
 
+      // The follower's record, over HTTP: who redeemed (the EOA, by a plain transaction) and what moved, from the receipt.
+      const delegationId = approval.grants![0]!.delegationId!
+      let seen = yield* owner.api.delegations.redemptions({ params: { delegationId } })
+      for (let i = 0; i < 100 && seen.length === 0; i++) {
+        yield* Effect.sleep(Duration.millis(200))
+        seen = yield* owner.api.delegations.redemptions({ params: { delegationId } })
+      }
+      assert.deepStrictEqual(
+        seen.map((r) => [r.redeemer, r.via, r.chain.map((l) => [l.delegator, l.delegate]), r.moved.map((m) => [m.recipient, m.units])]),
+        [[agent.address, "transaction", [[owner.account.address.toLowerCase(), agent.address]], [[alice, USD(3).toString()]]]]
+      )
+      assert.strictEqual((yield* failure((yield* newSession()).api.delegations.redemptions({ params: { delegationId } }))).tag, "NotFound")
+
       const listed = yield* Effect.promise(() => kit.getGrantedExecutionPermissions())
       assert.deepStrictEqual(listed.map((g) => g.context), [context])
 
