@@ -13,7 +13,7 @@ import { readCall } from "../../src/permissions/JsonRpc.ts"
 import { PermissionRefused } from "../../src/permissions/Permissions.ts"
 import { makeRpc } from "../../src/permissions/Rpc.ts"
 
-const signer = { address: "0x00000000000000000000000000000000000000aa" }
+const signer = { address: "0x00000000000000000000000000000000000000aa", sessionId: "ses_1", sessionExpiresAt: new Date(0) } as const
 const approvalOf = (status: PermissionApproval["status"], extra: Partial<PermissionApproval> = {}): PermissionApproval => ({
   id: "pap_1",
   kind: "grant",
