@@ -12,6 +12,7 @@ import { DelegationsApi } from "./delegations/Api.ts"
 import { LaunchpadApi } from "./launchpad/Api.ts"
 import { MarketplaceApi, MarketplaceStreamApi } from "./marketplace/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
+import { PermissionsApi } from "./permissions/Api.ts"
 import { SystemApi } from "./system/Api.ts"
 import { UserOpsApi } from "./userops/Api.ts"
 
@@ -21,6 +22,7 @@ export class Api extends contractRoot
   .add(SessionApi)
   .add(AccountsApi)
   .add(DelegationsApi)
+  .add(PermissionsApi)
   .add(UserOpsApi)
   .add(ActivityApi)
   .add(NotificationsApi)

@@ -25,6 +25,7 @@ import { MarketplaceAppLive } from "./marketplace/Http.ts"
 import { NotificationsHandlers } from "./notifications/Http.ts"
 import { AccountsHandlers } from "./owner/Http.ts"
 import { AccountRulesLive } from "./owner/Live.ts"
+import { PermissionsHandlers } from "./permissions/Http.ts"
 import { SystemHandlers } from "./system/Http.ts"
 import { UserOpsHandlers } from "./userops/Http.ts"
 
@@ -34,6 +35,7 @@ export const HandlersLive = Layer.mergeAll(
   SessionHandlers,
   AccountsHandlers,
   DelegationsHandlers,
+  PermissionsHandlers,
   UserOpsHandlers,
   ActivityHandlers,
   NotificationsHandlers,

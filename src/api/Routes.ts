@@ -50,14 +50,17 @@ export const documentRoutes: ReadonlyArray<RouteInfo> = [
 ]
 
 /**
- * Endpoints limited per signer: every build, and a delegated action (which reserves budget).
+ * Endpoints limited per signer: every build, a delegated action (which reserves budget) and an
+ * ERC-7715 request (which builds).
  * Not the kill-switches: a revoke or an account freeze must always be buildable, even while
  * someone holding a stolen session spends the signer's build budget.
  */
 export const isBuildRoute = (route: RouteInfo): boolean =>
   route.method === "POST" &&
   route.path !== "/account/rules/build" &&
-  (route.path.endsWith("/build") || route.path === "/delegations/:delegationId/actions")
+  (route.path.endsWith("/build") || route.path === "/delegations/:delegationId/actions" ||
+    // ERC-7715 requests build grants (the JSON-RPC endpoint counts every call; its revoke has the HTTP twin and /delegations/{id}/revoke).
+    route.path === "/permissions/request" || route.path === "/wallet")
 
 /** Every route the service answers (the API's and the document routes). */
 export const serviceRoutes: RouteTable = makeRouteTable(documentRoutes)

@@ -19,7 +19,8 @@ import {
   DelegationBuildRequest,
   DelegationSignature,
   DelegationStatus,
-  PolicySnapshot
+  PolicySnapshot,
+  RedemptionRecord
 } from "./Domain.ts"
 
 const delegationId = { delegationId: Id }
@@ -99,7 +100,20 @@ export class DelegationsApi extends HttpApiGroup.make("delegations")
       params: delegationId,
       success: Schema.Array(PolicySnapshot),
       error: common
-    })
+    }),
+    // Beyond the contract: the chain follower's record (docs/follower.md, "Redemptions as they happened").
+    HttpApiEndpoint.get("redemptions", "/delegations/:delegationId/redemptions", {
+      params: delegationId,
+      success: Schema.Array(RedemptionRecord),
+      error: common
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Redemptions as the chain showed them",
+      description: "Every redemption of the grant the chain follower saw, oldest first: the permission context's chain of " +
+        "delegations (leaf first, each with its delegator and delegate), who redeemed it (`msg.sender` of `redeemDelegations`: " +
+        "the delegate, or whoever it passed the grant to), how (`transaction`, `user_operation`, `account_execute`) and what " +
+        "moved (token, amount, recipient, from the receipt's transfers). A redemption whose block left the chain is not listed. " +
+        "Caller: the grant's owner or its holder (anyone else: 404). Changes nothing."
+    }))
   )
   .middleware(Authorization)
   .annotateMerge(OpenApi.annotations({ title: "Delegations", description: "Scoped, revocable grants of authority." }))

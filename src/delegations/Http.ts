@@ -47,5 +47,6 @@ export const DelegationsHandlers = HttpApiBuilder.group(
       .handle("revoke", ({ params }) => Effect.flatMap(CurrentSigner, (s) => delegations.revoke(s, params.delegationId)))
       .handle("policySnapshots", ({ params }) =>
         Effect.flatMap(CurrentSigner, (s) => delegations.snapshots(s, params.delegationId)))
+      .handle("redemptions", ({ params }) => Effect.flatMap(CurrentSigner, (s) => delegations.redemptions(s, params.delegationId)))
   })
 ).pipe(Layer.provide(DelegationsLive))

@@ -193,7 +193,8 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
 
   const justification = typeof data["justification"] === "string" ? data["justification"].trim() : ""
   const input: BuildInput = {
-    name: (justification.length > 0 ? justification : `${type} for ${request.to}`).slice(0, 80),
+    // By code points: a cut never leaves half a surrogate pair.
+    name: Array.from(justification.length > 0 ? justification : `${type} for ${request.to}`).slice(0, 80).join(""),
     kind: "dapp",
     delegateeAddress: delegate,
     chainId,

@@ -15,7 +15,8 @@ import { toUnits } from "../delegations/Policy.ts"
 import { toUnitsOrZero } from "../delegations/Streams.ts"
 import { MAX_ACTIONS, type MappedPermission, type MappedRequest } from "./Erc7715.ts"
 
-export type MappedResponse = PermissionResponse<MappedPermission>
+/** The standard response; `from` (optional in a request) is always the granting account here. */
+export type MappedResponse = PermissionResponse<MappedPermission> & { readonly from: Hex }
 
 /**
  * The permission context an agent redeems: the signed grant alone (ABI `Delegation[]`, leaf first),

@@ -59,6 +59,32 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/
 const MAX_SECONDS = 253_402_300_799 // 9999-12-31T23:59:59Z
 
+/** Text PostgreSQL can store and a client can read back: no NUL, no unpaired UTF-16 surrogate. */
+export const storable = /^(?:[^\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/
+
+/**
+ * The path of the first string (value or key) in `value` holding a NUL or an unpaired surrogate,
+ * iteratively (a body nested thousands deep must not exhaust the stack).
+ */
+export const badTextAt = (value: unknown, path: string): string | undefined => {
+  const stack: Array<readonly [unknown, string]> = [[value, path]]
+  while (stack.length > 0) {
+    const [v, p] = stack.pop()!
+    if (typeof v === "string") {
+      if (!storable.test(v)) return p
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${p}[${i}]`])
+    } else if (typeof v === "object" && v !== null) {
+      for (const [k, x] of Object.entries(v).reverse()) {
+        const at = p === "" ? k : `${p}.${k}`
+        if (!storable.test(k)) return at
+        stack.push([x, at])
+      }
+    }
+  }
+  return undefined
+}
+
 const address = (x: unknown, field: string): Decoded<Hex> =>
   typeof x === "string" && ADDRESS.test(x)
     ? { _tag: "Ok", value: x.toLowerCase() as Hex }
@@ -87,6 +113,8 @@ const optional = <A>(x: unknown, decode: (x: unknown) => Decoded<A>): Decoded<A 
  */
 export const decodeRequest = (raw: unknown, supported: SupportedPermissions): Decoded<MappedRequest> => {
   if (!isRecord(raw)) return refuse("request", "a permission request must be an object")
+  const bad = badTextAt(raw, "")
+  if (bad !== undefined) return refuse(bad, `${bad} must not contain NUL characters or unpaired surrogates`)
   if (typeof raw["chainId"] !== "string" || !/^0x[0-9a-fA-F]{1,16}$/.test(raw["chainId"])) {
     return refuse("chainId", "chainId must be a hex chain id (0x…)")
   }

@@ -234,6 +234,18 @@ describe("what cannot be held exactly is refused, naming the field", () => {
     })
   }
 
+  it("text PostgreSQL cannot store or a client cannot read back (NUL, an unpaired surrogate, in a value or a key): refused naming it", () => {
+    const nul = refused(mapRequest({ ...base(), permission: { ...base().permission, data: { ...base().permission.data, justification: "a\u0000b" } } }, context()))
+    assert.strictEqual(nul.field, "permission.data.justification")
+    const key = refused(mapRequest({ ...base(), extra: { "\uDC00": 1 } }, context()))
+    assert.strictEqual(key.field, "extra.\uDC00")
+  })
+
+  it("a long justification is the grant's name cut at 80 characters, never inside a character", () => {
+    const m = ok(mapRequest({ ...base(), permission: { ...base().permission, data: { ...base().permission.data, justification: "💰".repeat(100) } } }, context()))
+    assert.strictEqual(m.input.name, "💰".repeat(80))
+  })
+
   it("a type or rule this deployment's enforcers cannot hold: refused with what is supported", () => {
     const env = environment(["ERC20StreamingEnforcer", "AllowedCalldataEnforcer"])
     const stream = { ...base(), permission: { type: "erc20-token-stream", isAdjustmentAllowed: false, data: { tokenAddress: USDC.address, amountPerSecond: "0x1" } } }

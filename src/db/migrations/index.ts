@@ -34,6 +34,7 @@ import rateLimits from "./0252_rate_limits.ts"
 import delegationRedemptions from "./0220_delegation_redemptions.ts"
 import accountsPerChain from "./0250_accounts_per_chain.ts"
 import sponsorshipPerChain from "./0251_sponsorship_per_chain.ts"
+import permissionApprovals from "./0260_permission_approvals.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -65,5 +66,6 @@ export const migrations = Migrator.fromRecord({
   "0252_rate_limits": rateLimits,
   "0220_delegation_redemptions": delegationRedemptions,
   "0250_accounts_per_chain": accountsPerChain,
-  "0251_sponsorship_per_chain": sponsorshipPerChain
+  "0251_sponsorship_per_chain": sponsorshipPerChain,
+  "0260_permission_approvals": permissionApprovals
 })

@@ -1,0 +1,393 @@
+/**
+ * Requests and revokes that wait for the owner (docs/permissions.md, "The owner's signatures"):
+ * a `wallet_requestExecutionPermissions` request is mapped (Erc7715.ts) and built exactly as
+ * `POST /delegations/build` builds (policy, summary, unsigned enable, simulation, the delegation
+ * to sign); a `wallet_revokeExecutionPermission` context is decoded to its grant and the gasless
+ * revoke is built. Both are stored as an approval the owner's wallet completes with its
+ * signatures (the enable through `POST /delegations`' own path, the revoke through the relay) or
+ * rejects; a JSON-RPC caller waits for that decision. SQL: PermissionRepo.ts.
+ */
+import { decodeDelegations, hashDelegation } from "@metamask/smart-accounts-kit/utils"
+import { Data, Duration, Effect } from "effect"
+import { type Address, type Hex, toHex } from "viem"
+import { Accounts } from "../accounts/Accounts.ts"
+import type { Account } from "../accounts/Domain.ts"
+import { BadRequest, Conflict, NotFound, UpstreamTimeout } from "../api/Errors.ts"
+import { Chains, servedList } from "../chain/Chains.ts"
+import { recoverLegSigner, type Delegation as DfDelegation } from "../delegations/Caveats.ts"
+import { DelegationRepo } from "../delegations/DelegationRepo.ts"
+import { Delegations, MinLifetime } from "../delegations/Delegations.ts"
+import type { DelegationBuild } from "../delegations/Domain.ts"
+import { Relay } from "../delegations/Ports.ts"
+import type { Signer } from "../delegations/Reads.ts"
+import type { UserOpBuild } from "../domain/Operations.ts"
+import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import type { ApprovalSignatures, PermissionApproval } from "./Domain.ts"
+import { MAX_REQUESTS } from "./Domain.ts"
+import { decodeRequest, type MappedRequest, type MappingContext, toBuildInput } from "./Erc7715.ts"
+import type { Granted } from "./Granted.ts"
+import { type ApprovalRow, PermissionRepo } from "./PermissionRepo.ts"
+import type { SupportedPermissions } from "./Supported.ts"
+
+/**
+ * A request the chain cannot hold exactly, or that is malformed: which request (`index`; absent:
+ * the list itself) and which of its fields. The HTTP twin answers it as a 400 (`requests[i].…`),
+ * the JSON-RPC endpoint as invalid params (`params[i].…`).
+ */
+export class PermissionRefused extends Data.TaggedError("PermissionRefused")<{
+  readonly index?: number
+  readonly field: string
+  readonly message: string
+  readonly supported?: SupportedPermissions
+  readonly served?: ReadonlyArray<{ readonly chainId: number; readonly name: string }>
+}> {}
+
+/** A grant of a stored approval: where, by which account, the request as granted, the build to sign. */
+interface GrantItem {
+  readonly chainId: number
+  readonly accountId: string
+  readonly request: MappedRequest
+  readonly build: typeof DelegationBuild.Type
+  readonly delegationId?: string
+}
+interface RevokeItem {
+  readonly delegationId: string
+  readonly permissionId: Hex
+  readonly chainId: number
+  readonly build: UserOpBuild
+}
+
+
+/** How long an approval is offered when its builds carry no expiry of their own. */
+const DEFAULT_OFFER_MS = 10 * 60_000
+/** How long `approve` waits for a relayed revoke to settle before answering 504 (repeat to get its result). */
+const REVOKE_WAIT_MS = 30_000
+
+export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
+  const repo = yield* PermissionRepo
+  const delegations = yield* Delegations
+  const delegationRepo = yield* DelegationRepo
+  const accounts = yield* Accounts
+  const chains = yield* Chains
+  const tokens = yield* TokenRegistry
+  const relay = yield* Relay
+  const minLifetimeMs = Duration.toMillis(yield* MinLifetime)
+  const supported = yield* granted.supported
+  const lower = (s: string) => s.toLowerCase()
+
+  const view = (row: ApprovalRow, now = new Date()): PermissionApproval => {
+    const status: PermissionApproval["status"] = row.status === "pending" && row.expires_at.getTime() <= now.getTime() ? "expired" : row.status
+    const base = {
+      id: row.id,
+      kind: row.kind,
+      status,
+      createdAt: row.created_at.toISOString(),
+      expiresAt: row.expires_at.toISOString(),
+      ...(row.decided_at === null ? {} : { decidedAt: row.decided_at.toISOString() }),
+      ...(row.failure === null ? {} : { failure: row.failure }),
+      ...(row.permissions === null ? {} : { permissions: row.permissions as PermissionApproval["permissions"] & {} })
+    }
+    if (row.kind === "revoke") return { ...base, revoke: row.items[0] as RevokeItem }
+    return {
+      ...base,
+      grants: (row.items as ReadonlyArray<GrantItem>).map((i) => ({
+        request: i.request as never,
+        build: i.build,
+        ...(i.delegationId === undefined ? {} : { delegationId: i.delegationId })
+      }))
+    }
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Requests
+
+  /** The account that grants on `chainId`: the one `from` names among the signer's, else the first. */
+  const grantingAccount = (signer: Signer, chainId: number, from: string | undefined) =>
+    Effect.gen(function*() {
+      const own = (yield* accounts.list(signer.address as Address)).filter((a) => a.chainId === chainId)
+      const named = from === undefined ? undefined : own.find((a) => lower(a.address) === lower(from))
+      return named ?? (yield* accounts.resolve(signer.address as Address, { chainId }).pipe(Effect.orDie))
+    })
+
+  /** Maps every request (all or none), then builds each as `POST /delegations/build` does, and offers them. */
+  const request = Effect.fn("Permissions.request")(function*(signer: Signer, raws: ReadonlyArray<unknown>) {
+    if (raws.length === 0 || raws.length > MAX_REQUESTS) {
+      return yield* new PermissionRefused({ field: "", message: `between 1 and ${MAX_REQUESTS} permission requests are taken at once` })
+    }
+    const now = new Date()
+    const mapped: Array<{ readonly account: Account; readonly input: Parameters<typeof delegations.build>[1]; readonly granted: MappedRequest }> = []
+    for (const [index, raw] of raws.entries()) {
+      const decoded = decodeRequest(raw, supported)
+      if (decoded._tag === "Refused") return yield* new PermissionRefused({ index, ...refusalFields(decoded) })
+      const chainId = Number(BigInt(decoded.value.chainId))
+      if (chains.find(chainId) === undefined) {
+        const served = servedList(chains.all)
+        return yield* new PermissionRefused({
+          index,
+          field: "chainId",
+          message: `chain ${decoded.value.chainId} (${chainId}) is not served here; served: ${served.map((c) => `${toHex(c.chainId)} (${c.chainId}, ${c.name})`).join(", ")}`,
+          served,
+          supported
+        })
+      }
+      const account = yield* grantingAccount(signer, chainId, decoded.value.from)
+      const ctx: MappingContext = {
+        chainIds: chains.ids,
+        supported,
+        now,
+        tokenOf: (c, address) => tokens.byAddress(c, address),
+        knownTokens: (c) => tokens.all.filter((t) => t.chainId === c),
+        account: account.address,
+        minLifetimeMs
+      }
+      const result = toBuildInput(decoded.value, ctx)
+      if (result._tag === "Refused") return yield* new PermissionRefused({ index, ...refusalFields(result) })
+      mapped.push({ account, input: { ...result.input, accountId: account.id }, granted: { ...result.granted, from: lower(account.address) as Hex } })
+    }
+    const items: Array<GrantItem> = []
+    for (const [index, m] of mapped.entries()) {
+      const build = yield* delegations.build(signer, m.input).pipe(
+        // What only the build can tell (the delegate is a contract of the deployment, the account itself): the field is `to`.
+        Effect.catchTag("BadRequest", (e) =>
+          Effect.fail(new PermissionRefused({ index, field: e.message.startsWith("delegateeAddress") ? "to" : "", message: e.message })))
+      )
+      items.push({ chainId: m.account.chainId, accountId: m.account.id, request: m.granted, build })
+    }
+    const expiresAt = new Date(Math.min(...items.map((i) => new Date(i.build.expiresAt ?? now.getTime() + DEFAULT_OFFER_MS).getTime())))
+    const id = `pap_${crypto.randomUUID()}`
+    yield* repo.insert({ id, signerAddress: lower(signer.address), kind: "grant", items, expiresAt })
+    return view((yield* repo.find(id, lower(signer.address)))!)
+  })
+
+  // ---------------------------------------------------------------------------------
+  // Revokes
+
+  /** The signer's grant a permission context redeems (its root delegation), on any chain and account. */
+  const grantOfContext = (signer: Signer, permissionContext: string) =>
+    Effect.gen(function*() {
+      const chain = yield* Effect.try({
+        try: () => decodeDelegations(permissionContext as Hex),
+        catch: () => new PermissionRefused({ field: "permissionContext", message: "permissionContext is not an ABI-encoded list of delegations (ERC-7710)" })
+      })
+      const root = chain[chain.length - 1]
+      if (root === undefined) return yield* new PermissionRefused({ field: "permissionContext", message: "permissionContext holds no delegation" })
+      const permissionId = lower(hashDelegation(root))
+      const owned = yield* accounts.list(signer.address as Address)
+      for (const account of owned) {
+        const rows = yield* delegationRepo.listOwned(account.id, lower(signer.address))
+        const row = rows.find((r) => lower(r.permission_id) === permissionId)
+        if (row !== undefined) return row
+      }
+      return yield* new NotFound({
+        message: "permissionContext names no grant of this signer's accounts",
+        details: { field: "permissionContext", permissionId }
+      })
+    })
+
+  /** The revoke build of the context's grant, offered to the owner; `revoked` when it already is. */
+  const revoke = Effect.fn("Permissions.revoke")(function*(signer: Signer, permissionContext: string) {
+    const row = yield* grantOfContext(signer, permissionContext)
+    if (row.status === "revoked") return { _tag: "AlreadyRevoked" as const, delegationId: row.id }
+    const build = yield* delegations.revoke(signer, row.id)
+    const item: RevokeItem = { delegationId: row.id, permissionId: row.permission_id as Hex, chainId: row.chain_id, build }
+    const id = `pap_${crypto.randomUUID()}`
+    const expiresAt = new Date(build.expiresAt ?? Date.now() + DEFAULT_OFFER_MS)
+    yield* repo.insert({ id, signerAddress: lower(signer.address), kind: "revoke", items: [item], expiresAt })
+    return { _tag: "Offered" as const, approval: view((yield* repo.find(id, lower(signer.address)))!) }
+  })
+
+  // ---------------------------------------------------------------------------------
+  // Completion
+
+  /**
+   * Settles an approval from what happened since: grants whose enables all executed are granted
+   * (with their standard responses), one whose enable failed is failed; a revoke whose grant is
+   * revoked (by it or any other way) is revoked. Answers the row as it now is.
+   */
+  const refresh = (signer: Signer, row: ApprovalRow) =>
+    Effect.gen(function*() {
+      const owner = lower(signer.address)
+      if (row.kind === "revoke" && (row.status === "pending" || row.status === "approving")) {
+        const item = row.items[0] as RevokeItem
+        const grant = yield* delegationRepo.findOwned(item.delegationId, owner)
+        if (grant?.status === "revoked") yield* repo.decide(row.id, "revoked", {})
+      } else if (row.kind === "grant" && row.status === "approving") {
+        // A grant whose approval was cut short (a 504, a stopped process) is found by its build.
+        const items = yield* Effect.forEach(row.items as ReadonlyArray<GrantItem>, (i) =>
+          i.delegationId !== undefined || i.build.buildId === undefined
+            ? Effect.succeed(i)
+            : Effect.map(delegationRepo.findByBuild(i.build.buildId), (d) => d === undefined ? i : { ...i, delegationId: d.id }))
+        if (items.some((i) => i.delegationId === undefined)) return row
+        if (items.some((i, j) => (row.items as ReadonlyArray<GrantItem>)[j]!.delegationId !== i.delegationId)) yield* repo.setItems(row.id, items)
+        const grants = yield* Effect.forEach(items, (i) => delegationRepo.findOwned(i.delegationId!, owner))
+        const failed = grants.find((g) => g === undefined || g.status === "failed")
+        if (failed !== undefined) {
+          yield* repo.decide(row.id, "failed", { failure: failed?.failure_reason ?? "the enable operation did not execute" })
+        } else if (grants.every((g) => g!.status === "active" || g!.status === "revoked")) {
+          const responses = yield* Effect.forEach(items, (item, i) =>
+            Effect.gen(function*() {
+              const account = yield* accounts.findById(signer.address as Address, item.accountId).pipe(Effect.orDie)
+              return yield* granted.responseFor(grants[i]!, item.request, account)
+            }))
+          yield* repo.decide(row.id, "granted", { permissions: responses.filter((r) => r !== undefined) })
+        }
+      } else {
+        return row
+      }
+      return (yield* repo.find(row.id, owner)) ?? row
+    })
+
+  const find = (signer: Signer, id: string) =>
+    Effect.gen(function*() {
+      const row = yield* repo.find(id, lower(signer.address))
+      if (row === undefined) return yield* new NotFound({ message: `No permission approval ${id}` })
+      return yield* refresh(signer, row)
+    })
+
+  const get = Effect.fn("Permissions.approval")(function*(signer: Signer, id: string) {
+    return view(yield* find(signer, id))
+  })
+
+  const list = Effect.fn("Permissions.approvals")(function*(signer: Signer, status?: PermissionApproval["status"]) {
+    const rows = yield* repo.list(lower(signer.address), 100)
+    const fresh = yield* Effect.forEach(rows, (r) => refresh(signer, r))
+    const views = fresh.map((r) => view(r))
+    return status === undefined ? views : views.filter((v) => v.status === status)
+  })
+
+  /** Waits (polling the store, so the approval may arrive at any replica) until decided, expired or `until`. */
+  const awaitDecision = Effect.fn("Permissions.awaitDecision")(function*(signer: Signer, id: string, until: Date) {
+    while (true) {
+      const approval = view(yield* find(signer, id))
+      if (approval.status !== "pending" && approval.status !== "approving") return approval
+      if (Date.now() >= until.getTime() || (approval.status === "pending" && Date.now() >= new Date(approval.expiresAt).getTime())) {
+        return approval
+      }
+      yield* Effect.sleep(Duration.millis(250))
+    }
+  })
+
+  // ---------------------------------------------------------------------------------
+  // The owner's answer
+
+  const notApprovable = (row: ApprovalRow) =>
+    new Conflict({
+      message: `This ${row.kind} is ${view(row).status}: it can no longer be approved`,
+      details: { approvalId: row.id, status: view(row).status }
+    })
+
+  const approveGrant = (signer: Signer, row: ApprovalRow, signed: ApprovalSignatures["signatures"]) =>
+    Effect.gen(function*() {
+      const items = [...(row.items as ReadonlyArray<GrantItem>)]
+      if (signed.length !== items.length) {
+        return yield* new BadRequest({ message: `signatures must carry one entry per grant (${items.length}), in order`, details: { field: "signatures" } })
+      }
+      // Every signature checked before anything is relayed: a wrong one never leaves a grant half enabled.
+      for (const [i, item] of items.entries()) {
+        const s = signed[i]!
+        if (lower(s.userOpHash) !== lower(item.build.userOpHash)) {
+          return yield* new BadRequest({ message: `signatures[${i}] is not for grant ${i}'s enable operation`, details: { field: `signatures[${i}].userOpHash` } })
+        }
+        const net = yield* chains.serving(item.chainId)
+        for (const leg of item.build.delegations) {
+          const sig = (s.delegationSignatures ?? []).find((d) => lower(d.permissionId) === lower(leg.permissionId))
+          const recovered = sig === undefined ? undefined : yield* Effect.tryPromise(() =>
+            recoverLegSigner(leg.delegation as DfDelegation, sig.signature as Hex, item.chainId, net.network.delegation.DelegationManager)
+          ).pipe(Effect.orElseSucceed(() => undefined))
+          if (recovered === undefined || lower(recovered) !== lower(signer.address)) {
+            return yield* new BadRequest({
+              message: `signatures[${i}].delegationSignatures must carry the owner's EIP-712 signature of delegation ${leg.permissionId}`,
+              details: { field: `signatures[${i}].delegationSignatures` }
+            })
+          }
+        }
+      }
+      const begun = yield* repo.begin(row.id, lower(signer.address))
+      if (begun === undefined) return yield* notApprovable(row)
+      for (const [i, item] of items.entries()) {
+        // Enabled by an earlier attempt of this approval (one that answered 504): never relayed twice.
+        if (item.delegationId !== undefined) continue
+        const s = signed[i]!
+        const enable = delegations.create(signer, {
+          userOp: s.userOp,
+          userOpHash: s.userOpHash,
+          intentType: "delegation_enable",
+          delegationSignatures: s.delegationSignatures ?? []
+        })
+        const created = yield* enable.pipe(
+          // Another approval of the same answer is relaying it right now: a repeat waits for its result.
+          Effect.catchTag("Conflict", () => enable),
+          Effect.map((d) => d.id),
+          Effect.tapError((e) =>
+            e._tag === "Conflict"
+              // The enable did not execute: the approval failed (build again).
+              ? repo.decide(row.id, "failed", { failure: e.message })
+              : e._tag === "UpstreamTimeout" || e._tag === "ServiceUnavailable"
+              // Relayed (or stored to send), not executed yet: repeating the approval, or reading it, answers its result.
+              ? Effect.void
+              : items.every((x) => x.delegationId === undefined)
+              // Nothing enabled (an expired build, a refusal): the owner may sign again or reject.
+              ? repo.reopen(row.id)
+              : Effect.void)
+        )
+        items[i] = { ...item, delegationId: created }
+        yield* repo.setItems(row.id, items)
+      }
+      return yield* find(signer, row.id)
+    })
+
+  const approveRevoke = (signer: Signer, row: ApprovalRow, signed: ApprovalSignatures["signatures"]) =>
+    Effect.gen(function*() {
+      const item = row.items[0] as RevokeItem
+      const s = signed[0]!
+      if (signed.length !== 1 || lower(s.userOpHash) !== lower(item.build.userOpHash)) {
+        return yield* new BadRequest({ message: "signatures must carry the one signed revoke operation of this approval", details: { field: "signatures" } })
+      }
+      const begun = yield* repo.begin(row.id, lower(signer.address))
+      if (begun === undefined) return yield* notApprovable(row)
+      let receipt = yield* relay.submit(signer.address, s.userOp).pipe(
+        Effect.tapError((e) => e._tag === "ServiceUnavailable" || e._tag === "UpstreamTimeout" ? Effect.void : repo.reopen(row.id))
+      )
+      const deadline = Date.now() + REVOKE_WAIT_MS
+      while (receipt.status === "submitted" && Date.now() < deadline) {
+        yield* Effect.sleep(Duration.millis(250))
+        receipt = yield* relay.get(signer.address, receipt.userOpId).pipe(Effect.orDie)
+      }
+      if (receipt.status === "submitted") {
+        return yield* new UpstreamTimeout({
+          message: "The revoke was relayed but has not executed yet; repeat this request (or read the approval) to get its result",
+          details: { approvalId: row.id, userOpHash: receipt.userOpHash }
+        })
+      }
+      if (receipt.outcome !== "mined") {
+        yield* repo.decide(row.id, "failed", { failure: `the revoke did not execute (${receipt.outcome}${receipt.reason === undefined ? "" : `: ${receipt.reason}`})` })
+      }
+      return yield* find(signer, row.id)
+    })
+
+  const approve = Effect.fn("Permissions.approve")(function*(signer: Signer, id: string, signatures: ApprovalSignatures) {
+    const row = yield* find(signer, id)
+    if (row.status === "granted" || row.status === "revoked") return view(row)
+    if (row.status !== "pending" && row.status !== "approving") return yield* notApprovable(row)
+    const done = row.kind === "grant" ? approveGrant(signer, row, signatures.signatures) : approveRevoke(signer, row, signatures.signatures)
+    return view(yield* done)
+  })
+
+  const reject = Effect.fn("Permissions.reject")(function*(signer: Signer, id: string) {
+    const row = yield* find(signer, id)
+    if (row.status === "rejected") return view(row)
+    const rejected = yield* repo.reject(id, lower(signer.address))
+    if (rejected === undefined) return yield* notApprovable(row)
+    return view(rejected)
+  })
+
+  return { request, revoke, get, list, approve, reject, awaitDecision }
+})
+
+export type Approvals = Effect.Success<ReturnType<typeof makeApprovals>>
+
+const refusalFields = (r: { readonly field: string; readonly message: string; readonly supported?: SupportedPermissions }) => ({
+  field: r.field,
+  message: r.message,
+  ...(r.supported === undefined ? {} : { supported: r.supported })
+})

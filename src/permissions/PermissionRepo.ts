@@ -1,0 +1,100 @@
+/**
+ * Every SQL statement of the permissions feature (`permission_approvals`, migration 0260): named
+ * functions, rows Schema-decoded, no rules. Status moves are conditional updates, so two callers
+ * racing on one approval move it once. A database failure is a defect (the edge answers it).
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+
+/** A jsonb column written by this service from a typed value: checked for its shape, passed through as stored. */
+const JsonArray = Schema.declare((u: unknown): u is ReadonlyArray<unknown> => Array.isArray(u), { identifier: "JsonArray" })
+
+export const StoredStatus = Schema.Literals(["pending", "approving", "granted", "revoked", "rejected", "failed"])
+export type StoredStatus = typeof StoredStatus.Type
+
+export const ApprovalRow = Schema.Struct({
+  id: Schema.String,
+  signer_address: Schema.String,
+  kind: Schema.Literals(["grant", "revoke"]),
+  status: StoredStatus,
+  items: JsonArray,
+  permissions: Schema.NullOr(JsonArray),
+  failure: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  expires_at: Schema.Date,
+  decided_at: Schema.NullOr(Schema.Date)
+})
+export type ApprovalRow = typeof ApprovalRow.Type
+
+export interface NewApproval {
+  readonly id: string
+  readonly signerAddress: string
+  readonly kind: "grant" | "revoke"
+  readonly items: ReadonlyArray<unknown>
+  readonly expiresAt: Date
+}
+
+export class PermissionRepo extends Context.Service<PermissionRepo, {
+  insert(approval: NewApproval): Effect.Effect<void>
+  /** The signer's approval (anyone else's does not exist). */
+  find(id: string, signerAddress: string): Effect.Effect<ApprovalRow | undefined>
+  /** The signer's approvals, newest first. */
+  list(signerAddress: string, limit: number): Effect.Effect<ReadonlyArray<ApprovalRow>>
+  /** pending (not expired) or approving → approving: the owner's signatures are being used. */
+  begin(id: string, signerAddress: string): Effect.Effect<ApprovalRow | undefined>
+  /** approving → pending: nothing was enabled, the owner may sign again or reject. */
+  reopen(id: string): Effect.Effect<void>
+  setItems(id: string, items: ReadonlyArray<unknown>): Effect.Effect<void>
+  /** pending or approving → a final status, once. */
+  decide(
+    id: string,
+    status: "granted" | "revoked" | "failed",
+    outcome: { readonly permissions?: ReadonlyArray<unknown>; readonly failure?: string }
+  ): Effect.Effect<boolean>
+  /** pending → rejected (the owner said no); `undefined` when it is not pending. */
+  reject(id: string, signerAddress: string): Effect.Effect<ApprovalRow | undefined>
+}>()("das/permissions/PermissionRepo") {
+  static readonly layer = Layer.effect(
+    PermissionRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const decode = Schema.decodeUnknownEffect(Schema.Array(ApprovalRow))
+      const rows = <E>(query: Effect.Effect<ReadonlyArray<unknown>, E>) => query.pipe(Effect.flatMap((r) => decode(r)), Effect.orDie)
+      const first = (r: ReadonlyArray<ApprovalRow>) => r[0]
+      const run = <A, E>(query: Effect.Effect<A, E>) => query.pipe(Effect.orDie, Effect.asVoid)
+      return PermissionRepo.of({
+        insert: (a) =>
+          run(sql`
+            INSERT INTO permission_approvals (id, signer_address, kind, status, items, expires_at)
+            VALUES (${a.id}, ${a.signerAddress}, ${a.kind}, 'pending', ${JSON.stringify(a.items)}::jsonb, ${a.expiresAt})`),
+        find: (id, signerAddress) =>
+          rows(sql`SELECT * FROM permission_approvals WHERE id = ${id} AND signer_address = ${signerAddress}`).pipe(Effect.map(first)),
+        list: (signerAddress, limit) =>
+          rows(sql`
+            SELECT * FROM permission_approvals WHERE signer_address = ${signerAddress}
+            ORDER BY created_at DESC, id LIMIT ${limit}`),
+        begin: (id, signerAddress) =>
+          rows(sql`
+            UPDATE permission_approvals SET status = 'approving'
+            WHERE id = ${id} AND signer_address = ${signerAddress}
+              AND (status = 'approving' OR (status = 'pending' AND expires_at > now()))
+            RETURNING *`).pipe(Effect.map(first)),
+        reopen: (id) => run(sql`UPDATE permission_approvals SET status = 'pending' WHERE id = ${id} AND status = 'approving'`),
+        setItems: (id, items) => run(sql`UPDATE permission_approvals SET items = ${JSON.stringify(items)}::jsonb WHERE id = ${id}`),
+        decide: (id, status, outcome) =>
+          rows(sql`
+            UPDATE permission_approvals
+            SET status = ${status}, decided_at = now(),
+                permissions = ${outcome.permissions === undefined ? null : JSON.stringify(outcome.permissions)}::jsonb,
+                failure = ${outcome.failure ?? null}
+            WHERE id = ${id} AND status IN ('pending', 'approving')
+            RETURNING *`).pipe(Effect.map((r) => r.length > 0)),
+        reject: (id, signerAddress) =>
+          rows(sql`
+            UPDATE permission_approvals SET status = 'rejected', decided_at = now()
+            WHERE id = ${id} AND signer_address = ${signerAddress} AND status = 'pending'
+            RETURNING *`).pipe(Effect.map(first))
+      })
+    })
+  )
+}
