@@ -11,12 +11,20 @@ import { CurrentSigner } from "../auth/Middleware.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { Delegations } from "./Delegations.ts"
 import { OwnerLogLive } from "./OwnerLog.ts"
-import { DeclineRecorder, AccountRulesLive, OperationBuilderLive, RelayHooksLive, RelayLive } from "./Ports.ts"
+import { AccountRulesLive, ApprovalGateLive, DeclineRecorder, OperationBuilderLive, RelayHooksLive, RelayLive } from "./Ports.ts"
 
 /** Delegations with what it stands on; the relay layers are shared constants (one builder, one hook registry, one relay). */
 export const DelegationsLive = Layer.mergeAll(Delegations.layer, OwnerLogLive).pipe(
   Layer.provide(
-    Layer.mergeAll(DeclineRecorder.layerAudit, TokenRegistry.layer, OperationBuilderLive, RelayHooksLive, RelayLive, AccountRulesLive)
+    Layer.mergeAll(
+      DeclineRecorder.layerAudit,
+      TokenRegistry.layer,
+      OperationBuilderLive,
+      RelayHooksLive,
+      RelayLive,
+      AccountRulesLive,
+      ApprovalGateLive
+    )
   )
 )
 
@@ -40,7 +48,7 @@ export const DelegationsHandlers = HttpApiBuilder.group(
       .handle("create", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => delegations.create(s, payload)))
       .handle("get", ({ params }) => Effect.flatMap(CurrentSigner, (s) => delegations.get(s, params.delegationId)))
       .handle("act", ({ params, payload }) =>
-        Effect.flatMap(CurrentSigner, (s) => delegations.act(s, params.delegationId, payload)))
+        Effect.flatMap(CurrentSigner, (s) => delegations.request(s, params.delegationId, payload)))
       .handle("freeze", ({ params }) => perDelegationFreeze(params.delegationId))
       .handle("unfreeze", ({ params }) => perDelegationFreeze(params.delegationId))
       .handle("revoke", ({ params }) => Effect.flatMap(CurrentSigner, (s) => delegations.revoke(s, params.delegationId)))

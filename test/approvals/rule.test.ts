@@ -65,7 +65,7 @@ describe("the approval rule in a PolicySet", () => {
     const last = g.delegation.caveats.at(-1)!
     assert.strictEqual(last.enforcer.toLowerCase(), environment.caveatEnforcers["ApprovalEnforcer"]!.toLowerCase())
     assert.strictEqual(last.terms, approvalTerms(terms.approval!))
-    assert.deepStrictEqual(decodeApprovalTerms(last.terms as Hex)?.thresholds, [{ token: USDC.address, units: 5_000_000n }])
+    assert.deepStrictEqual(decodeApprovalTerms(last.terms as Hex)?.thresholds, [{ token: USDC.address as Address, units: 5_000_000n }])
   })
 
   it("a threshold of 0 and a token without one: every transfer of it needs approvals (and the summary says so)", () => {
