@@ -4,6 +4,7 @@
  */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { AccountsApi } from "./owner/Api.ts"
+import { ApprovalsApi } from "./approvals/Api.ts"
 import { ErrorEnvelope } from "./api/Envelope.ts"
 import { ActivityApi } from "./audit/Api.ts"
 import { AuthApi, SessionApi } from "./auth/Api.ts"
@@ -20,6 +21,7 @@ export class Api extends HttpApi.make("delegated-authority")
   .add(SessionApi)
   .add(AccountsApi)
   .add(DelegationsApi)
+  .add(ApprovalsApi)
   .add(UserOpsApi)
   .add(ActivityApi)
   .add(NotificationsApi)

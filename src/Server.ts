@@ -13,6 +13,7 @@ import { DatabaseOutage } from "./api/DatabaseOutage.ts"
 import { EdgeConfig } from "./api/EdgeConfig.ts"
 import { ErrorEnvelopeLive } from "./api/Envelope.ts"
 import { GlobalEnvelope } from "./api/GlobalEnvelope.ts"
+import { ApprovalsHandlers } from "./approvals/Http.ts"
 import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
 import { ActivityHandlers } from "./audit/Http.ts"
@@ -32,6 +33,7 @@ export const HandlersLive = Layer.mergeAll(
   SessionHandlers,
   AccountsHandlers,
   DelegationsHandlers,
+  ApprovalsHandlers,
   UserOpsHandlers,
   ActivityHandlers,
   NotificationsHandlers,

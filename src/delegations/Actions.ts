@@ -342,8 +342,9 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     return { build, reservationId: reservation.id }
   })
 
-  /** Releases a reservation an approval request held (denied or expired). */
-  const releaseHeld = (reservationId: string) => release(reservationId)
+  /** Releases a reservation an approval request held (denied or expired), unless an operation of it is in flight. */
+  const releaseHeld = (reservationId: string) => repo.releaseReserved(reservationId)
+  const reservationState = (reservationId: string) => repo.findReservation(reservationId)
 
   const beforeSubmit = Effect.fn("Delegations.beforeSubmit")(function*(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }) {
     const userOpHash = operation.userOpHash
@@ -401,7 +402,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     }
   })
 
-  return { reserve, act, request, beforeSubmit, buildApproved, releaseHeld }
+  return { reserve, act, request, beforeSubmit, buildApproved, releaseHeld, reservationState }
 })
 
 export type Actions = Effect.Success<ReturnType<typeof makeActions>>

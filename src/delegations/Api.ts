@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import {
   BadRequestError,
   ConflictError,
@@ -11,7 +11,6 @@ import {
   UpstreamUnavailableError
 } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
-import { ApprovalRequest } from "../domain/Approvals.ts"
 import { IntentType, SignedUserOp, UserOpBuild, GasTokenChoice } from "../domain/Operations.ts"
 import { ChainId, Hash32, Id, TextOfLength } from "../domain/Primitives.ts"
 import {
@@ -78,16 +77,15 @@ export class DelegationsApi extends HttpApiGroup.make("delegations")
         token: Schema.optionalKey(TextOfLength(1, 64)),
         gasToken: Schema.optionalKey(GasTokenChoice)
       }),
-      // Beyond the contract: 202 with an approval request when the grant's approval rule holds the action back (docs/approvals.md).
-      success: [UserOpBuild, ApprovalRequest.pipe(HttpApiSchema.status(202))],
+      success: UserOpBuild,
       error: common
     }).annotate(
       OpenApi.Description,
       "Builds the delegate's operation for one transfer within the grant (the delegate signs and relays it). " +
-        "When the grant has an approval rule and the transfer is above its token's threshold, nothing is built: " +
-        "the answer is 202 with an approval request (its budget held until its deadline); the owner and the approvers " +
-        "are told, and once enough approvals are in, the build is fetched from " +
-        "POST /delegations/{delegationId}/approval-requests/{approvalId}/build."
+        "Beyond the contract: when the grant has an approval rule and the transfer is above its token's threshold, nothing is built: " +
+        "an approval request is opened (its budget held until its deadline; the owner and the approvers are told) and the answer is " +
+        "422 `out_of_scope` with `declineReason` `approval_required` and `details` { approvalId, link, status, required, deadline }. " +
+        "Once enough approvals are in, the build is fetched from POST /approvals/{approvalId}/build (docs/approvals.md)."
     ),
     HttpApiEndpoint.post("freeze", "/delegations/:delegationId/freeze", {
       params: delegationId,

@@ -123,6 +123,8 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   releaseForDelegations(ids: ReadonlyArray<string>): Effect.Effect<void>
   /** Holds a reserved reservation until `until` (an action waiting for approvals). */
   holdReservation(id: string, until: Date): Effect.Effect<void>
+  /** Releases a reservation only while it is `reserved` (an operation of it in flight is the relay's to settle). */
+  releaseReserved(id: string): Effect.Effect<void>
   /** A reservation's status, and whether it is still held (a `reserved` one counts until it expires). */
   findReservation(id: string): Effect.Effect<{ readonly status: string; readonly held: boolean } | undefined>
   /** Per token: final units since `since[token]` (ISO, absent: ever) and open units, and their counts; excluding `exceptId`. */
@@ -318,6 +320,8 @@ const make = Effect.gen(function*() {
               WHERE delegation_id IN ${sql.in(delegationIdList)} AND status = 'reserved'`),
     holdReservation: (id, until) =>
       run(sql`UPDATE delegation_reservations SET expires_at = ${until} WHERE id = ${id} AND status = 'reserved'`),
+    releaseReserved: (id) =>
+      run(sql`UPDATE delegation_reservations SET status = 'released', settled_at = now() WHERE id = ${id} AND status = 'reserved'`),
     findReservation: (id) =>
       reservationStates(sql`
         SELECT status, (status = 'submitted' OR (status = 'reserved' AND expires_at > now())) AS held

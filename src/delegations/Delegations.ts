@@ -56,6 +56,8 @@ export class Delegations extends Context.Service<Delegations, {
   ): Effect.Effect<{ readonly build: UserOpBuild; readonly reservationId: string }, BadRequest | NotFound | BuildError>
   /** Releases the reservation of an approval request that was denied or expired. */
   releaseHeld(reservationId: string): Effect.Effect<void>
+  /** A reservation's status, and whether it still holds budget. */
+  reservationState(reservationId: string): Effect.Effect<{ readonly status: string; readonly held: boolean } | undefined>
   revoke(signer: Signer, id: string): Effect.Effect<UserOpBuild, BadRequest | NotFound | BuildError>
   /** Relay policy check (registered for `delegated_action`): re-checks the action's reservation under the row lock. */
   beforeSubmit(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }): Effect.Effect<void, OutOfScope>
@@ -77,7 +79,7 @@ const make = Effect.gen(function*() {
 
   const { build, create } = enable
   const { list, get, snapshots, redemptions } = reads
-  const { reserve, act, request, beforeSubmit, buildApproved, releaseHeld } = actions
+  const { reserve, act, request, beforeSubmit, buildApproved, releaseHeld, reservationState } = actions
   const { revoke } = revokeFreeze
-  return Delegations.of({ build, create, list, get, snapshots, redemptions, reserve, act, request, buildApproved, releaseHeld, revoke, beforeSubmit })
+  return Delegations.of({ build, create, list, get, snapshots, redemptions, reserve, act, request, buildApproved, releaseHeld, reservationState, revoke, beforeSubmit })
 })

@@ -6,7 +6,9 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
-import { BadRequest } from "../api/Errors.ts"
+import { BadRequest, OutOfScope } from "../api/Errors.ts"
+import type { ApprovalRequest } from "../domain/Approvals.ts"
+import type { UserOpBuild } from "../domain/Operations.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { Delegations } from "./Delegations.ts"
@@ -28,6 +30,16 @@ export const DelegationsLive = Layer.mergeAll(Delegations.layer, OwnerLogLive).p
   )
 )
 
+/** A held action is answered as the approval request it became (docs/approvals.md: why a 422 and not a 202). */
+const buildOrHeld = (answer: UserOpBuild | ApprovalRequest) =>
+  "userOp" in answer ? Effect.succeed(answer) : Effect.fail(
+    new OutOfScope({
+      message: `Above its threshold this action needs ${answer.required} approvals: approval request ${answer.id} is ${answer.status} until ${answer.deadline}`,
+      declineReason: "approval_required",
+      details: { approvalId: answer.id, link: answer.link, status: answer.status, required: answer.required, deadline: answer.deadline }
+    })
+  )
+
 const perDelegationFreeze = (delegationId: string) =>
   Effect.gen(function*() {
     yield* CurrentSigner
@@ -48,7 +60,7 @@ export const DelegationsHandlers = HttpApiBuilder.group(
       .handle("create", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => delegations.create(s, payload)))
       .handle("get", ({ params }) => Effect.flatMap(CurrentSigner, (s) => delegations.get(s, params.delegationId)))
       .handle("act", ({ params, payload }) =>
-        Effect.flatMap(CurrentSigner, (s) => delegations.request(s, params.delegationId, payload)))
+        Effect.flatMap(CurrentSigner, (s) => delegations.request(s, params.delegationId, payload)).pipe(Effect.flatMap(buildOrHeld)))
       .handle("freeze", ({ params }) => perDelegationFreeze(params.delegationId))
       .handle("unfreeze", ({ params }) => perDelegationFreeze(params.delegationId))
       .handle("revoke", ({ params }) => Effect.flatMap(CurrentSigner, (s) => delegations.revoke(s, params.delegationId)))
