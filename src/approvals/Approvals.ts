@@ -188,7 +188,7 @@ const make = Effect.gen(function*() {
         recipient: lower(held.recipient),
         recipient_name: held.recipientName ?? null,
         gas_token: held.gasToken ?? null,
-        call_data: isNative(held.token.address) ? "0x" : held.callData,
+        call_data: held.callData,
         enforcer: lower(held.enforcer),
         delegation_manager: lower(held.delegationManager),
         required: held.rule.required,

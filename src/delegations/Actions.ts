@@ -212,10 +212,18 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     if (open !== undefined) return open.answer
     const reservation = reserved!
     const token = tokenOf(row.chain_id, reservation.token)
-    const callData = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [reservation.recipient, reservation.units] })
+    // The execution the redemption carries (Caveats.redeemCall): what the enforcer gates and the approvers sign.
+    const execution = isNative(reservation.token)
+      ? { target: reservation.recipient, value: reservation.units, callData: "0x" as Hex }
+      : {
+        target: token.address,
+        value: 0n,
+        callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [reservation.recipient, reservation.units] })
+      }
+    const callData = execution.callData
     // Above the rule's threshold the chain refuses it without approvals: it becomes an approval
     // request (the reservation held until its deadline) instead of a build.
-    if (held !== undefined && needsApproval(held.rule, { target: token.address, value: 0n, callData })) {
+    if (held !== undefined && needsApproval(held.rule, execution)) {
       return yield* gate.open({
         requester: lower(signer.address),
         delegation: {

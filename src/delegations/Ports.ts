@@ -87,7 +87,7 @@ export interface HeldAction {
   readonly rule: ApprovalRule
   readonly enforcer: Address
   readonly delegationManager: Address
-  /** The execution's call data (an ERC-20 `transfer` of the token). */
+  /** The execution's call data (an ERC-20 `transfer` of the token; `0x` for the native token, sent as value). */
   readonly callData: Hex
   /** Holds the action's reservation until `until` (joins the caller's transaction). */
   readonly hold: (until: Date) => Effect.Effect<void>

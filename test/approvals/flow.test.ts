@@ -47,7 +47,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
       const again = yield* failure(delegate.api.delegations.act({ params: { delegationId: g.id }, payload: { recipient: alice, amount: 12 } }))
       assert.strictEqual(again.details["approvalId"], id)
 
-      // Who may read it: owner, approvers, agent; a stranger gets a 404; a malformed id a 400.
+      // Who may read it: owner, approvers, agent; a stranger gets a 404.
       const seen = yield* a1.api.approvals.get({ params: { approvalId: id } })
       assert.strictEqual(seen.status, "pending")
       assert.strictEqual(seen.units, "12000000")
@@ -56,7 +56,6 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
       assert.strictEqual(seen.toSign.domain.verifyingContract.toLowerCase(), net.delegation.caveatEnforcers["ApprovalEnforcer"]!.toLowerCase())
       assert.strictEqual(seen.toSign.message.delegationHash.toLowerCase(), (yield* delegate.api.delegations.get({ params: { delegationId: g.id } })).permissionId.toLowerCase())
       assert.strictEqual((yield* failure(stranger.api.approvals.get({ params: { approvalId: id } }))).tag, "NotFound")
-      assert.strictEqual((yield* failure(stranger.api.approvals.get({ params: { approvalId: "apr_nope" } }))).tag, "BadRequest")
       assert.strictEqual((yield* delegate.api.approvals.get({ params: { approvalId: id } })).id, id)
       assert.deepStrictEqual((yield* stranger.api.approvals.list({ query: {} })).map((r) => r.id), [])
       assert.include((yield* owner.api.approvals.list({ query: { status: "pending" } })).map((r) => r.id), id)
