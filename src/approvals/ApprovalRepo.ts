@@ -91,8 +91,10 @@ export class ApprovalRepo extends Context.Service<ApprovalRepo, {
   markExpired(id: string, reason: "deadline" | "grant_revoked"): Effect.Effect<void>
   markBuilt(id: string, reservationId: string): Effect.Effect<void>
   markExecuted(id: string, txHash: string, operationId: string): Effect.Effect<boolean>
-  /** Open requests past their deadline (oldest first). */
+  /** Open requests past their deadline or of a revoked grant (oldest first). */
   due(limit: number): Effect.Effect<ReadonlyArray<string>>
+  /** Whether the request's grant was revoked. */
+  grantRevoked(delegationId: string): Effect.Effect<boolean>
   /** The signer's own address and its accounts' addresses (lowercase). */
   partiesOf(signer: string): Effect.Effect<Parties>
   /** The signers behind `addresses` (a key's own address, or the signer of an account at one). */
@@ -164,9 +166,14 @@ function make() {
         sql`UPDATE approval_requests SET status = 'executed', executed_at = now(), tx_hash = ${txHash}, operation_id = ${operationId}
             WHERE id = ${id} AND status IN ('approved', 'expired') RETURNING id`.pipe(Effect.map((x) => x.length === 1), Effect.orDie),
       due: (limit) =>
-        strings(sql`SELECT id AS value FROM approval_requests
-                    WHERE status IN ('pending', 'approved') AND deadline < now() ORDER BY deadline LIMIT ${limit}`)
+        strings(sql`SELECT r.id AS value FROM approval_requests r
+                    WHERE r.status IN ('pending', 'approved')
+                      AND (r.deadline < now() OR EXISTS (SELECT 1 FROM delegations d WHERE d.id = r.delegation_id AND d.status = 'revoked'))
+                    ORDER BY r.deadline LIMIT ${limit}`)
           .pipe(Effect.map((xs) => xs.map((x) => x.value))),
+      grantRevoked: (delegationId) =>
+        strings(sql`SELECT id AS value FROM delegations WHERE id = ${delegationId} AND status = 'revoked'`)
+          .pipe(Effect.map((xs) => xs.length > 0)),
       partiesOf: (signer) =>
         strings(sql`SELECT DISTINCT address AS value FROM accounts WHERE signer_address = ${signer}`)
           .pipe(Effect.map((xs) => [signer, ...xs.map((x) => x.value)])),

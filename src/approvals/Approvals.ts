@@ -219,17 +219,25 @@ const make = Effect.gen(function*() {
 
   // --- settling -----------------------------------------------------------------------------
 
-  /** Inside the caller's transaction, on the locked row: a request past its deadline becomes `expired` (its reservation freed). */
+  /**
+   * Inside the caller's transaction, on the locked row: a request past its deadline, or of a grant
+   * revoked meanwhile, becomes `expired` (its reservation freed).
+   */
   const expireLocked = (row: ApprovalRow) =>
     Effect.gen(function*() {
-      if ((row.status !== "pending" && row.status !== "approved") || row.deadline.getTime() > Date.now()) return false
+      if (row.status !== "pending" && row.status !== "approved") return false
+      const past = row.deadline.getTime() <= Date.now()
+      const revoked = !past && (yield* repo.grantRevoked(row.delegation_id))
+      if (!past && !revoked) return false
       // An operation of it in flight is settled by the relay (executed, or failed: then it expires here).
       const reservation = yield* delegations.reservationState(row.reservation_id)
       if (reservation?.status === "submitted" || reservation?.status === "final") return false
-      yield* repo.markExpired(row.id, "deadline")
+      const reason = revoked ? "grant_revoked" : "deadline"
+      yield* repo.markExpired(row.id, reason)
       yield* delegations.releaseHeld(row.reservation_id)
-      yield* log(row, "expired", "expired", "system", { reason: "deadline" })
-      yield* tell(row, "info", "Approval request expired", `The request to send ${amountText(row)} to ${row.recipient} expired unapproved; its budget is free again.`, true)
+      yield* log(row, "expired", "expired", "system", { reason })
+      const why = revoked ? "its grant was revoked" : "it was not approved in time"
+      yield* tell(row, "info", "Approval request expired", `The request to send ${amountText(row)} to ${row.recipient} expired: ${why}; its budget is free again.`, true)
       return true
     })
 

@@ -126,6 +126,46 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
       for (const s of ["pending", "approved", "spent"]) assert.include(steps, s)
     }))
 
+  it.effect("an approver of another grant sees and approves nothing of this one; revoking the grant expires its pending request", () =>
+    Effect.gen(function*() {
+      const [owner, delegate, a1, other] = yield* Effect.all([newSession(), newSession(), newSession(), newSession()])
+      const alice = randomAddress()
+      yield* mint("usd", owner.account.address as Hex, 100)
+      const usdcAbove1 = [{ token: { symbol: "USDC" }, amount: 1 }]
+      const g = yield* approvalGrant(owner, delegate, 20, { required: 1, approvers: [keyAddress(a1)], thresholds: usdcAbove1 })
+      const g2 = yield* approvalGrant(owner, delegate, 20, { required: 1, approvers: [keyAddress(other)], thresholds: usdcAbove1 })
+      const ask = (grantId: string) =>
+        failure(delegate.api.delegations.act({ params: { delegationId: grantId }, payload: { recipient: alice, amount: 5 } })).pipe(
+          Effect.map((f) => f.details["approvalId"] as string)
+        )
+      const id = yield* ask(g.id)
+      const id2 = yield* ask(g2.id)
+      const request = yield* a1.api.approvals.get({ params: { approvalId: id } })
+
+      // `other` approves g2's requests only: g's is a 404 to it, whatever it signs or names.
+      assert.strictEqual((yield* failure(other.api.approvals.get({ params: { approvalId: id } }))).tag, "NotFound")
+      const otherSig = yield* signApproval(other.key, request)
+      assert.strictEqual((yield* failure(other.api.approvals.approve({ params: { approvalId: id }, payload: { signature: otherSig } }))).tag, "NotFound")
+      assert.strictEqual(
+        (yield* failure(other.api.approvals.approve({ params: { approvalId: id }, payload: { signature: otherSig, approver: keyAddress(a1) } }))).tag,
+        "NotFound"
+      )
+      assert.strictEqual((yield* failure(other.api.approvals.deny({ params: { approvalId: id }, payload: { reason: "mine now" } }))).tag, "NotFound")
+      assert.deepStrictEqual((yield* other.api.approvals.list({ query: {} })).map((r) => r.id), [id2])
+      // The agent reads its request but cannot approve it.
+      assert.strictEqual((yield* failure(delegate.api.approvals.approve({ params: { approvalId: id }, payload: { signature: otherSig } }))).tag, "BadRequest")
+      assert.strictEqual((yield* a1.api.approvals.get({ params: { approvalId: id } })).status, "pending")
+
+      // Revoking the grant settles its pending request (expired, grant_revoked); it can never be approved.
+      const revoke = yield* owner.api.delegations.revoke({ params: { delegationId: g.id } })
+      assert.strictEqual((yield* relay(owner.api, yield* signOp(owner.key, revoke.userOp))).outcome, "mined")
+      const expired = yield* eventually(a1.api.approvals.get({ params: { approvalId: id } }), (r) => r.status === "expired")
+      assert.strictEqual(expired.expiry?.reason, "grant_revoked")
+      const late = yield* failure(a1.api.approvals.approve({ params: { approvalId: id }, payload: { signature: yield* signApproval(a1.key, request) } }))
+      assert.strictEqual(late.tag, "Conflict")
+      assert.strictEqual((yield* other.api.approvals.get({ params: { approvalId: id2 } })).status, "pending", "the other grant's request is untouched")
+    }))
+
   it.effect("races: two approvals at once approve once; an approval and a denial at once settle once; a denial frees the budget", () =>
     Effect.gen(function*() {
       const [owner, delegate, a1, a2] = yield* Effect.all([newSession(), newSession(), newSession(), newSession()])
