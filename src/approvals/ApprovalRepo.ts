@@ -91,6 +91,8 @@ export class ApprovalRepo extends Context.Service<ApprovalRepo, {
   markExpired(id: string, reason: "deadline" | "grant_revoked"): Effect.Effect<void>
   markBuilt(id: string, reservationId: string): Effect.Effect<void>
   markExecuted(id: string, txHash: string, operationId: string): Effect.Effect<boolean>
+  /** Executed around the relay: the chain spent its approvals' nonce (no transaction known here). */
+  markSpent(id: string): Effect.Effect<void>
   /** Open requests past their deadline or of a revoked grant (oldest first). */
   due(limit: number): Effect.Effect<ReadonlyArray<string>>
   /** Whether the request's grant was revoked. */
@@ -165,6 +167,8 @@ function make() {
       markExecuted: (id, txHash, operationId) =>
         sql`UPDATE approval_requests SET status = 'executed', executed_at = now(), tx_hash = ${txHash}, operation_id = ${operationId}
             WHERE id = ${id} AND status IN ('approved', 'expired') RETURNING id`.pipe(Effect.map((x) => x.length === 1), Effect.orDie),
+      markSpent: (id) =>
+        run(sql`UPDATE approval_requests SET status = 'executed', executed_at = now() WHERE id = ${id} AND status IN ('pending', 'approved')`),
       due: (limit) =>
         strings(sql`SELECT r.id AS value FROM approval_requests r
                     WHERE r.status IN ('pending', 'approved')

@@ -14,12 +14,13 @@
  */
 import { Config, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Address, Hex } from "viem"
+import { type Address, encodeFunctionData, type Hex } from "viem"
 import { BadRequest, Conflict, NotFound } from "../api/Errors.ts"
 import { AuditChain, type AuditStatus } from "../audit/AuditChain.ts"
 import { AuditLive } from "../audit/Recorder.ts"
 import { approvalDigest, approvalTypedData, type Execution, isValidApproverSignature, randomApprovalNonce } from "../chain/Approvals.ts"
 import { Chains } from "../chain/Chains.ts"
+import { approvalEnforcerAbi } from "../chain/contracts/Approvals.ts"
 import { transactionRetryingConflicts } from "../db/Conflicts.ts"
 import { Delegations } from "../delegations/Delegations.ts"
 import { isNative } from "../delegations/Native.ts"
@@ -82,12 +83,12 @@ export const toWire = (row: ApprovalRow, signatures: ReadonlyArray<SignatureRow>
     ...(row.expired_at === null
       ? {}
       : { expiry: { reason: row.expired_reason === "grant_revoked" ? "grant_revoked" : "deadline", at: row.expired_at.toISOString() } }),
-    ...(row.executed_at === null || row.tx_hash === null
+    ...(row.executed_at === null
       ? {}
       : {
         execution: {
-          txHash: row.tx_hash,
           at: row.executed_at.toISOString(),
+          ...(row.tx_hash === null ? {} : { txHash: row.tx_hash }),
           ...(row.operation_id === null ? {} : { userOpId: row.operation_id })
         }
       }),
@@ -232,6 +233,17 @@ const make = Effect.gen(function*() {
       // An operation of it in flight is settled by the relay (executed, or failed: then it expires here).
       const reservation = yield* delegations.reservationState(row.reservation_id)
       if (reservation?.status === "submitted" || reservation?.status === "final") return false
+      // The chain decides: approvals the agent redeemed itself (around the relay) spent their nonce.
+      if (row.status === "approved") {
+        const spent = yield* spentOnChain(row)
+        if (spent === undefined) return false // the chain does not answer: settled on a later pass
+        if (spent) {
+          yield* repo.markSpent(row.id)
+          yield* log(row, "spent", "spent", row.delegate_address)
+          yield* tell(row, "success", "Approved action executed", `${amountText(row)} went to ${row.recipient} (redeemed by the agent itself).`, true)
+          return true
+        }
+      }
       const reason = revoked ? "grant_revoked" : "deadline"
       yield* repo.markExpired(row.id, reason)
       yield* delegations.releaseHeld(row.reservation_id)
@@ -240,6 +252,19 @@ const make = Effect.gen(function*() {
       yield* tell(row, "info", "Approval request expired", `The request to send ${amountText(row)} to ${row.recipient} expired: ${why}; its budget is free again.`, true)
       return true
     })
+
+  /** Whether the enforcer spent the request's nonce (`undefined`: the chain did not answer). */
+  const spentOnChain = (row: ApprovalRow) =>
+    Effect.gen(function*() {
+      const net = yield* chains.serving(row.chain_id)
+      const data = encodeFunctionData({
+        abi: approvalEnforcerAbi,
+        functionName: "spent",
+        args: [row.delegation_manager as Address, row.permission_id as Hex, BigInt(row.nonce)]
+      })
+      const answer = yield* net.chain.call({ to: row.enforcer as Address, data })
+      return BigInt(answer) !== 0n
+    }).pipe(Effect.orElseSucceed(() => undefined))
 
   const expire = (id: string) =>
     transaction(Effect.flatMap(repo.lock(id), (row) => row === undefined ? Effect.succeed(false) : expireLocked(row))).pipe(Effect.orDie)

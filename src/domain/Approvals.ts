@@ -73,8 +73,11 @@ export const ApprovalRequest = Schema.Struct({
   denial: Schema.optionalKey(Schema.Struct({ by: Address, reason: Schema.String, at: Timestamp })),
   /** Why it expired: its deadline passed, or its grant was revoked or replaced first. */
   expiry: Schema.optionalKey(Schema.Struct({ reason: Schema.Literals(["deadline", "grant_revoked"]), at: Timestamp })),
-  /** The transaction that executed it, as the chain showed it. */
-  execution: Schema.optionalKey(Schema.Struct({ txHash: Hash32, at: Timestamp, userOpId: Schema.optionalKey(Schema.String) })),
+  /**
+   * When it executed, as the chain showed it: the transaction and operation when it went through the relay; only
+   * the time it was seen when the agent redeemed the approvals itself (the enforcer had spent their nonce).
+   */
+  execution: Schema.optionalKey(Schema.Struct({ txHash: Schema.optionalKey(Hash32), at: Timestamp, userOpId: Schema.optionalKey(Schema.String) })),
   /** Whether the completed build (with the approvals) was handed to the agent: from then on only revoking the grant stops it. */
   built: Schema.Boolean,
   /** The EIP-712 data each approver signs (the same for all). */

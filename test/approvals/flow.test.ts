@@ -12,7 +12,7 @@ import { Duration, Effect } from "effect"
 import type { Hex } from "viem"
 import { generatePrivateKey } from "viem/accounts"
 import { Network } from "../../src/chain/Network.ts"
-import { balances, makeAttacker, redeemCall, refused, transfer } from "../delegations/attacker.ts"
+import { balances, makeAttacker, redeemCall, refused, succeeds, transfer } from "../delegations/attacker.ts"
 import { failure, newSession, relay, signOp } from "../delegations/helpers.ts"
 import { mint } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
@@ -220,7 +220,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
     }))
 })
 
-layer(TestServerLive({ config: { APPROVALS_TTL: "4 seconds", APPROVALS_SWEEP_INTERVAL: "1 second" } }), {
+layer(TestServerLive({ config: { APPROVALS_TTL: "15 seconds", APPROVALS_SWEEP_INTERVAL: "1 second" } }), {
   timeout: Duration.seconds(120),
   excludeTestServices: true
 })("approvals that expire", (it) => {
@@ -234,7 +234,7 @@ layer(TestServerLive({ config: { APPROVALS_TTL: "4 seconds", APPROVALS_SWEEP_INT
       const id = held.details["approvalId"] as string
       const request = yield* a1.api.approvals.get({ params: { approvalId: id } })
       const signature = yield* signApproval(a1.key, request)
-      const expired = yield* eventually(owner.api.approvals.get({ params: { approvalId: id } }), (r) => r.status === "expired", 20)
+      const expired = yield* eventually(owner.api.approvals.get({ params: { approvalId: id } }), (r) => r.status === "expired", 40)
       assert.strictEqual(expired.expiry?.reason, "deadline")
       const late = yield* failure(a1.api.approvals.approve({ params: { approvalId: id }, payload: { signature } }))
       assert.strictEqual(late.tag, "Conflict")
@@ -244,5 +244,28 @@ layer(TestServerLive({ config: { APPROVALS_TTL: "4 seconds", APPROVALS_SWEEP_INT
       assert.notStrictEqual(next.details["approvalId"], id)
       const feed = yield* delegate.api.notifications.list({ query: { unreadOnly: false } })
       assert.isDefined(feed.find((n) => n.relatedId === id && n.title === "Approval request expired"))
+    }))
+
+  it.effect("approvals the agent redeems itself (around the relay) are not expired at the deadline: the chain spent them, the request is executed", () =>
+    Effect.gen(function*() {
+      const net = yield* Network
+      const [owner, delegate, a1] = yield* Effect.all([newSession(), newSession(), newSession()])
+      const alice = randomAddress()
+      yield* mint("usd", owner.account.address as Hex, 100)
+      const g = yield* approvalGrant(owner, delegate, 10, { required: 1, approvers: [keyAddress(a1)], thresholds: [{ token: { symbol: "USDC" }, amount: 1 }] })
+      const held = yield* failure(delegate.api.delegations.act({ params: { delegationId: g.id }, payload: { recipient: alice, amount: 7 } }))
+      const id = held.details["approvalId"] as string
+      const request = yield* a1.api.approvals.get({ params: { approvalId: id } })
+      const signature = yield* signApproval(a1.key, request)
+      assert.strictEqual((yield* a1.api.approvals.approve({ params: { approvalId: id }, payload: { signature } })).status, "approved")
+      const attacker = yield* makeAttacker(delegate.key, delegate.account.address)
+      yield* succeeds(
+        attacker,
+        redeemCall(yield* withApprovals(g.signed, setOf(request, [{ approver: keyAddress(a1), signature }])), transfer(net.tokens.usd.address, alice, USD(7)))
+      )
+      assert.deepStrictEqual(yield* balances(attacker, [net.tokens.usd.address], [alice]), [USD(7)])
+      const settled = yield* eventually(owner.api.approvals.get({ params: { approvalId: id } }), (r) => r.status !== "approved", 40)
+      assert.strictEqual(settled.status, "executed")
+      assert.isDefined(settled.execution?.at)
     }))
 })
