@@ -5,6 +5,7 @@
 import { OpenApi } from "effect/http-api"
 import { contractRoot } from "./api/Contract.ts"
 import { AccountsApi } from "./owner/Api.ts"
+import { ApprovalsApi } from "./approvals/Api.ts"
 import { ErrorEnvelope } from "./api/Envelope.ts"
 import { ActivityApi } from "./activity/Api.ts"
 import { AuthApi, SessionApi } from "./auth/Api.ts"
@@ -23,6 +24,7 @@ export class Api extends contractRoot
   .add(AccountsApi)
   .add(DelegationsApi)
   .add(PermissionsApi)
+  .add(ApprovalsApi)
   .add(UserOpsApi)
   .add(ActivityApi)
   .add(NotificationsApi)

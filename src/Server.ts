@@ -15,6 +15,7 @@ import { ErrorEnvelopeLive } from "./api/Envelope.ts"
 import { GlobalEnvelope } from "./api/GlobalEnvelope.ts"
 import { spanNameOf } from "./api/Routes.ts"
 import { RateLimitStore } from "./platform/RateLimit.ts"
+import { ApprovalsHandlers } from "./approvals/Http.ts"
 import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
 import { ActivityHandlers } from "./activity/Http.ts"
@@ -36,6 +37,7 @@ export const HandlersLive = Layer.mergeAll(
   AccountsHandlers,
   DelegationsHandlers,
   PermissionsHandlers,
+  ApprovalsHandlers,
   UserOpsHandlers,
   ActivityHandlers,
   NotificationsHandlers,

@@ -39,8 +39,23 @@ import type { Prepared } from "./AppendMany.ts"
 import { entryColumns, EntryRow, fromRow } from "./EntryRow.ts"
 import * as GroupCommit from "./GroupCommit.ts"
 
-/** Outcomes an entry records. `executed` entries are the ones that get an audit nonce. */
-export type AuditStatus = "executed" | "declined" | "failed" | "reorged"
+/**
+ * Outcomes an entry records. `executed` entries are the ones that get an audit nonce. The steps of
+ * an approval request or a grant change request (src/approvals) are `pending`, `approved`,
+ * `denied`, `expired`, `spent` (its approvals executed: the action's own entry has the same
+ * transaction) and `accepted`.
+ */
+export type AuditStatus =
+  | "executed"
+  | "declined"
+  | "failed"
+  | "reorged"
+  | "pending"
+  | "approved"
+  | "denied"
+  | "expired"
+  | "spent"
+  | "accepted"
 
 /**
  * Where the evidence of the event lives: `onchain` when a transaction exists (executed,

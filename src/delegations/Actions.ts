@@ -5,11 +5,12 @@
  * revokes. Rules: docs/delegations.md ("Spend accounting"). SQL: DelegationRepo.ts.
  */
 import { Config, Duration, Effect } from "effect"
-import type { Address } from "viem"
+import { type Address, encodeFunctionData, erc20Abi, type Hex } from "viem"
 import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, OutOfScope } from "../api/Errors.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
-import { Chains } from "../chain/Chains.ts"
+import { type ApprovalSet, decodeApprovalTerms, needsApproval } from "../chain/Approvals.ts"
+import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { makeSingleFlight } from "../platform/SingleFlight.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { redeemCall } from "./Caveats.ts"
@@ -18,7 +19,7 @@ import { type Enable, failureText } from "./Enable.ts"
 import { redeemArgs } from "./Grant.ts"
 import { isNative, nativeToken } from "./Native.ts"
 import { type ActionInput, evaluate, fromUnits } from "./Policy.ts"
-import { DeclineRecorder, type RelayedOperation, RelayHooks } from "./Ports.ts"
+import { ApprovalGate, DeclineRecorder, type RelayedOperation, RelayHooks } from "./Ports.ts"
 import { lower, type Reads, type Signer } from "./Reads.ts"
 import type { RevokeFreeze } from "./RevokeFreeze.ts"
 
@@ -28,6 +29,21 @@ export interface Reservation {
   readonly units: bigint
   readonly token: Address
   readonly recipient: Address
+  /** The allowlist's name of the recipient, when the action named it. */
+  readonly recipientName?: string
+}
+
+/** An approved action's build (issue 25): its approvals attached, on the request's reservation (or a new one). */
+export interface ApprovedAction {
+  readonly requestId: string
+  readonly reservationId: string
+  readonly token: Address
+  readonly units: bigint
+  readonly recipient: Address
+  readonly gasToken?: "USDC" | "USDT"
+  readonly approvals: ApprovalSet
+  /** Unix seconds: a new reservation is held until then. */
+  readonly deadline: Date
 }
 
 /** How long an action build holds its reservation if it is never relayed. */
@@ -44,6 +60,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
   const builder = yield* OperationBuilder
   const chains = yield* Chains
   const declines = yield* DeclineRecorder
+  const gate = yield* ApprovalGate
   const reservationTtl = yield* ReservationTtl
   const { decimalsOf, usageOf, findUsable } = reads
   const actOnce = makeSingleFlight()
@@ -95,7 +112,8 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
         delegationId: id,
         units: result.units,
         token: result.token.address as Address,
-        recipient: result.recipient as Address
+        recipient: result.recipient as Address,
+        ...(result.recipientName === undefined ? {} : { recipientName: result.recipientName })
       }
       yield* repo.insertReservation({
         id: reservation.id,
@@ -120,7 +138,8 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
 
   const accountByAddress = (address: string, chainId: number) => repo.accountByAddress(lower(address), chainId)
 
-  const act = Effect.fn("Delegations.act")(function*(signer: Signer, id: string, action: ActionInput) {
+  /** The action's build, or its approval request when the grant's approval rule holds it back. */
+  const request = Effect.fn("Delegations.request")(function*(signer: Signer, id: string, action: ActionInput) {
     // The owner's lane or the delegatee's own: the action is an operation of the delegate's account either way.
     const row = yield* findUsable(signer, id)
     const delegate = yield* accountByAddress(row.delegatee_address, row.chain_id)
@@ -150,6 +169,28 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     return yield* actOnce(`${delegate.id}|${shareKey}`, buildAction(signer, id, action, row, delegate, shareKey))
   })
 
+  /** The action's build; an action the grant's approval rule holds back is refused (its request is opened: it is listed). */
+  const act = Effect.fn("Delegations.act")(function*(signer: Signer, id: string, action: ActionInput) {
+    const answer = yield* request(signer, id, action)
+    if ("userOp" in answer) return answer
+    return yield* new BadRequest({
+      message: `This action needs ${answer.required} approvals: it is approval request ${answer.id} (POST /delegations/{id}/actions answers it with 202)`
+    })
+  })
+
+  /** The grant's approval rule as its ApprovalEnforcer caveat holds it (the chain's terms), when it has one. */
+  const heldBy = (net: ChainNetwork, row: DelegationRow) => {
+    const enforcer = net.network.delegation.caveatEnforcers["ApprovalEnforcer"]
+    const caveat = enforcer === undefined ? undefined : row.legs[0]?.delegation.caveats.find((c) => lower(c.enforcer) === lower(enforcer))
+    const rule = caveat === undefined ? undefined : decodeApprovalTerms(caveat.terms as Hex)
+    return rule === undefined ? undefined : { rule, enforcer: enforcer! }
+  }
+
+  const tokenOf = (chainId: number, address: Address) => {
+    const info = isNative(address) ? nativeToken(chainId) : tokens.byAddress(chainId, address)!
+    return { symbol: info.symbol, address, decimals: info.decimals }
+  }
+
   const buildAction = Effect.fnUntraced(function*(
     signer: Signer,
     id: string,
@@ -158,41 +199,160 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     delegate: Account,
     shareKey: string
   ) {
+    const net = yield* chains.serving(row.chain_id)
+    const held = heldBy(net, row)
+    // An identical action already waiting for its approvals is that request.
+    if (held !== undefined) {
+      const waiting = yield* gate.pending(id, shareKey)
+      if (waiting !== undefined) return waiting
+    }
     const open = yield* repo.findOpenAction(shareKey, delegate.id)
     // Still re-evaluated (expiry, revocation, freeze), counting its one reservation once.
     const reserved = yield* reserveFor(signer, id, action, open?.reservation_id)
     if (open !== undefined) return open.answer
     const reservation = reserved!
+    const token = tokenOf(row.chain_id, reservation.token)
+    // The execution the redemption carries (Caveats.redeemCall): what the enforcer gates and the approvers sign.
+    const execution = isNative(reservation.token)
+      ? { target: reservation.recipient, value: reservation.units, callData: "0x" as Hex }
+      : {
+        target: token.address,
+        value: 0n,
+        callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [reservation.recipient, reservation.units] })
+      }
+    const callData = execution.callData
+    // Above the rule's threshold the chain refuses it without approvals: it becomes an approval
+    // request (the reservation held until its deadline) instead of a build.
+    if (held !== undefined && needsApproval(held.rule, execution)) {
+      return yield* gate.open({
+        requester: lower(signer.address),
+        delegation: {
+          id,
+          accountId: row.account_id,
+          signerAddress: row.signer_address,
+          chainId: row.chain_id,
+          permissionId: row.permission_id,
+          delegator: row.delegator_address,
+          delegate: row.delegatee_address,
+          name: row.name,
+          expiresAt: row.policy_set.expiresAt
+        },
+        reservationId: reservation.id,
+        token,
+        units: reservation.units,
+        recipient: reservation.recipient,
+        ...(reservation.recipientName === undefined ? {} : { recipientName: reservation.recipientName }),
+        ...(action.gasToken === undefined ? {} : { gasToken: action.gasToken }),
+        shareKey,
+        rule: held.rule,
+        enforcer: held.enforcer,
+        delegationManager: net.network.delegation.DelegationManager,
+        callData,
+        hold: (until) => repo.holdReservation(reservation.id, until),
+        release: release(reservation.id)
+      }).pipe(Effect.tapError(() => release(reservation.id)))
+    }
+    return yield* buildReserved(net, row, delegate, reservation, { shareKey, gasToken: action.gasToken })
+  })
+
+  /** The delegate's redeem operation for a reserved action (with its approvals, when the rule asked for them). */
+  const buildReserved = Effect.fnUntraced(function*(
+    net: ChainNetwork,
+    row: DelegationRow,
+    delegate: Account,
+    reservation: Reservation,
+    options: { readonly shareKey: string; readonly gasToken?: "USDC" | "USDT" | undefined; readonly approvals?: ApprovalSet; readonly requestId?: string }
+  ) {
+    const id = row.id
     const leg = row.legs[0]!
-    const { network } = yield* chains.serving(row.chain_id)
-    const info = isNative(reservation.token) ? nativeToken(row.chain_id) : tokens.byAddress(row.chain_id, reservation.token)!
-    const token = { symbol: info.symbol, address: reservation.token, decimals: info.decimals }
+    const { network } = net
+    const token = tokenOf(row.chain_id, reservation.token)
     const transfer = { token: token.address, to: reservation.recipient, units: reservation.units }
-    const signed = leg.scope === undefined ? leg.delegation : redeemArgs(network.delegation, leg.delegation, leg.scope, transfer)
+    const signed = leg.scope === undefined
+      ? leg.delegation
+      : redeemArgs(network.delegation, leg.delegation, leg.scope, { ...transfer, ...(options.approvals === undefined ? {} : { approvals: options.approvals }) })
     if (signed === undefined) {
       yield* release(reservation.id)
       return yield* Effect.die(new Error("an allowed action is outside its grant's on-chain scope"))
     }
     const amount = fromUnits(reservation.units, token.decimals)
+    const approved = options.approvals === undefined ? "" : ` It carries the ${options.approvals.approvals.length} approvals it needs.`
     const built = yield* builder.build({
       account: delegate,
       intentType: "delegated_action",
       calls: [redeemCall(network.delegation.DelegationManager, signed, transfer)],
-      humanSummary: `Send ${amount} ${token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).`,
+      humanSummary: `Send ${amount} ${token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).${approved}`,
       simulation: { amountOut: { token: { symbol: token.symbol, chainId: row.chain_id, address: token.address }, amount } },
       // What the delegate's own entry shows (the owner's entry reads the chain: OwnerLog.ts).
-      metadata: { delegationId: id, reservationId: reservation.id, amount, token: token.symbol, recipient: lower(reservation.recipient) },
+      metadata: {
+        delegationId: id,
+        reservationId: reservation.id,
+        amount,
+        token: token.symbol,
+        recipient: lower(reservation.recipient),
+        ...(options.requestId === undefined ? {} : { approvalRequestId: options.requestId })
+      },
       // An identical open action build is answered again, with its one reservation: this request's is freed.
-      shareKey,
-      ...(action.gasToken === undefined ? {} : { gasToken: action.gasToken })
-    }).pipe(Effect.tapError(() => release(reservation.id)))
+      shareKey: options.shareKey,
+      ...(options.gasToken === undefined ? {} : { gasToken: options.gasToken })
+    }).pipe(Effect.tapError(() => options.approvals === undefined ? release(reservation.id) : Effect.void))
     if (built.shared) {
-      yield* release(reservation.id)
+      if (options.approvals === undefined) yield* release(reservation.id)
       return built.build
     }
     yield* repo.bindReservation(reservation.id, built.build.userOpHash, built.buildId)
     return built.build
   })
+
+  /**
+   * An approved action's build, the approvals attached (issue 25). On the request's reservation
+   * while it is held; a reservation it no longer holds (its operation failed, or it lapsed) is
+   * taken again through the same checks (the budget may be gone). The grant is re-evaluated
+   * either way (revoked, expired, frozen).
+   */
+  const buildApproved = Effect.fn("Delegations.buildApproved")(function*(signer: Signer, id: string, approved: ApprovedAction) {
+    const row = yield* findUsable(signer, id)
+    const delegate = yield* accountByAddress(row.delegatee_address, row.chain_id)
+    if (delegate === undefined) return yield* new BadRequest({ message: "The delegate is not a smart account known to this service" })
+    const net = yield* chains.serving(row.chain_id)
+    const token = tokenOf(row.chain_id, approved.token)
+    const action: ActionInput = {
+      recipient: approved.recipient,
+      amount: fromUnits(approved.units, token.decimals),
+      token: token.symbol,
+      ...(approved.gasToken === undefined ? {} : { gasToken: approved.gasToken })
+    }
+    const shareKey = `approval:${approved.requestId}`
+    const state = yield* repo.findReservation(approved.reservationId)
+    if (state?.status === "submitted" || state?.status === "final") {
+      const open = yield* repo.findOpenAction(shareKey, delegate.id)
+      if (open !== undefined) return { build: open.answer, reservationId: approved.reservationId }
+      return yield* new BadRequest({ message: "An operation of this approved action was already relayed: follow it with GET /userops/{id}" })
+    }
+    const keep = state !== undefined && state.held
+    const open = keep ? yield* repo.findOpenAction(shareKey, delegate.id) : undefined
+    const reserved = yield* reserveFor(signer, id, action, keep ? approved.reservationId : undefined)
+    if (open !== undefined) return { build: open.answer, reservationId: approved.reservationId }
+    const reservation: Reservation = reserved ?? {
+      id: approved.reservationId,
+      delegationId: id,
+      units: approved.units,
+      token: approved.token,
+      recipient: approved.recipient
+    }
+    if (reserved !== undefined) yield* repo.holdReservation(reserved.id, approved.deadline)
+    const build = yield* buildReserved(net, row, delegate, reservation, {
+      shareKey,
+      gasToken: approved.gasToken,
+      approvals: approved.approvals,
+      requestId: approved.requestId
+    })
+    return { build, reservationId: reservation.id }
+  })
+
+  /** Releases a reservation an approval request held (denied or expired), unless an operation of it is in flight. */
+  const releaseHeld = (reservationId: string) => repo.releaseReserved(reservationId)
+  const reservationState = (reservationId: string) => repo.findReservation(reservationId)
 
   const beforeSubmit = Effect.fn("Delegations.beforeSubmit")(function*(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }) {
     const userOpHash = operation.userOpHash
@@ -250,7 +410,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     }
   })
 
-  return { reserve, act, beforeSubmit }
+  return { reserve, act, request, beforeSubmit, buildApproved, releaseHeld, reservationState }
 })
 
 export type Actions = Effect.Success<ReturnType<typeof makeActions>>

@@ -80,7 +80,14 @@ export class DelegationsApi extends HttpApiGroup.make("delegations")
       }),
       success: UserOpBuild,
       error: common
-    }),
+    }).annotate(
+      OpenApi.Description,
+      "Builds the delegate's operation for one transfer within the grant (the delegate signs and relays it). " +
+        "Beyond the contract: when the grant has an approval rule and the transfer is above its token's threshold, nothing is built: " +
+        "an approval request is opened (its budget held until its deadline; the owner and the approvers are told) and the answer is " +
+        "422 `out_of_scope` with `declineReason` `approval_required` and `details` { approvalId, link, status, required, deadline }. " +
+        "Once enough approvals are in, the build is fetched from POST /approvals/{approvalId}/build (docs/approvals.md)."
+    ),
     HttpApiEndpoint.post("freeze", "/delegations/:delegationId/freeze", {
       params: delegationId,
       success: Schema.Never,

@@ -121,6 +121,12 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   releaseSameNonce(op: { readonly chainId: number; readonly sender: string; readonly nonce: string; readonly exceptBuildId: string }): Effect.Effect<void>
   /** Releases the reserved reservations of the delegations `ids`. */
   releaseForDelegations(ids: ReadonlyArray<string>): Effect.Effect<void>
+  /** Holds a reserved reservation until `until` (an action waiting for approvals). */
+  holdReservation(id: string, until: Date): Effect.Effect<void>
+  /** Releases a reservation only while it is `reserved` (an operation of it in flight is the relay's to settle). */
+  releaseReserved(id: string): Effect.Effect<void>
+  /** A reservation's status, and whether it is still held (a `reserved` one counts until it expires). */
+  findReservation(id: string): Effect.Effect<{ readonly status: string; readonly held: boolean } | undefined>
   /** Per token: final units since `since[token]` (ISO, absent: ever) and open units, and their counts; excluding `exceptId`. */
   ledger(delegationId: string, since: Readonly<Record<string, string>>, exceptId: string | undefined): Effect.Effect<ReadonlyArray<LedgerRow>>
 
@@ -157,6 +163,7 @@ const make = Effect.gen(function*() {
   const legColumns = decodeAll(Schema.Struct({ legs: LegsJson }))
   const statuses = decodeAll(Schema.Struct({ id: Schema.String, status: Schema.String }))
   const accountRows = decodeAll(AccountRow)
+  const reservationStates = decodeAll(Schema.Struct({ status: Schema.String, held: Schema.Boolean }))
 
   const selectDelegations = (where: ReturnType<typeof sql.and>) =>
     delegations(sql`SELECT d.*, a.frozen FROM delegations d JOIN accounts a ON a.id = d.account_id WHERE ${where}`)
@@ -311,6 +318,14 @@ const make = Effect.gen(function*() {
     releaseForDelegations: (delegationIdList) =>
       run(sql`UPDATE delegation_reservations SET status = 'released', settled_at = now()
               WHERE delegation_id IN ${sql.in(delegationIdList)} AND status = 'reserved'`),
+    holdReservation: (id, until) =>
+      run(sql`UPDATE delegation_reservations SET expires_at = ${until} WHERE id = ${id} AND status = 'reserved'`),
+    releaseReserved: (id) =>
+      run(sql`UPDATE delegation_reservations SET status = 'released', settled_at = now() WHERE id = ${id} AND status = 'reserved'`),
+    findReservation: (id) =>
+      reservationStates(sql`
+        SELECT status, (status = 'submitted' OR (status = 'reserved' AND expires_at > now())) AS held
+        FROM delegation_reservations WHERE id = ${id}`).pipe(Effect.map(first)),
     ledger: (delegationId, since, exceptId) =>
       ledgerRows(sql`
         SELECT token_address,

@@ -12,8 +12,9 @@
 import { Context, Effect, Layer } from "effect"
 import type { BadRequest, Conflict, NotFound, OutOfScope } from "../api/Errors.ts"
 import type { BuildError, StoredBuild } from "../builds/OperationBuilder.ts"
+import type { ApprovalRequest } from "../domain/Approvals.ts"
 import type { UserOpBuild } from "../domain/Operations.ts"
-import { makeActions, registerSettlement, type Reservation } from "./Actions.ts"
+import { type ApprovedAction, makeActions, registerSettlement, type Reservation } from "./Actions.ts"
 import { DelegationRepo } from "./DelegationRepo.ts"
 import type { Delegation, DelegationBuild, DelegationStatus, PolicySnapshotType, RedemptionRecord } from "./Domain.ts"
 import { type BuildInput, type CreateInput, makeEnable } from "./Enable.ts"
@@ -22,7 +23,7 @@ import { makeReads, type Signer } from "./Reads.ts"
 import { RedemptionRepo } from "./RedemptionRepo.ts"
 import { makeRevokeFreeze } from "./RevokeFreeze.ts"
 
-export { type Reservation, ReservationTtl } from "./Actions.ts"
+export { type ApprovedAction, type Reservation, ReservationTtl } from "./Actions.ts"
 export { type BuildInput, type CreateInput, EnableWait, MinLifetime } from "./Enable.ts"
 
 export class Delegations extends Context.Service<Delegations, {
@@ -43,7 +44,20 @@ export class Delegations extends Context.Service<Delegations, {
   redemptions(signer: Signer, id: string): Effect.Effect<ReadonlyArray<RedemptionRecord>, NotFound>
   /** Evaluates and reserves under the delegation's row lock; `OutOfScope` (recorded) on a decline. */
   reserve(signer: Signer, id: string, action: ActionInput): Effect.Effect<Reservation, BadRequest | NotFound | OutOfScope>
+  /** The action's build (a 400 naming its approval request when the grant's approval rule holds it back). */
   act(signer: Signer, id: string, action: ActionInput): Effect.Effect<UserOpBuild, BadRequest | NotFound | BuildError>
+  /** The action's build; or, when the grant's approval rule holds it back, its approval request (issue 25). */
+  request(signer: Signer, id: string, action: ActionInput): Effect.Effect<UserOpBuild | ApprovalRequest, BadRequest | NotFound | BuildError>
+  /** An approved action's build, its approvals attached, and the reservation it holds (src/approvals). */
+  buildApproved(
+    signer: Signer,
+    id: string,
+    approved: ApprovedAction
+  ): Effect.Effect<{ readonly build: UserOpBuild; readonly reservationId: string }, BadRequest | NotFound | BuildError>
+  /** Releases the reservation of an approval request that was denied or expired. */
+  releaseHeld(reservationId: string): Effect.Effect<void>
+  /** A reservation's status, and whether it still holds budget. */
+  reservationState(reservationId: string): Effect.Effect<{ readonly status: string; readonly held: boolean } | undefined>
   revoke(signer: Signer, id: string): Effect.Effect<UserOpBuild, BadRequest | NotFound | BuildError>
   /** Relay policy check (registered for `delegated_action`): re-checks the action's reservation under the row lock. */
   beforeSubmit(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }): Effect.Effect<void, OutOfScope>
@@ -65,7 +79,7 @@ const make = Effect.gen(function*() {
 
   const { build, create } = enable
   const { list, get, snapshots, redemptions } = reads
-  const { reserve, act, beforeSubmit } = actions
+  const { reserve, act, request, beforeSubmit, buildApproved, releaseHeld, reservationState } = actions
   const { revoke } = revokeFreeze
-  return Delegations.of({ build, create, list, get, snapshots, redemptions, reserve, act, revoke, beforeSubmit })
+  return Delegations.of({ build, create, list, get, snapshots, redemptions, reserve, act, request, buildApproved, releaseHeld, reservationState, revoke, beforeSubmit })
 })

@@ -58,6 +58,20 @@ export const Redeemers = Schema.Struct({
 }).annotate({ identifier: "Redeemers" })
 export type Redeemers = typeof Redeemers.Type
 
+/**
+ * An approval rule (beyond the contract; issue 25), held on chain by ApprovalEnforcer: a transfer
+ * above its token's threshold, or of a budget token with no threshold, needs the EIP-712
+ * approvals of `required` distinct `approvers` (addresses: a key, or a deployed smart account
+ * signing through ERC-1271). docs/approvals.md.
+ */
+export const ApprovalRuleWire = Schema.Struct({
+  required: Schema.Int,
+  approvers: Schema.Array(Address),
+  /** The most one transfer of each token moves without approvals (token units; 0: every transfer needs them). */
+  thresholds: Schema.Array(Schema.Struct({ token: TokenRef, amount: Schema.Finite }))
+}).annotate({ identifier: "ApprovalRule" })
+export type ApprovalRuleWire = typeof ApprovalRuleWire.Type
+
 export const PolicySet = Schema.Struct({
   budgets: Schema.Array(Budget),
   perActionMax: TokenAmount,
@@ -67,7 +81,9 @@ export const PolicySet = Schema.Struct({
   expiresAt: Timestamp,
   freezeGated: Schema.Boolean,
   /** Every build sets it (default `delegate`); absent on grants built before it existed (no redeemer caveat). */
-  redeemers: Schema.optionalKey(Redeemers)
+  redeemers: Schema.optionalKey(Redeemers),
+  /** Beyond the contract: approvals above a threshold (absent: the grant acts alone up to its limits). */
+  approval: Schema.optionalKey(ApprovalRuleWire)
 }).annotate({ identifier: "PolicySet" })
 export type PolicySet = typeof PolicySet.Type
 
@@ -152,6 +168,18 @@ export const DelegationBuildRequest = Schema.Struct({
   redeemers: Schema.optionalKey(Schema.Struct({
     mode: Schema.Literals(["delegate", "named", "redelegation"]),
     addresses: Schema.optionalKey(Schema.Array(Address))
+  })),
+  /**
+   * Beyond the contract: approvals above a threshold, held on chain (docs/approvals.md). `required`
+   * of `approvers` must sign a transfer above its token's threshold (or of a budget token without one).
+   */
+  approval: Schema.optionalKey(Schema.Struct({
+    required: Schema.Int,
+    approvers: Schema.Array(Address).check(Schema.isMaxLength(64)),
+    thresholds: Schema.optionalKey(Schema.Array(Schema.Struct({
+      token: Schema.Struct({ symbol: TextOfLength(1, 64) }),
+      amount: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
+    })).check(Schema.isMaxLength(64)))
   }))
 }).annotate({ identifier: "DelegationBuildRequest" })
 

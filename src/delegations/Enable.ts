@@ -22,6 +22,7 @@ import { grantTermsOf, makeGrant } from "./Grant.ts"
 import { isNativeSymbol, nativeToken } from "./Native.ts"
 import type { PeriodInput } from "./Periods.ts"
 import { humanSummary, makePolicySet } from "./Policy.ts"
+import { type ApprovalRuleInput, approverProblem } from "./ApprovalRule.ts"
 import { delegateProblem, type RedeemersInput } from "./Redeemers.ts"
 import type { StreamInput } from "./Streams.ts"
 import { Relay } from "./Ports.ts"
@@ -51,6 +52,7 @@ export interface BuildInput {
   readonly expiresAt?: string
   readonly accountId?: string
   readonly redeemers?: RedeemersInput
+  readonly approval?: ApprovalRuleInput
 }
 
 export interface CreateInput {
@@ -101,13 +103,17 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
       isNativeSymbol(b.token.symbol) ? Effect.succeed(nativeToken(input.chainId)) : tokens.resolve(input.chainId, b.token.symbol))
     const now = new Date()
     const made = makePolicySet(input, budgetTokens, now, minLifetimeMs)
-    if (made._tag === "Invalid") return yield* new BadRequest({ message: made.message })
+    if (made._tag === "Invalid") {
+      return yield* new BadRequest({ message: made.message, ...(made.field === undefined ? {} : { details: { field: made.field } }) })
+    }
     const policy = made.policy
     const delegatee = lower(input.delegateeAddress) as Address
     // Any address that can call the DelegationManager may be the delegate (an EOA, a smart account,
     // ours or not); one that never could is refused, not granted a grant nobody can use.
     const problem = delegateProblem(delegatee, account.address, deploymentContracts(network))
     if (problem !== undefined) return yield* new BadRequest({ message: `delegateeAddress cannot redeem this grant: ${problem}` })
+    const selfApproval = policy.approval === undefined ? undefined : approverProblem(policy.approval, delegatee)
+    if (selfApproval !== undefined) return yield* new BadRequest({ message: selfApproval.message, details: { field: selfApproval.field } })
     // One delegation for the whole grant, every limit a caveat (Grant.ts); a limit the chain
     // cannot hold is a 400, never a grant that silently enforces less.
     const terms = grantTermsOf(policy, decimalsOf, { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }, now)

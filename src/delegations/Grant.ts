@@ -45,7 +45,8 @@ import { createCaveatBuilder } from "@metamask/smart-accounts-kit/utils"
 import { type Address, encodeAbiParameters, encodePacked, type Hex, pad } from "viem"
 import { type ApprovalRule, approvalArgs, approvalTerms, type ApprovalSet, invalidRule } from "../chain/Approvals.ts"
 import type { DelegationEnvironment } from "../chain/Network.ts"
-import type { Redeemers } from "./Domain.ts"
+import { approvalTermsOf } from "./ApprovalRule.ts"
+import type { ApprovalRuleWire, Redeemers } from "./Domain.ts"
 import { isNative } from "./Native.ts"
 import { toUnits, TRANSFER_SELECTOR } from "./Policy.ts"
 import { redeemerList } from "./Redeemers.ts"
@@ -399,6 +400,7 @@ export const grantTermsOf = (
     readonly allowedActions: ReadonlyArray<{ readonly target: string }>
     readonly expiresAt: string
     readonly redeemers?: Redeemers
+    readonly approval?: ApprovalRuleWire
   },
   decimalsOf: (address: string) => number,
   parties: { readonly delegator: Address; readonly delegate: Address; readonly salt: Hex },
@@ -429,6 +431,7 @@ export const grantTermsOf = (
     // A minute before the build: the chain's clock may lag the service's a little.
     startSeconds: Math.floor(now.getTime() / 1000) - 60,
     expiresAtSeconds: Math.floor(new Date(policy.expiresAt).getTime() / 1000),
-    ...(redeemers === undefined ? {} : { redeemers })
+    ...(redeemers === undefined ? {} : { redeemers }),
+    ...(policy.approval === undefined ? {} : { approval: approvalTermsOf(policy.approval, decimalsOf) })
   }
 }

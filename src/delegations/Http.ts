@@ -6,20 +6,40 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { contractOf } from "../api/Contract.ts"
-import { BadRequest } from "../api/Errors.ts"
+import { BadRequest, OutOfScope } from "../api/Errors.ts"
+import type { ApprovalRequest } from "../domain/Approvals.ts"
+import type { UserOpBuild } from "../domain/Operations.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { Delegations } from "./Delegations.ts"
 import { OwnerLogLive } from "./OwnerLog.ts"
-import { DeclineRecorder, AccountRulesLive, OperationBuilderLive, RelayHooksLive, RelayLive } from "./Ports.ts"
+import { AccountRulesLive, ApprovalGateLive, DeclineRecorder, OperationBuilderLive, RelayHooksLive, RelayLive } from "./Ports.ts"
 import { DelegationsApi } from "./Api.ts"
 
 /** Delegations with what it stands on; the relay layers are shared constants (one builder, one hook registry, one relay). */
 export const DelegationsLive = Layer.mergeAll(Delegations.layer, OwnerLogLive).pipe(
   Layer.provide(
-    Layer.mergeAll(DeclineRecorder.layerAudit, TokenRegistry.layer, OperationBuilderLive, RelayHooksLive, RelayLive, AccountRulesLive)
+    Layer.mergeAll(
+      DeclineRecorder.layerAudit,
+      TokenRegistry.layer,
+      OperationBuilderLive,
+      RelayHooksLive,
+      RelayLive,
+      AccountRulesLive,
+      ApprovalGateLive
+    )
   )
 )
+
+/** A held action is answered as the approval request it became (docs/approvals.md: why a 422 and not a 202). */
+const buildOrHeld = (answer: UserOpBuild | ApprovalRequest) =>
+  "userOp" in answer ? Effect.succeed(answer) : Effect.fail(
+    new OutOfScope({
+      message: `Above its threshold this action needs ${answer.required} approvals: approval request ${answer.id} is ${answer.status} until ${answer.deadline}`,
+      declineReason: "approval_required",
+      details: { approvalId: answer.id, link: answer.link, status: answer.status, required: answer.required, deadline: answer.deadline }
+    })
+  )
 
 const perDelegationFreeze = (delegationId: string) =>
   Effect.gen(function*() {
@@ -41,7 +61,7 @@ export const DelegationsHandlers = HttpApiBuilder.group(
       .handle("create", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => delegations.create(s, payload)))
       .handle("get", ({ params }) => Effect.flatMap(CurrentSigner, (s) => delegations.get(s, params.delegationId)))
       .handle("act", ({ params, payload }) =>
-        Effect.flatMap(CurrentSigner, (s) => delegations.act(s, params.delegationId, payload)))
+        Effect.flatMap(CurrentSigner, (s) => delegations.request(s, params.delegationId, payload)).pipe(Effect.flatMap(buildOrHeld)))
       .handle("freeze", ({ params }) => perDelegationFreeze(params.delegationId))
       .handle("unfreeze", ({ params }) => perDelegationFreeze(params.delegationId))
       .handle("revoke", ({ params }) => Effect.flatMap(CurrentSigner, (s) => delegations.revoke(s, params.delegationId)))

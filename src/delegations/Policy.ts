@@ -7,6 +7,7 @@
 import { formatUnits, parseUnits } from "viem"
 import type { Address } from "../domain/Primitives.ts"
 import type { Token } from "../tokens/TokenRegistry.ts"
+import { approvalRuleOf, type ApprovalRuleInput, isRuleProblem } from "./ApprovalRule.ts"
 import type { BudgetPeriod, BudgetStream, PolicySet } from "./Domain.ts"
 import { isNative, NATIVE_ADDRESS } from "./Native.ts"
 import { currentPeriod, periodOf, type PeriodInput } from "./Periods.ts"
@@ -78,9 +79,12 @@ export interface PolicyInput {
   readonly allowedActions?: ReadonlyArray<{ readonly name: string; readonly target: string; readonly selectors: ReadonlyArray<string> }>
   readonly expiresAt?: string
   readonly redeemers?: RedeemersInput
+  readonly approval?: ApprovalRuleInput
 }
 
-export type PolicyResult = { readonly _tag: "Ok"; readonly policy: PolicySet } | { readonly _tag: "Invalid"; readonly message: string }
+export type PolicyResult =
+  | { readonly _tag: "Ok"; readonly policy: PolicySet }
+  | { readonly _tag: "Invalid"; readonly message: string; readonly field?: string }
 
 const tokenRef = (t: Token) => ({ symbol: t.symbol, chainId: t.chainId, address: t.address })
 const invalid = (message: string): PolicyResult => ({ _tag: "Invalid", message })
@@ -197,6 +201,10 @@ export const makePolicySet = (
   }
   const redeemers = redeemersOf(input.redeemers)
   if (typeof redeemers === "string") return invalid(redeemers)
+  const approval = input.approval === undefined
+    ? undefined
+    : approvalRuleOf(input.approval, budgetTokens, perActionMax.amount, { native, stream: streams.some((s) => s !== undefined) })
+  if (approval !== undefined && isRuleProblem(approval)) return { _tag: "Invalid", message: approval.message, field: approval.field }
 
   return {
     _tag: "Ok",
@@ -217,7 +225,8 @@ export const makePolicySet = (
       allowedActions,
       expiresAt: expiresAt.toISOString(),
       freezeGated: true,
-      redeemers
+      redeemers,
+      ...(approval === undefined ? {} : { approval })
     }
   }
 }

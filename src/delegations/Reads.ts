@@ -30,7 +30,8 @@ const noAddress = <T extends { readonly token: { readonly symbol: string; readon
 const policyForDetail = (p: PolicySet): PolicySet => ({
   ...p,
   budgets: p.budgets.map(noAddress),
-  perActionMax: noAddress(p.perActionMax)
+  perActionMax: noAddress(p.perActionMax),
+  ...(p.approval === undefined ? {} : { approval: { ...p.approval, thresholds: p.approval.thresholds.map(noAddress) } })
 })
 
 /** Pending and failed delegations never existed for readers. */

@@ -2,6 +2,7 @@
  * The grant in plain language: every limit the chain holds (one clause per caveat of the
  * grant's delegation: Grant.ts; docs/onchain.md has the table), and nothing it does not.
  */
+import { approvalWords } from "./ApprovalRule.ts"
 import type { PolicySet } from "./Domain.ts"
 import { isNative } from "./Native.ts"
 import { periodWords } from "./Periods.ts"
@@ -41,6 +42,7 @@ export const humanSummary = (policy: PolicySet, delegatee: string, name?: string
   const only = native ? "It may only send ETH, with no call data (so it calls no contract function)." : `It may only call ${calls}, with no ETH attached.`
   return `${who} may spend ${listJoin(spend)}, at most ${perAction} per action, in at most ${actions}${across}, ` +
     `${recipients}, until ${utc(policy.expiresAt)}. ${only} ${redeemerWords(policy.redeemers)}` +
+    approvalWords(policy.approval, policy.budgets.map((b) => b.token.symbol)) +
     `Nothing else is allowed: the chain enforces each of these limits, even if the delegate goes around this service. ` +
     `You can revoke it at any time, and it is blocked while the account is frozen.`
 }

@@ -35,6 +35,7 @@ import delegationRedemptions from "./0220_delegation_redemptions.ts"
 import accountsPerChain from "./0250_accounts_per_chain.ts"
 import sponsorshipPerChain from "./0251_sponsorship_per_chain.ts"
 import permissionApprovals from "./0260_permission_approvals.ts"
+import approvalRequests from "./0270_approval_requests.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -67,5 +68,6 @@ export const migrations = Migrator.fromRecord({
   "0220_delegation_redemptions": delegationRedemptions,
   "0250_accounts_per_chain": accountsPerChain,
   "0251_sponsorship_per_chain": sponsorshipPerChain,
-  "0260_permission_approvals": permissionApprovals
+  "0260_permission_approvals": permissionApprovals,
+  "0270_approval_requests": approvalRequests
 })

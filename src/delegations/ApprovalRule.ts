@@ -1,0 +1,122 @@
+/**
+ * A grant's approval rule (issue 25), as the PolicySet holds it: per budget token, the most one
+ * transfer may move alone (its threshold); above it, or for a budget token with no threshold,
+ * m of n named approvers must sign an EIP-712 approval of that exact transfer. The chain holds
+ * it (`ApprovalEnforcer`, the grant's last caveat: Grant.ts, src/chain/Approvals.ts). Pure
+ * functions: the request's rule validated (every refusal names its field), the grant's terms,
+ * the summary's words. Rules: docs/approvals.md.
+ */
+import type { Address } from "viem"
+import { MAX_APPROVERS } from "../chain/Approvals.ts"
+import type { Token } from "../tokens/TokenRegistry.ts"
+import type { ApprovalRuleWire } from "./Domain.ts"
+
+export interface ApprovalRuleInput {
+  readonly required: number
+  readonly approvers: ReadonlyArray<string>
+  readonly thresholds?: ReadonlyArray<{ readonly token: { readonly symbol: string }; readonly amount: number }>
+}
+
+/** A refusal of the rule: the field it names and why. */
+export interface RuleProblem {
+  readonly field: string
+  readonly message: string
+}
+
+const ZERO = /^0x0{40}$/i
+const isAddress = (s: string) => /^0x[0-9a-fA-F]{40}$/.test(s)
+const fmt = (n: number) => n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 18 })
+
+/** A JSON amount (≥ 0) in base units, or `undefined` when finer than the token's decimals. */
+const unitsOf = (amount: number, decimals: number): bigint | undefined => {
+  if (!Number.isFinite(amount) || amount < 0) return undefined
+  const text = amount.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 20 })
+  const [whole = "0", fraction = ""] = text.split(".")
+  if (fraction.length > decimals) return undefined
+  return BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, "0") || "0")
+}
+
+/**
+ * The PolicySet's rule, or the problem with the request's. `budgetTokens` are the grant's
+ * budget tokens (in order), `perActionMax` the policy's per-action maximum (the same amount in
+ * every budget token: a threshold above it could never be reached, TransferCapEnforcer refuses
+ * first). `native`: an ETH or stream grant, which the enforcer cannot gate.
+ */
+export const approvalRuleOf = (
+  input: ApprovalRuleInput,
+  budgetTokens: ReadonlyArray<Token>,
+  perActionMax: number,
+  shape: { readonly native: boolean; readonly stream: boolean }
+): ApprovalRuleWire | RuleProblem => {
+  if (shape.native || shape.stream) {
+    return { field: "approval", message: "an approval rule holds ERC-20 transfers of total or renewing budgets: it cannot go with a stream or an ETH budget" }
+  }
+  const approvers = input.approvers.map((a) => a.toLowerCase())
+  const n = approvers.length
+  if (n < 1 || n > MAX_APPROVERS) return { field: "approval.approvers", message: `an approval rule names 1 to ${MAX_APPROVERS} approvers (it has ${n})` }
+  for (const [i, a] of approvers.entries()) {
+    if (!isAddress(a)) return { field: `approval.approvers.${i}`, message: `${a} is not an address` }
+    if (ZERO.test(a)) return { field: `approval.approvers.${i}`, message: "the zero address cannot approve anything (no one holds its key)" }
+    if (approvers.indexOf(a) !== i) return { field: `approval.approvers.${i}`, message: `${a} is named twice: each approver counts once` }
+  }
+  if (!Number.isInteger(input.required) || input.required < 1 || input.required > n) {
+    return {
+      field: "approval.required",
+      message: `approval.required (${input.required}) must be a whole number from 1 to the number of approvers (${n})`
+    }
+  }
+  const thresholds: Array<ApprovalRuleWire["thresholds"][number]> = []
+  for (const [i, t] of (input.thresholds ?? []).entries()) {
+    const field = `approval.thresholds.${i}`
+    const token = budgetTokens.find((b) => b.symbol.toUpperCase() === t.token.symbol.toUpperCase())
+    if (token === undefined) return { field: `${field}.token`, message: `${t.token.symbol} has no budget in this grant: a threshold names a budget token` }
+    if (thresholds.some((x) => x.token.address === token.address)) return { field: `${field}.token`, message: `${token.symbol} has two thresholds` }
+    if (unitsOf(t.amount, token.decimals) === undefined) {
+      return { field: `${field}.amount`, message: `the threshold must be 0 or more, with at most ${token.decimals} decimals of ${token.symbol}` }
+    }
+    if (t.amount > perActionMax) {
+      return {
+        field: `${field}.amount`,
+        message: `the threshold (${fmt(t.amount)} ${token.symbol}) is above the per-action maximum (${fmt(perActionMax)}): ` +
+          "no transfer could ever need the approval, since the chain refuses anything above the maximum first"
+      }
+    }
+    thresholds.push({ token: { symbol: token.symbol, chainId: token.chainId, address: token.address }, amount: t.amount })
+  }
+  return { required: input.required, approvers, thresholds }
+}
+
+export const isRuleProblem = (x: ApprovalRuleWire | RuleProblem): x is RuleProblem => "field" in x
+
+/** Why the rule cannot stand for this grant's parties, or `undefined`: the delegate cannot approve its own actions. */
+export const approverProblem = (rule: ApprovalRuleWire, delegate: string): RuleProblem | undefined => {
+  const i = rule.approvers.findIndex((a) => a.toLowerCase() === delegate.toLowerCase())
+  return i < 0 ? undefined : { field: `approval.approvers.${i}`, message: "the delegate cannot be an approver of its own actions" }
+}
+
+/** The rule's enforcer terms (src/chain/Approvals.ts `ApprovalRule`), thresholds in base units. */
+export const approvalTermsOf = (rule: ApprovalRuleWire, decimalsOf: (address: string) => number) => ({
+  required: rule.required,
+  approvers: rule.approvers.map((a) => a.toLowerCase() as Address),
+  thresholds: rule.thresholds.map((t) => {
+    const token = (t.token.address ?? "").toLowerCase() as Address
+    return { token, units: unitsOf(t.amount, decimalsOf(token)) ?? 0n }
+  })
+})
+
+const listJoin = (xs: ReadonlyArray<string>, conjunction = "and") =>
+  xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} ${conjunction} ${xs[xs.length - 1]}`
+
+/** The rule in plain language: what the chain holds (ApprovalEnforcer), nothing more. */
+export const approvalWords = (rule: ApprovalRuleWire | undefined, budgetSymbols: ReadonlyArray<string>): string => {
+  if (rule === undefined) return ""
+  const gated = [
+    ...rule.thresholds.map((t) => t.amount === 0 ? `any ${t.token.symbol} transfer` : `a transfer of more than ${fmt(t.amount)} ${t.token.symbol}`),
+    ...budgetSymbols.filter((s) => !rule.thresholds.some((t) => t.token.symbol === s)).map((s) => `any ${s} transfer`)
+  ]
+  const who = rule.approvers.length === 1
+    ? `the approval of ${rule.approvers[0]}`
+    : `the approvals of ${rule.required === rule.approvers.length ? "all" : `${rule.required} of`} ${listJoin(rule.approvers)}`
+  return `${listJoin(gated, "or").replace(/^./, (c) => c.toUpperCase())} needs ${who}, each an EIP-712 signature of that exact transfer, ` +
+    "valid once and until its deadline. "
+}

@@ -1,0 +1,120 @@
+/**
+ * The approval rule as a PolicySet field (pure): what a build accepts, every refusal naming its
+ * field (m > n, duplicate approvers, the zero address, a threshold above the per-action maximum
+ * or on no budget token, finer than the token, with a stream or ETH), the grant's caveat terms
+ * in base units, and the summary (only what the chain holds).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import type { Address, Hex } from "viem"
+import { approvalTerms, decodeApprovalTerms } from "../../src/chain/Approvals.ts"
+import type { DelegationEnvironment } from "../../src/chain/Network.ts"
+import { approverProblem, approvalWords } from "../../src/delegations/ApprovalRule.ts"
+import { grantTermsOf, makeGrant } from "../../src/delegations/Grant.ts"
+import { humanSummary, makePolicySet } from "../../src/delegations/Policy.ts"
+import type { Token } from "../../src/tokens/TokenRegistry.ts"
+
+const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}` as Address
+const USDC: Token = { chainId: 31337, symbol: "USDC", name: "USD Coin", address: addr(0xa1).toLowerCase(), decimals: 6 }
+const USDT: Token = { chainId: 31337, symbol: "USDT", name: "Tether", address: addr(0xa2).toLowerCase(), decimals: 6 }
+const ETH: Token = { chainId: 31337, symbol: "ETH", name: "Ether", address: "0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee", decimals: 18 }
+const now = new Date("2026-01-01T00:00:00.000Z")
+const [a1, a2, a3] = [addr(0xc1), addr(0xc2), addr(0xc3)]
+const names = ["TimestampEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "TransferCapEnforcer",
+  "LimitedCallsEnforcer", "MultiTokenPeriodEnforcer", "ApprovalEnforcer", "RedeemerEnforcer"]
+const environment: DelegationEnvironment = {
+  DelegationManager: addr(1),
+  EntryPoint: addr(2),
+  SimpleFactory: addr(3),
+  implementations: {},
+  caveatEnforcers: Object.fromEntries(names.map((n, i) => [n, addr(0x100 + i)]))
+}
+
+const build = (approval: unknown, extra: Record<string, unknown> = {}, tokens: ReadonlyArray<Token> = [USDC, USDT]) =>
+  makePolicySet(
+    {
+      chainId: 31337,
+      budgets: tokens.map((t) => ({ token: { symbol: t.symbol }, amount: 100 })),
+      perActionMax: { token: { symbol: tokens[0]!.symbol }, amount: 20 },
+      approval: approval as never,
+      ...extra
+    },
+    tokens,
+    now
+  )
+const refusal = (approval: unknown, extra: Record<string, unknown> = {}, tokens?: ReadonlyArray<Token>) => {
+  const r = build(approval, extra, tokens)
+  if (r._tag !== "Invalid") throw new Error("accepted")
+  return { field: r.field, message: r.message }
+}
+
+describe("the approval rule in a PolicySet", () => {
+  const rule = { required: 2, approvers: [a1, a2, a3], thresholds: [{ token: { symbol: "usdc" }, amount: 5 }] }
+
+  it("is kept with its tokens resolved and addresses lowercased; the grant holds it in base units", () => {
+    const r = build({ ...rule, approvers: [a1.toUpperCase().replace("0X", "0x"), a2, a3] })
+    if (r._tag !== "Ok") throw new Error(r.message)
+    assert.deepStrictEqual(r.policy.approval, {
+      required: 2,
+      approvers: [a1, a2, a3],
+      thresholds: [{ token: { symbol: "USDC", chainId: 31337, address: USDC.address }, amount: 5 }]
+    })
+    const terms = grantTermsOf(r.policy, () => 6, { delegator: addr(0xd1), delegate: addr(0xd2), salt: "0x01" as Hex }, now)!
+    assert.deepStrictEqual(terms.approval, { required: 2, approvers: [a1, a2, a3], thresholds: [{ token: USDC.address as Address, units: 5_000_000n }] })
+    const g = makeGrant(environment, terms)
+    if (g._tag !== "Ok") throw new Error(g.message)
+    const last = g.delegation.caveats.at(-1)!
+    assert.strictEqual(last.enforcer.toLowerCase(), environment.caveatEnforcers["ApprovalEnforcer"]!.toLowerCase())
+    assert.strictEqual(last.terms, approvalTerms(terms.approval!))
+    assert.deepStrictEqual(decodeApprovalTerms(last.terms as Hex)?.thresholds, [{ token: USDC.address as Address, units: 5_000_000n }])
+  })
+
+  it("a threshold of 0 and a token without one: every transfer of it needs approvals (and the summary says so)", () => {
+    const r = build({ required: 1, approvers: [a1], thresholds: [{ token: { symbol: "USDC" }, amount: 0 }] })
+    if (r._tag !== "Ok") throw new Error(r.message)
+    const words = approvalWords(r.policy.approval, ["USDC", "USDT"])
+    assert.include(words, "Any USDC transfer or any USDT transfer needs the approval of " + a1)
+    assert.include(words, "EIP-712 signature of that exact transfer")
+  })
+
+  it("the summary states the rule and nothing the chain does not hold", () => {
+    const r = build(rule)
+    if (r._tag !== "Ok") throw new Error(r.message)
+    const s = humanSummary(r.policy, addr(0xd2), "Bot")
+    assert.include(s, `A transfer of more than 5 USDC or any USDT transfer needs the approvals of 2 of ${a1}, ${a2} and ${a3}`)
+    assert.include(s, "valid once and until its deadline")
+    // No promise the chain cannot keep (who is notified, how fast, that the service asks).
+    for (const word of ["notif", "webhook", "service will"]) assert.notInclude(s.toLowerCase(), word)
+    const plain = build(undefined)
+    if (plain._tag !== "Ok") throw new Error(plain.message)
+    assert.notInclude(humanSummary(plain.policy, addr(0xd2)), "approval")
+  })
+
+  it("refuses what cannot be held, naming the field", () => {
+    assert.deepStrictEqual(refusal({ ...rule, required: 4 }).field, "approval.required", "m > n")
+    assert.deepStrictEqual(refusal({ ...rule, required: 0 }).field, "approval.required")
+    assert.deepStrictEqual(refusal({ ...rule, required: 1.5 }).field, "approval.required")
+    assert.deepStrictEqual(refusal({ ...rule, approvers: [a1, a2, a1] }).field, "approval.approvers.2", "duplicate approvers")
+    assert.deepStrictEqual(refusal({ ...rule, approvers: [a1, a2.toUpperCase().replace("0X", "0x"), a2] }).field, "approval.approvers.2", "duplicates in any case")
+    assert.deepStrictEqual(refusal({ ...rule, approvers: [a1, addr(0)] }).field, "approval.approvers.1", "the zero address")
+    assert.deepStrictEqual(refusal({ ...rule, approvers: [] }).field, "approval.approvers")
+    assert.deepStrictEqual(refusal({ ...rule, approvers: Array.from({ length: 17 }, (_, i) => addr(0xe00 + i)) }).field, "approval.approvers")
+    const above = refusal({ ...rule, thresholds: [{ token: { symbol: "USDC" }, amount: 20.5 }] })
+    assert.deepStrictEqual(above.field, "approval.thresholds.0.amount", "a threshold above the per-action maximum")
+    assert.include(above.message, "above the per-action maximum")
+    assert.deepStrictEqual(refusal({ ...rule, thresholds: [{ token: { symbol: "DAI" }, amount: 1 }] }).field, "approval.thresholds.0.token")
+    assert.deepStrictEqual(refusal({ ...rule, thresholds: [{ token: { symbol: "USDC" }, amount: 1 }, { token: { symbol: "USDC" }, amount: 2 }] }).field, "approval.thresholds.1.token")
+    assert.deepStrictEqual(refusal({ ...rule, thresholds: [{ token: { symbol: "USDC" }, amount: 0.0000001 }] }).field, "approval.thresholds.0.amount")
+    assert.deepStrictEqual(refusal({ ...rule, thresholds: [] }, { budgets: [{ token: { symbol: "ETH" }, amount: 1 }], perActionMax: { token: { symbol: "ETH" }, amount: 1 } }, [ETH]).field, "approval")
+    assert.deepStrictEqual(
+      refusal({ ...rule, thresholds: [] }, { budgets: [{ token: { symbol: "USDC" }, amount: 10, stream: { perSecond: 1 } }] }, [USDC]).field,
+      "approval"
+    )
+  })
+
+  it("the delegate cannot approve its own actions", () => {
+    const r = build(rule)
+    if (r._tag !== "Ok") throw new Error(r.message)
+    assert.deepStrictEqual(approverProblem(r.policy.approval!, a2.toUpperCase().replace("0X", "0x"))?.field, "approval.approvers.1")
+    assert.isUndefined(approverProblem(r.policy.approval!, addr(0xd2)))
+  })
+})
