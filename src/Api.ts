@@ -11,6 +11,7 @@ import { DelegationsApi } from "./delegations/Api.ts"
 import { LaunchpadApi } from "./launchpad/Api.ts"
 import { MarketplaceApi, MarketplaceStreamApi } from "./marketplace/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
+import { PaymentsApi } from "./payments/Api.ts"
 import { SystemApi } from "./system/Api.ts"
 import { UserOpsApi } from "./userops/Api.ts"
 
@@ -26,6 +27,7 @@ export class Api extends HttpApi.make("delegated-authority")
   .add(MarketplaceApi)
   .add(MarketplaceStreamApi)
   .add(LaunchpadApi)
+  .add(PaymentsApi)
   .middleware(ErrorEnvelope)
   .annotateMerge(
     OpenApi.annotations({
