@@ -28,6 +28,7 @@ import { createBundlerClient, entryPoint07Abi, toPackedUserOperation } from "vie
 import { privateKeyToAccount } from "viem/accounts"
 import { viemChainOf } from "../../src/chain/Chain.ts"
 import { Network } from "../../src/chain/Network.ts"
+import type { LocalNetworkDescription } from "../../src/chain/LocalNetwork.ts"
 import { testNetwork } from "../support/TestChain.ts"
 import { type Session, signLeg, signOp } from "./helpers.ts"
 
@@ -123,9 +124,9 @@ export const redeemBatchCall = (grant: Delegation, executions: ReadonlyArray<Exe
 }
 
 /** The attacker: its smart account (through the kit), its EOA, ETH for gas on both (anvil_setBalance). */
-export const makeAttacker = (key: Hex, expectedAccount: string, rpcUrl?: string) =>
+export const makeAttacker = (key: Hex, expectedAccount: string, rpcUrl?: string, network?: LocalNetworkDescription) =>
   Effect.promise(async () => {
-    const net = { ...testNetwork(), ...(rpcUrl === undefined ? {} : { rpcUrl }) }
+    const net = { ...(network ?? testNetwork()), ...(rpcUrl === undefined ? {} : { rpcUrl }) }
     const chain = viemChainOf(net)
     const publicClient = createPublicClient({ chain, transport: http(net.rpcUrl), pollingInterval: 50 })
     const eoa = privateKeyToAccount(key)

@@ -13,8 +13,9 @@ import { DelegationManager } from "@metamask/delegation-abis"
 import { toAccount } from "../../src/accounts/Accounts.ts"
 import { OperationBuilder } from "../../src/builds/OperationBuilder.ts"
 import { fromWire } from "../../src/builds/Wire.ts"
-import { AccountStack, type Call } from "../../src/chain/Accounts4337.ts"
+import type { Call } from "../../src/chain/Accounts4337.ts"
 import { Chain } from "../../src/chain/Chain.ts"
+import { Chains } from "../../src/chain/Chains.ts"
 import { Network } from "../../src/chain/Network.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { disabledDelegationsCall } from "../../src/delegations/Caveats.ts"
@@ -36,9 +37,11 @@ export const newSession = () => session(generatePrivateKey())
 export type Session = Effect.Success<ReturnType<typeof session>>
 export type Api = Session["api"]
 
+/** Signs with the account stack of the operation's own chain (the EIP-712 domain names it). */
 export const signOp = (key: Hex, op: UserOperation) =>
   Effect.gen(function*() {
-    const stack = yield* AccountStack
+    const chains = yield* Chains
+    const stack = (yield* Effect.orDie(chains.get(op.chainId))).accounts
     const { signature: _s, ...unsigned } = fromWire(op)
     const signature = yield* stack.signUserOperation(key, unsigned)
     return { ...op, signature }

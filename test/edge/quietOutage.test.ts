@@ -9,6 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { inject } from "vitest"
 import { replicaEnv, startService, stopService } from "../support/ServiceProcess.ts"
+import { testNetworks } from "../support/TestChain.ts"
 import { createDatabase, testDatabaseName } from "../support/TestDatabase.ts"
 import { tcpProxy } from "./support.ts"
 
@@ -32,8 +33,17 @@ const linesOf = (output: string): Array<Line> =>
 
 const text = (l: Line) => (Array.isArray(l.message) ? l.message.join(" ") : String(l.message))
 
-/** The loops this test watches, by the prefix of their lines (anchoring needs a key on a configured network: not run here). */
-const LOOPS = ["relay reconciler", "chain follower", "webhook delivery", "retention", "notifications listener"]
+/**
+ * The loops this test watches, by the prefix of their lines (anchoring needs a key on a configured
+ * network: not run here). The relay reconciler and the chain follower run one loop per served chain,
+ * each named by its chain.
+ */
+const LOOPS = [
+  ...testNetworks().flatMap((n) => [`relay reconciler on ${n.name}`, `chain follower on ${n.name}`]),
+  "webhook delivery",
+  "retention",
+  "notifications listener"
+]
 
 describe("quiet outages", () => {
   it.live("one line per background loop when the database goes away, one when it is back; no stack trace per tick", () =>
