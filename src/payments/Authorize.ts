@@ -15,6 +15,7 @@ import { BadRequest, NotFound, OutOfScope } from "../api/Errors.ts"
 import { AuditRecorder } from "../audit/Recorder.ts"
 import type { Signer } from "../auth/Middleware.ts"
 import { mapUpstream } from "../builds/Wire.ts"
+import { ChainUnavailable } from "../chain/Chain.ts"
 import { Chains } from "../chain/Chains.ts"
 import { legTypedData, randomSalt } from "../delegations/Caveats.ts"
 import { DelegationRepo, type DelegationRow } from "../delegations/DelegationRepo.ts"
@@ -98,7 +99,9 @@ export const makeAuthorize = Effect.gen(function*() {
     if (chainId === undefined) {
       return yield* refused(new PaymentRefused("network", `${JSON.stringify(input.requirement.network)} is not a CAIP-2 eip155:<chainId> network`))
     }
-    const net = yield* chains.get(chainId)
+    const net = yield* chains.get(chainId).pipe(
+      Effect.mapError((e) => new BadRequest({ message: `body.requirement.network: ${e.message}`, details: { ...e.details, path: "body.requirement.network" } }))
+    )
     const row = yield* held(signer, input.delegationId)
     if (row.chain_id !== chainId) {
       return yield* refused(new PaymentRefused("network", `the grant ${row.id} is on eip155:${row.chain_id}, not ${input.requirement.network}`))
@@ -124,7 +127,13 @@ export const makeAuthorize = Effect.gen(function*() {
     }
 
     const now = new Date()
-    const nowSeconds = Math.floor(now.getTime() / 1000)
+    // The deadline is read by the chain (TimestampEnforcer) and the facilitator against the next block's time:
+    // the latest block's, or the wall clock when the (automining) chain is idle, as the facilitator reads it.
+    const latest = yield* mapUpstream(Effect.tryPromise({
+      try: () => net.chain.client.getBlock({ blockTag: "latest" }),
+      catch: (cause) => new ChainUnavailable({ operation: "getBlock", message: String(cause), chainId })
+    }))
+    const nowSeconds = Math.max(Math.floor(now.getTime() / 1000), Number(latest.timestamp))
     const expirySeconds = Math.floor(new Date(row.policy_set.expiresAt).getTime() / 1000)
     // Redeemable for the offer's timeout, never past the grant's own expiry (the chain would refuse it then anyway).
     const validBefore = Math.min(nowSeconds + offer.maxTimeoutSeconds, expirySeconds)
