@@ -18,6 +18,7 @@ import { Chains } from "../../src/chain/Chains.ts"
 import { testDatabaseName } from "../support/TestDatabase.ts"
 import { startInstance, TestServer, TestServerLive } from "../support/TestServer.ts"
 import { waitFor } from "../support/waitFor.ts"
+import { failure, relay, signOp } from "../delegations/helpers.ts"
 import { heldFor, ownerAndAgent, reservationsOf } from "./support.ts"
 import { acceptedOnChain, chainNow, refusedOnChain, signPayment, type Watch } from "./x402/attacker.ts"
 import { paymentOf, requirementOf, startWorld, USD, usdc, type World } from "./x402/support.ts"
@@ -84,6 +85,43 @@ layer(TestServerLive(), { timeout: Duration.seconds(180), excludeTestServices: t
       assert.deepStrictEqual(yield* heldFor(p.grantId), { payments: 1, reservations: 1 }, "reverted redemptions are not payments")
       const log = yield* p.owner.api.activity.list({ query: { limit: 50, delegationId: p.grantId } })
       assert.lengthOf(log.items.filter((e) => e.action === "x402_payment" && e.status === "executed"), 1)
+    }))
+
+  it.effect("a payment authorized before the owner revokes the grant cannot settle after it; new ones are declined", () =>
+    Effect.gen(function*() {
+      const p = yield* ownerAndAgent(world.facilitator.address)
+      const owner = p.owner.account.address as Address
+      const requirements = requirementOf(world, { scheme: "exact", amount: USD(0.1) })
+      const payload = yield* Effect.promise(() =>
+        p.authorizer.authorize({
+          requirement: { scheme: "exact", chainId: 31337, asset: usdc, payTo: world.merchant, amount: USD(0.1), maxTimeoutSeconds: 60, facilitator: world.facilitator.address },
+          validBefore: 0,
+          resource: { url: "https://api.example/before-revoke" }
+        })
+      )
+      const revoke = yield* p.owner.api.delegations.revoke({ params: { delegationId: p.grantId } })
+      assert.strictEqual((yield* relay(p.owner.api, yield* signOp(p.owner.key, revoke.userOp))).outcome, "mined")
+
+      // The facilitator's verify refuses (its simulation), and its own redemption reverts on chain.
+      const verified = yield* Effect.promise(() => world.facilitator.facilitator.verify(paymentOf(requirements, payload), requirements))
+      assert.isFalse(verified.isValid)
+      assert.include(verified.invalidMessage, "CannotUseADisabledDelegation")
+      const watch: Watch = { tokens: [usdc], holders: [owner, world.merchant] }
+      yield* Effect.promise(() =>
+        refusedOnChain(watch, world.facilitatorKey, payload.permissionContext, transferExecution(usdc, world.merchant, USD(0.1)), "CannotUseADisabledDelegation")
+      )
+      const declined = yield* failure(p.agentSession.api.payments.authorize({
+        payload: {
+          delegationId: p.grantId,
+          requirement: { ...requirements, extra: { assetTransferMethod: "erc7710", facilitatorAddress: world.facilitator.address } },
+          resource: { url: "https://api.example/after-revoke" }
+        }
+      }))
+      assert.strictEqual(declined.reason, "revoked")
+      yield* Effect.sleep(Duration.seconds(1))
+      const [only] = yield* p.owner.api.payments.list({ query: { delegationId: p.grantId } })
+      assert.strictEqual(only?.resource?.url, "https://api.example/before-revoke")
+      assert.notStrictEqual(only?.status, "settled")
     }))
 
   it.effect("an authorized payment never settled holds its reservation only until its deadline", () =>
