@@ -25,7 +25,7 @@ import { makeBuildRepo, type StoredBuild } from "./BuildRepo.ts"
 import { allowanceSetup, matchesBuild, permitMismatch } from "./GasPayment.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen, isRiskReducingIntent } from "./Intents.ts"
 import { currentClientAddress } from "../platform/ClientAddress.ts"
-import { chargeSponsorship, SponsorLimitsConfig, sponsoredFees } from "./Sponsorship.ts"
+import { chargeSponsorship, type SponsorLimits, sponsoredFees, sponsorLimitsOf } from "./Sponsorship.ts"
 import { ACCOUNT_IMPLEMENTATION_VERSION, type GasToken, makeTokenGas } from "./TokenGas.ts"
 import { mapUpstream, toWire, typedDataJson, userOpHashOf } from "./Wire.ts"
 
@@ -123,7 +123,9 @@ const make = Effect.gen(function*() {
   const chains = yield* Chains
   const sponsorPolicy = yield* SponsorPolicy
   const ttl = yield* BuildTtl
-  const sponsorLimits = yield* SponsorLimitsConfig
+  // Each chain's sponsorship limits (its paymaster's budget and fee ceilings).
+  const sponsorLimits = new Map<number, SponsorLimits>()
+  for (const c of chains.all) sponsorLimits.set(c.chainId, yield* sponsorLimitsOf(c.chainId))
   const repo = makeBuildRepo(sql, (chainId) => chains.find(chainId)?.network.tokenPaymaster?.address.toLowerCase())
   // Each chain's own token-gas helpers (its token paymaster and stablecoins).
   const tokenGasOf = new Map(chains.all.map((c) => [c.chainId, makeTokenGas({ chain: c.chain, stack: c.accounts, network: c.network })]))
@@ -204,7 +206,8 @@ const make = Effect.gen(function*() {
     )
 
     // Sponsored fees are capped (the paymaster's signature binds them): no runaway price on the paymaster's deposit.
-    const fees = sponsored ? yield* sponsoredFees(suggestedFees, sponsorLimits) : suggestedFees
+    const limits = sponsorLimits.get(net.chainId)!
+    const fees = sponsored ? yield* sponsoredFees(suggestedFees, limits) : suggestedFees
     const base = {
       sender,
       nonce,
@@ -247,8 +250,8 @@ const make = Effect.gen(function*() {
       // Counted when the paymaster signs (the signed operation may go to any bundler); risk-reducing ones never refused.
       const sponsoredGas = gasFields.callGasLimit + gasFields.verificationGasLimit + gasFields.preVerificationGas +
         (gas.paymasterVerificationGasLimit ?? stub.paymasterVerificationGasLimit) + (gas.paymasterPostOpGasLimit ?? stub.paymasterPostOpGasLimit)
-      const who = { signer: account.signerAddress, clientAddress: yield* currentClientAddress, gas: sponsoredGas, riskReducing }
-      yield* chargeSponsorship(sponsorLimits, who).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      const who = { chainId: net.chainId, signer: account.signerAddress, clientAddress: yield* currentClientAddress, gas: sponsoredGas, riskReducing }
+      yield* chargeSponsorship(limits, who).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     }
     const sponsoredFields = stub === undefined ? {} : yield* paymaster.sponsor(
       {

@@ -1,16 +1,19 @@
 /**
  * What the sponsoring paymaster agrees to pay for (docs/onchain.md, "Paymaster and gas").
  * Its signature is what grants sponsorship, and a signed operation may go to any bundler,
- * so the limits apply when the service signs — at build time — never at relay time:
+ * so the limits apply when the service signs — at build time — never at relay time. Each
+ * chain's paymaster pays from its own deposit at that chain's gas prices, so every limit is
+ * per chain (issue 29):
  *
- * - a per-signer quota: at most `SPONSOR_QUOTA_OPS` sponsored operations and
+ * - a per-signer quota on each chain: at most `SPONSOR_QUOTA_OPS` sponsored operations and
  *   `SPONSOR_QUOTA_GAS` gas (the operations' gas limits) per `SPONSOR_QUOTA_PERIOD`;
- * - a per-client-address quota (`SPONSOR_ADDRESS_QUOTA_OPS` / `_GAS`, same period): sign-in
- *   is free, so fresh keys from one address share one quota (the address is the TCP peer:
- *   src/platform/ClientAddress.ts);
- * - a global budget (`SPONSOR_BUDGET_OPS` / `_GAS`, same period): what the paymaster may pay
- *   for in a period, whoever asks. Crossing `SPONSOR_BUDGET_WARN_AT` (80 %) logs a warning
- *   once; `SponsorshipBudget.current` answers the period's figures (for metrics).
+ * - a per-client-address quota on each chain (`SPONSOR_ADDRESS_QUOTA_OPS` / `_GAS`, same
+ *   period): sign-in is free, so fresh keys from one address share one quota (the address is
+ *   the TCP peer: src/platform/ClientAddress.ts);
+ * - each chain's budget (`SPONSOR_BUDGET_OPS` / `_GAS`, same period; per chain
+ *   `CHAIN_<id>_SPONSOR_BUDGET_OPS` / `_GAS`): what that chain's paymaster may pay for in a
+ *   period, whoever asks. Crossing `SPONSOR_BUDGET_WARN_AT` (80 %) logs a warning once;
+ *   `SponsorshipBudget.current` answers each chain's figures (for metrics).
  *
  * Each is counted by a conditional upsert, all three in one transaction (race-free across
  * builds and service processes; a refusal by one rolls the others back). Past a quota: 429
@@ -18,16 +21,19 @@
  * `service_unavailable`, likewise.
  *
  * - a fee ceiling: the priority fee is capped at `SPONSOR_MAX_PRIORITY_FEE_GWEI` and the
- *   max fee at `SPONSOR_MAX_FEE_GWEI`; when the network's base fee leaves no room under
- *   the ceiling the build is a 503 `service_unavailable` with `Retry-After` (gas is too
- *   expensive to sponsor now). The VerifyingPaymaster's signed hash covers the fees, so a
- *   sponsorship cannot be replayed at a higher price.
+ *   max fee at `SPONSOR_MAX_FEE_GWEI` (per chain `CHAIN_<id>_SPONSOR_MAX_FEE_GWEI` /
+ *   `CHAIN_<id>_SPONSOR_MAX_PRIORITY_FEE_GWEI`: an L2's gas is not mainnet's); when the
+ *   network's base fee leaves no room under the ceiling the build is a 503
+ *   `service_unavailable` with `Retry-After` (gas is too expensive to sponsor now). The
+ *   VerifyingPaymaster's signed hash covers the fees, so a sponsorship cannot be replayed at a
+ *   higher price.
  *
  * Risk-reducing builds (freeze, revoke) are always sponsored: never counted by the quotas,
  * never refused by the budget; they are counted in the budget's figures (what the paymaster
  * pays), so ordinary builds are refused the sooner (their fees are still capped).
  */
-import { Config, Context, Duration, Effect, Layer } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option } from "effect"
+import { Chains } from "../chain/Chains.ts"
 import { SqlClient } from "effect/sql"
 import { ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
 
@@ -51,11 +57,11 @@ export interface SponsorLimits {
   readonly maxPriorityFeePerGas: bigint
 }
 
-const gwei = (name: string, fallback: number) =>
-  Config.Number(name).pipe(Config.withDefault(fallback), Config.map((n) => BigInt(Math.round(n * 1e9))))
+const gweiOf = (name: string) => Config.Number(name).pipe(Config.map((n) => BigInt(Math.round(n * 1e9))))
+const gwei = (name: string, fallback: number) => gweiOf(name).pipe(Config.withDefault(BigInt(Math.round(fallback * 1e9))))
 
-const gasUnits = (name: string, fallback: number) =>
-  Config.Number(name).pipe(Config.withDefault(fallback), Config.map((n) => BigInt(Math.max(0, Math.floor(n)))))
+const gasUnitsOf = (name: string) => Config.Number(name).pipe(Config.map((n) => BigInt(Math.max(0, Math.floor(n)))))
+const gasUnits = (name: string, fallback: number) => gasUnitsOf(name).pipe(Config.withDefault(BigInt(fallback)))
 
 export const SponsorLimitsConfig: Config.Config<SponsorLimits> = Config.all({
   ops: Config.Int("SPONSOR_QUOTA_OPS").pipe(Config.withDefault(200)),
@@ -69,6 +75,22 @@ export const SponsorLimitsConfig: Config.Config<SponsorLimits> = Config.all({
   maxFeePerGas: gwei("SPONSOR_MAX_FEE_GWEI", 100),
   maxPriorityFeePerGas: gwei("SPONSOR_MAX_PRIORITY_FEE_GWEI", 2)
 })
+
+/** Chain `chainId`'s limits: the shared ones, its budget and fee ceilings overridden by `CHAIN_<id>_SPONSOR_*` where set. */
+export const sponsorLimitsOf = (chainId: number): Config.Config<SponsorLimits> =>
+  Config.all({
+    base: SponsorLimitsConfig,
+    budgetOps: Config.option(Config.Int(`CHAIN_${chainId}_SPONSOR_BUDGET_OPS`)),
+    budgetGas: Config.option(gasUnitsOf(`CHAIN_${chainId}_SPONSOR_BUDGET_GAS`)),
+    maxFee: Config.option(gweiOf(`CHAIN_${chainId}_SPONSOR_MAX_FEE_GWEI`)),
+    maxPriority: Config.option(gweiOf(`CHAIN_${chainId}_SPONSOR_MAX_PRIORITY_FEE_GWEI`))
+  }).pipe(Config.map(({ base, budgetGas, budgetOps, maxFee, maxPriority }) => ({
+    ...base,
+    budgetOps: Option.getOrElse(budgetOps, () => base.budgetOps),
+    budgetGas: Option.getOrElse(budgetGas, () => base.budgetGas),
+    maxFeePerGas: Option.getOrElse(maxFee, () => base.maxFeePerGas),
+    maxPriorityFeePerGas: Option.getOrElse(maxPriority, () => base.maxPriorityFeePerGas)
+  })))
 
 export interface Fees {
   readonly maxFeePerGas: bigint
@@ -108,8 +130,9 @@ const UNLIMITED_GAS = (2n ** 200n).toString()
 const opsCap = (n: number) => (n <= 0 ? Number.MAX_SAFE_INTEGER : n)
 const gasCap = (n: bigint) => (n <= 0n ? UNLIMITED_GAS : n.toString())
 
-/** Who asks for a sponsored operation of `gas` (its gas limits' sum). */
+/** Who asks for a sponsored operation of `gas` (its gas limits' sum), on which chain. */
 export interface SponsorCharge {
+  readonly chainId: number
   readonly signer: string
   /** The client address (TCP peer); `undefined` outside a request (then no per-address quota applies). */
   readonly clientAddress: string | undefined
@@ -120,7 +143,8 @@ export interface SponsorCharge {
 
 /**
  * Counts one sponsored operation against the signer's quota, its client address's quota and
- * the global budget, in one transaction; fails (and counts nothing) past any of them.
+ * the chain's budget (`limits` are the chain's: `sponsorLimitsOf`), in one transaction; fails
+ * (and counts nothing) past any of them.
  */
 export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
   limits: SponsorLimits,
@@ -146,41 +170,33 @@ export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
 
   const charged = yield* sql.withTransaction(Effect.gen(function*() {
     if (!who.riskReducing && (limits.ops > 0 || limits.gas > 0n)) {
-      // One statement: insert the period's row or add to it, only while both sums stay within the quota.
-      const rows = yield* sql<{ ops: number }>`
-        INSERT INTO sponsor_usage (signer_address, period_start, ops, gas)
-        SELECT ${who.signer.toLowerCase()}, ${start}, 1, ${gas}::numeric
-        WHERE ${gas}::numeric <= ${gasCap(limits.gas)}::numeric AND 1 <= ${opsCap(limits.ops)}
-        ON CONFLICT (signer_address, period_start) DO UPDATE
-          SET ops = sponsor_usage.ops + 1, gas = sponsor_usage.gas + EXCLUDED.gas
-          WHERE sponsor_usage.ops + 1 <= ${opsCap(limits.ops)} AND sponsor_usage.gas + EXCLUDED.gas <= ${gasCap(limits.gas)}::numeric
-        RETURNING ops`
+      const rows = yield* count("signer", `${who.chainId}:${who.signer.toLowerCase()}`, limits.ops, limits.gas, false)
       if (rows.length === 0) {
         return yield* new TooManyRequests({
-          message: `The sponsorship quota of this signer is used up (${limits.ops} operations, ${limits.gas} gas per ` +
+          message: `The sponsorship quota of this signer on this chain is used up (${limits.ops} operations, ${limits.gas} gas per ` +
             `${Duration.format(limits.period)}); pay gas in a stablecoin, or try again when the period ends`,
-          details: { retryAfterSeconds, quotaOps: limits.ops, quotaGas: limits.gas.toString() }
+          details: { retryAfterSeconds, quotaOps: limits.ops, quotaGas: limits.gas.toString(), chainId: who.chainId }
         })
       }
     }
     if (!who.riskReducing && who.clientAddress !== undefined && (limits.addressOps > 0 || limits.addressGas > 0n)) {
-      const rows = yield* count("address", who.clientAddress, limits.addressOps, limits.addressGas, false)
+      const rows = yield* count("address", `${who.chainId}:${who.clientAddress}`, limits.addressOps, limits.addressGas, false)
       if (rows.length === 0) {
         return yield* new TooManyRequests({
           message: `The sponsorship quota of this client address is used up (${limits.addressOps} operations, ` +
             `${limits.addressGas} gas per ${Duration.format(limits.period)}, whatever the signer); pay gas in a stablecoin, ` +
             `or try again when the period ends`,
-          details: { retryAfterSeconds, quotaOps: limits.addressOps, quotaGas: limits.addressGas.toString(), scope: "address" }
+          details: { retryAfterSeconds, quotaOps: limits.addressOps, quotaGas: limits.addressGas.toString(), scope: "address", chainId: who.chainId }
         })
       }
     }
-    const total = yield* count("global", "", limits.budgetOps, limits.budgetGas, who.riskReducing)
+    const total = yield* count("budget", String(who.chainId), limits.budgetOps, limits.budgetGas, who.riskReducing)
     if (total.length === 0) {
       return yield* new ServiceUnavailable({
-        message: `The service's sponsorship budget for this period is used up (${limits.budgetOps} operations, ` +
+        message: `The service's sponsorship budget on this chain for this period is used up (${limits.budgetOps} operations, ` +
           `${limits.budgetGas} gas per ${Duration.format(limits.period)}); pay gas in a stablecoin, or try again when the ` +
           `period ends. Freezes and revokes are still sponsored.`,
-        details: { retryAfterSeconds, budgetOps: limits.budgetOps, budgetGas: limits.budgetGas.toString() }
+        details: { retryAfterSeconds, budgetOps: limits.budgetOps, budgetGas: limits.budgetGas.toString(), chainId: who.chainId }
       })
     }
     return { ops: total[0]!.ops, gas: BigInt(total[0]!.gas) }
@@ -191,7 +207,7 @@ export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
     cap > 0n && warnLine(cap, limits.warnAt) > used - added && warnLine(cap, limits.warnAt) <= used
   if (crossed(BigInt(charged.ops), 1n, BigInt(limits.budgetOps)) || crossed(charged.gas, who.gas, limits.budgetGas)) {
     yield* Effect.logWarning(
-      `sponsorship: ${Math.round(limits.warnAt * 100)} % of this period's budget is used (${charged.ops} of ` +
+      `sponsorship on chain ${who.chainId}: ${Math.round(limits.warnAt * 100)} % of this period's budget is used (${charged.ops} of ` +
         `${limits.budgetOps || "unlimited"} operations, ${charged.gas} of ${limits.budgetGas || "unlimited"} gas; ` +
         `the period ends ${end.toISOString()}); past the budget ordinary builds are refused (503)`
     )
@@ -201,8 +217,10 @@ export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
 /** The smallest count at or above `share` of `cap`. */
 const warnLine = (cap: bigint, share: number) => (cap * BigInt(Math.round(share * 10_000)) + 9_999n) / 10_000n
 
-/** The current period's sponsorship, as the paymaster's budget sees it. */
+/** The current period's sponsorship on one chain, as its paymaster's budget sees it. */
 export interface SponsorshipFigures {
+  readonly chainId: number
+  readonly chain: string
   readonly periodStart: string
   readonly periodEnd: string
   /** Sponsored operations signed in the period (risk-reducing ones included). */
@@ -221,37 +239,46 @@ export interface SponsorshipFigures {
   readonly exhausted: boolean
 }
 
-/** The sponsorship budget's figures, for an operator (a metrics endpoint reads `current`). */
+/** Each chain's sponsorship budget figures, for an operator (a metrics endpoint reads `current`). */
 export class SponsorshipBudget extends Context.Service<SponsorshipBudget, {
-  readonly current: Effect.Effect<SponsorshipFigures>
+  readonly current: Effect.Effect<ReadonlyArray<SponsorshipFigures>>
 }>()("das/builds/SponsorshipBudget") {
   static readonly layer = Layer.effect(
     SponsorshipBudget,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const limits = yield* SponsorLimitsConfig
-      const current = Effect.gen(function*() {
-        const { start, end } = sponsorPeriod(limits)
-        const rows = yield* sql<{ ops: number; gas: string }>`
-          SELECT ops, gas::text AS gas FROM sponsor_totals WHERE scope = 'global' AND subject = '' AND period_start = ${start}`
-        const ops = rows[0]?.ops ?? 0
-        const gas = BigInt(rows[0]?.gas ?? "0")
-        const opsShare = limits.budgetOps > 0 ? ops / limits.budgetOps : undefined
-        const gasShare = limits.budgetGas > 0n ? Number(gas) / Number(limits.budgetGas) : undefined
-        const share = Math.max(opsShare ?? 0, gasShare ?? 0)
-        return {
-          periodStart: start.toISOString(),
-          periodEnd: end.toISOString(),
-          ops,
-          gas,
-          budgetOps: limits.budgetOps,
-          budgetGas: limits.budgetGas,
-          opsShare,
-          gasShare,
-          warning: share >= limits.warnAt,
-          exhausted: (limits.budgetOps > 0 && ops >= limits.budgetOps) || (limits.budgetGas > 0n && gas >= limits.budgetGas)
-        } satisfies SponsorshipFigures
-      }).pipe(Effect.orDie, Effect.withSpan("SponsorshipBudget.current"))
+      const chains = yield* Chains
+      const limitsOf = yield* Effect.forEach(chains.all, (c) =>
+        Effect.gen(function*() {
+          return { chainId: c.chainId, chain: c.name, limits: yield* sponsorLimitsOf(c.chainId) }
+        }))
+      const figures = ({ chain, chainId, limits }: (typeof limitsOf)[number]) =>
+        Effect.gen(function*() {
+          const { start, end } = sponsorPeriod(limits)
+          const rows = yield* sql<{ ops: number; gas: string }>`
+            SELECT ops, gas::text AS gas FROM sponsor_totals
+            WHERE scope = 'budget' AND subject = ${String(chainId)} AND period_start = ${start}`
+          const ops = rows[0]?.ops ?? 0
+          const gas = BigInt(rows[0]?.gas ?? "0")
+          const opsShare = limits.budgetOps > 0 ? ops / limits.budgetOps : undefined
+          const gasShare = limits.budgetGas > 0n ? Number(gas) / Number(limits.budgetGas) : undefined
+          const share = Math.max(opsShare ?? 0, gasShare ?? 0)
+          return {
+            chainId,
+            chain,
+            periodStart: start.toISOString(),
+            periodEnd: end.toISOString(),
+            ops,
+            gas,
+            budgetOps: limits.budgetOps,
+            budgetGas: limits.budgetGas,
+            opsShare,
+            gasShare,
+            warning: share >= limits.warnAt,
+            exhausted: (limits.budgetOps > 0 && ops >= limits.budgetOps) || (limits.budgetGas > 0n && gas >= limits.budgetGas)
+          } satisfies SponsorshipFigures
+        })
+      const current = Effect.forEach(limitsOf, figures).pipe(Effect.orDie, Effect.withSpan("SponsorshipBudget.current"))
       return SponsorshipBudget.of({ current })
     })
   )

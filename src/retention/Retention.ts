@@ -111,15 +111,7 @@ export class Retention extends Context.Service<Retention, {
             RETURNING id`
       )
 
-      // Sponsorship quota rows outlive any quota period worth having (a month).
-      const sponsorUsage = drain(() =>
-        sql`DELETE FROM sponsor_usage WHERE (signer_address, period_start) IN (
-              SELECT signer_address, period_start FROM sponsor_usage
-              WHERE period_start < now() - interval '31 days'
-              LIMIT ${config.batch})
-            RETURNING signer_address`
-      )
-
+      // Sponsorship counts outlive any quota period worth having (a month).
       const sponsorTotals = drain(() =>
         sql`DELETE FROM sponsor_totals WHERE (scope, subject, period_start) IN (
               SELECT scope, subject, period_start FROM sponsor_totals
@@ -145,7 +137,6 @@ export class Retention extends Context.Service<Retention, {
         const o = yield* step("operation builds", opBuilds)
         const n = yield* step("sign-in nonces", nonces)
         const s = yield* step("sessions", sessions)
-        yield* step("sponsor usage", sponsorUsage)
         yield* step("sponsor totals", sponsorTotals)
         return { opBuilds: o, delegationBuilds: d, reservations: r, nonces: n, sessions: s }
       }).pipe(Effect.withSpan("Retention.prune"))

@@ -15,7 +15,7 @@ import { Chain } from "../../src/chain/Chain.ts"
 import { USER_OPERATION_EVENT } from "../../src/chain/Inclusions.ts"
 import { Network } from "../../src/chain/Network.ts"
 import { newSession, relay, signLeg, signOp } from "../delegations/helpers.ts"
-import { testNetwork } from "../support/TestChain.ts"
+import { secondNetwork, testNetwork } from "../support/TestChain.ts"
 import { testConfig, TestServerLive } from "../support/TestServer.ts"
 
 /** Lines the services log (the 80 % warning). */
@@ -49,6 +49,9 @@ describe("sponsorship", () => {
       assert.isTrue(refused.every((e) => e._tag === "TooManyRequests" && (e.details?.retryAfterSeconds ?? 0) > 0))
       for (const r of ok) assert.isTrue(r.success.simulation.gas.sponsored)
       // (Every 429 with details.retryAfterSeconds carries a Retry-After header: test/edge/retryAfter.test.ts.)
+      // On the second chain (another paymaster) the same signer has a quota of its own.
+      const onB = yield* enableBuild(owner, delegate.account.address, secondNetwork().chainId)
+      assert.isTrue(onB.simulation.gas.sponsored)
       // Another signer has its own quota.
       const other = yield* newSession()
       const theirs = yield* enableBuild(other, delegate.account.address, net.chainId)
@@ -143,10 +146,11 @@ const countedGas = (op: { callGasLimit: string; verificationGasLimit: string; pr
   BigInt(op.callGasLimit) + BigInt(op.verificationGasLimit) + BigInt(op.preVerificationGas) +
   BigInt(op.paymasterVerificationGasLimit ?? "0") + BigInt(op.paymasterPostOpGasLimit ?? "0")
 
-const figuresOf = (config: Record<string, string>) =>
+/** Chain `chainId`'s figures (default: the primary chain's). */
+const figuresOf = (config: Record<string, string>, chainId: number = testNetwork().chainId) =>
   Effect.gen(function*() {
     const budget = yield* SponsorshipBudget
-    return yield* budget.current
+    return (yield* budget.current).find((f) => f.chainId === chainId)!
   }).pipe(Effect.provide(SponsorshipBudget.layer.pipe(Layer.provide(testConfig(config)))))
 
 describe("sponsorship that fresh keys cannot farm (issue 31 item 4)", () => {
@@ -174,8 +178,13 @@ describe("sponsorship that fresh keys cannot farm (issue 31 item 4)", () => {
     }).pipe(Effect.provide(Layer.fresh(TestServerLive({ config: addressConfig })))),
     { timeout: 120_000 })
 
-  const opsBudget = { SPONSOR_BUDGET_OPS: "4", SPONSOR_BUDGET_GAS: "0", SPONSOR_QUOTA_PERIOD: "1 hour" }
-  it.live("the global budget (operations): never more sponsored in a period than the budget, read on chain; 503 past it; 80 % logged", () =>
+  const opsBudget = {
+    SPONSOR_BUDGET_OPS: "4",
+    SPONSOR_BUDGET_GAS: "0",
+    SPONSOR_QUOTA_PERIOD: "1 hour",
+    [`CHAIN_${secondNetwork().chainId}_SPONSOR_BUDGET_OPS`]: "1"
+  }
+  it.live("each chain's budget (operations): never more sponsored in a period than the budget, read on chain; 503 past it; 80 % logged; the other chain's budget its own", () =>
     Effect.gen(function*() {
       const net = yield* Network
       const chain = yield* Chain
@@ -202,7 +211,16 @@ describe("sponsorship that fresh keys cannot farm (issue 31 item 4)", () => {
       assert.isTrue(figures.exhausted)
       assert.isTrue(spent.gasUsed <= figures.gas, "gas used on chain is within the gas limits counted")
       // The crossing of 80 % was logged once (4 × 0.8 = 3.2: the 4th operation crossed it).
-      assert.strictEqual(logLines.filter((l) => l.includes("80 % of this period's budget is used")).length, 1)
+      assert.strictEqual(logLines.filter((l) => l.includes(`sponsorship on chain ${net.chainId}: 80 % of this period's budget is used`)).length, 1)
+
+      // The second chain's paymaster has a budget of its own (CHAIN_<id>_SPONSOR_BUDGET_OPS=1), untouched by the first's.
+      const b = secondNetwork().chainId
+      const onB = yield* Effect.forEach([0, 1], () => freshEnableBuild(b))
+      assert.deepStrictEqual(onB.map((t) => t.built._tag), ["Success", "Failure"])
+      assert.strictEqual((onB[1]!.built as { failure: { _tag: string; details?: { chainId?: number } } }).failure.details?.chainId, b)
+      const figuresB = yield* figuresOf(opsBudget, b)
+      assert.deepStrictEqual([figuresB.ops, figuresB.budgetOps, figuresB.exhausted, figuresB.chain], [1, 1, true, secondNetwork().name])
+      assert.strictEqual((yield* figuresOf(opsBudget)).ops, 4, "the first chain's figures unchanged")
     }).pipe(Effect.provide(Layer.fresh(TestServerLive({ config: opsBudget })).pipe(Layer.provide(capturedLogs)))),
     { timeout: 150_000 })
 

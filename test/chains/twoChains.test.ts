@@ -7,69 +7,23 @@
  * as the other, and a grant signed on one chain redeemed on the other around the service.
  */
 import { assert, layer } from "@effect/vitest"
-import type { Delegation } from "@metamask/smart-accounts-kit"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { type Address, createPublicClient, erc20Abi, type Hex, http } from "viem"
+import { type Address, type Hex, http } from "viem"
 import { createBundlerClient } from "viem/account-abstraction"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Anchor } from "../../src/anchor/Anchor.ts"
 import { fromWire } from "../../src/builds/Wire.ts"
-import { viemChainOf } from "../../src/chain/Chain.ts"
 import { makeAttacker, redeemCall, refused, transfer } from "../delegations/attacker.ts"
-import { failure, newSession, relay, type Session, signLeg, signOp } from "../delegations/helpers.ts"
+import { failure, newSession, relay, signOp } from "../delegations/helpers.ts"
 import { mint, secondNetwork, testNetwork } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
+import { accountOn, balanceOn, grantOn } from "./support.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
 const A = 31337
 const B = 31338
-
-const accountOn = (s: Session, chainId: number) =>
-  Effect.map(s.api.accounts.listAccounts(), (accounts) => accounts.find((a) => a.index === 0 && a.chainId === chainId)!)
-
-const balanceOn = (network: ReturnType<typeof testNetwork>, token: Address, holder: string) =>
-  Effect.promise(() =>
-    createPublicClient({ chain: viemChainOf(network), transport: http(network.rpcUrl) }).readContract({
-      address: token,
-      abi: erc20Abi,
-      functionName: "balanceOf",
-      args: [holder as Address]
-    })
-  )
-
-/** A USDC grant of `owner`'s account on `chainId` to `delegate`'s account there, built, signed and enabled. */
-const grantOn = (owner: Session, delegate: Session, chainId: number, recipient: string) =>
-  Effect.gen(function*() {
-    const delegateAccount = yield* accountOn(delegate, chainId)
-    const build = yield* owner.api.delegations.build({
-      payload: {
-        name: `on ${chainId}`,
-        kind: "agent",
-        delegateeAddress: delegateAccount.address,
-        chainId,
-        budgets: [{ token: { symbol: "USDC" }, amount: 10 }],
-        perActionMax: { token: { symbol: "USDC" }, amount: 5 },
-        maxActions: 3,
-        recipientAllowlist: [{ name: "shop", address: recipient, chainId }]
-      }
-    })
-    assert.strictEqual(build.enableUserOp.chainId, chainId)
-    const leg = build.delegations[0]!
-    assert.strictEqual(leg.typedData.domain.chainId, chainId, "the owner signs the grant for this chain")
-    const signature = yield* signLeg(owner.key, leg.typedData)
-    const created = yield* owner.api.delegations.create({
-      payload: {
-        userOp: yield* signOp(owner.key, build.enableUserOp),
-        userOpHash: build.userOpHash,
-        intentType: "delegation_enable",
-        delegationSignatures: [{ permissionId: leg.permissionId, signature }]
-      }
-    })
-    assert.strictEqual(created.status, "active")
-    return { created, signed: { ...leg.delegation, signature } as unknown as Delegation }
-  })
 
 layer(TestServerLive(), { excludeTestServices: true, timeout: 180_000 })("two chains, one service", (it) => {
   it.effect("grant → act → revoke and freeze on the second chain; the record names it, spans both chains and filters by one", () =>

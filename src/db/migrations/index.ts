@@ -32,6 +32,7 @@ import sponsorTotals from "./0201_sponsor_totals.ts"
 import webhookUrlsAsCalled from "./0202_webhook_urls_as_called.ts"
 import delegationRedemptions from "./0220_delegation_redemptions.ts"
 import accountsPerChain from "./0250_accounts_per_chain.ts"
+import sponsorshipPerChain from "./0251_sponsorship_per_chain.ts"
 import x402Payments from "./0280_x402_payments.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -63,5 +64,6 @@ export const migrations = Migrator.fromRecord({
   "0202_webhook_urls_as_called": webhookUrlsAsCalled,
   "0220_delegation_redemptions": delegationRedemptions,
   "0250_accounts_per_chain": accountsPerChain,
+  "0251_sponsorship_per_chain": sponsorshipPerChain,
   "0280_x402_payments": x402Payments
 })
