@@ -14,6 +14,7 @@ import { LaunchpadApi } from "./launchpad/Api.ts"
 import { MarketplaceApi, MarketplaceStreamApi } from "./marketplace/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
 import { PermissionsApi } from "./permissions/Api.ts"
+import { PaymentsApi } from "./payments/Api.ts"
 import { SystemApi } from "./system/Api.ts"
 import { UserOpsApi } from "./userops/Api.ts"
 
@@ -31,6 +32,7 @@ export class Api extends contractRoot
   .add(MarketplaceApi)
   .add(MarketplaceStreamApi)
   .add(LaunchpadApi)
+  .add(PaymentsApi)
   .middleware(ErrorEnvelope)
   .annotateMerge(
     OpenApi.annotations({

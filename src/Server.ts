@@ -27,6 +27,7 @@ import { NotificationsHandlers } from "./notifications/Http.ts"
 import { AccountsHandlers } from "./owner/Http.ts"
 import { AccountRulesLive } from "./owner/Live.ts"
 import { PermissionsHandlers } from "./permissions/Http.ts"
+import { PaymentsHandlers } from "./payments/Http.ts"
 import { SystemHandlers } from "./system/Http.ts"
 import { UserOpsHandlers } from "./userops/Http.ts"
 
@@ -43,6 +44,8 @@ export const HandlersLive = Layer.mergeAll(
   NotificationsHandlers,
   MarketplaceAppLive,
   LaunchpadHandlers.pipe(Layer.provide(LaunchpadLive)),
+  // x402 payments under a grant, and their settlement as the chain follower sees it.
+  PaymentsHandlers,
   // Run with the relay whatever the handlers need: the chain follower (the record of what executed)
   // and the account rules' hooks (the frozen flag follows executed freezes).
   FollowerLive,

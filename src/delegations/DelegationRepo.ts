@@ -115,6 +115,8 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   releaseReservationNow(id: string): Effect.Effect<void>
   /** A reservation to final, with its transaction, whatever its status (its operation executed). */
   finalizeReservation(id: string, txHash: string): Effect.Effect<void>
+  /** A reservation to final with the units that moved (an x402 `upto` payment settles at most what it reserved). */
+  finalizeReservationUnits(id: string, units: bigint, txHash: string): Effect.Effect<void>
   /** Releases the reservation if the failed operation is the one bound to it (or none is and it is still reserved). */
   releaseForFailedOperation(id: string, operationId: string): Effect.Effect<void>
   /** Releases reserved reservations of other builds at the same (chain, sender, nonce). */
@@ -302,6 +304,10 @@ const make = Effect.gen(function*() {
     finalizeReservation: (id, txHash) =>
       run(sql`
         UPDATE delegation_reservations SET status = 'final', settled_at = now(), tx_hash = ${txHash}
+        WHERE id = ${id} AND status <> 'final'`),
+    finalizeReservationUnits: (id, units, txHash) =>
+      run(sql`
+        UPDATE delegation_reservations SET status = 'final', units = ${units.toString()}, settled_at = now(), tx_hash = ${txHash}
         WHERE id = ${id} AND status <> 'final'`),
     releaseForFailedOperation: (id, operationId) =>
       run(sql`

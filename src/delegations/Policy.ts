@@ -257,6 +257,8 @@ export interface ActionInput {
   readonly token?: string
   /** Pay the delegate's gas in a stablecoin instead of being sponsored. */
   readonly gasToken?: "USDC" | "USDT"
+  /** The exact amount in base units, when the caller has it (an x402 payment): `amount` then only words it. */
+  readonly units?: bigint
 }
 
 export type Evaluation =
@@ -341,7 +343,7 @@ export const evaluate = (
     return declined("recipient_not_allowed", `${JSON.stringify(action.recipient)} is neither an address nor a name on the allowlist`)
   }
 
-  const units = toUnits(action.amount, decimals)
+  const units = action.units === undefined ? toUnits(action.amount, decimals) : action.units > 0n ? action.units : undefined
   if (units === undefined) return { _tag: "Invalid", message: `amount must be positive with at most ${decimals} decimals` }
   const perActionUnits = toUnits(policy.perActionMax.amount, decimals) ?? 0n
   if (units > perActionUnits) {

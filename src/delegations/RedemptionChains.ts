@@ -48,6 +48,8 @@ export interface Execution {
 export interface RedeemedContext {
   /** The delegations, leaf first (the redeemer's own delegation) to the root (the grant). */
   readonly chain: ReadonlyArray<ChainLink>
+  /** The leaf's signed caveats (what a payment delegation allows: src/payments reads them). */
+  readonly leafCaveats: ReadonlyArray<{ readonly enforcer: Address; readonly terms: Hex }>
   readonly rootHash: Hash
   readonly rootDelegator: Address
   /** `msg.sender` of `redeemDelegations`. */
@@ -257,6 +259,7 @@ export const redeemedContexts = (
       }
       fromCall.push({
         chain,
+        leafCaveats: delegations[0]!.caveats.map((c) => ({ enforcer: lower(c.enforcer), terms: c.terms })),
         rootHash: root.hash,
         rootDelegator: root.delegator,
         redeemer: call.sender,

@@ -20,6 +20,7 @@ import { describeTransfer } from "../delegations/Redemptions.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { DelegationRepo } from "../delegations/DelegationRepo.ts"
 import type { ObservedDisable, ObservedRedemption } from "./Redeemed.ts"
+import { RedemptionHooks, RedemptionHooksLive } from "./RedemptionHooks.ts"
 
 export interface Compensation {
   readonly key: string
@@ -58,6 +59,7 @@ export class FollowerLog extends Context.Service<FollowerLog, {
       const chains = yield* Chains
       const repo = yield* DelegationRepo
       const redemptions = yield* RedemptionRepo
+      const hooks = yield* RedemptionHooks
 
       const byKey = (key: string) =>
         sql<{ id: string }>`SELECT id FROM audit_entries WHERE decline_id = ${key}`.pipe(
@@ -140,7 +142,11 @@ export class FollowerLog extends Context.Service<FollowerLog, {
             txHash: r.txHash,
             ...(r.delegationId === undefined ? {} : { delegationId: r.delegationId })
           }
-          const ownerEntry = r.operationId !== undefined
+          // A feature that knows this redemption better (an x402 payment) writes its entries itself.
+          const claimed = r.operationId === undefined ? yield* hooks.claim(chainId, r) : undefined
+          const ownerEntry = claimed !== undefined
+            ? claimed.ownerEntryId
+            : r.operationId !== undefined
             ? yield* ownerEntryOf(r)
             : yield* recorder.record({
               ...common,
@@ -148,8 +154,8 @@ export class FollowerLog extends Context.Service<FollowerLog, {
               declineId: key,
               action: r.delegationId === undefined ? "foreign_grant_redeemed" : "delegated_action"
             }).pipe(written(key))
-          let delegateEntry: string | undefined
-          if (r.delegationId !== undefined && r.redeemer.toLowerCase() !== r.delegate.toLowerCase()) {
+          let delegateEntry = claimed?.delegateEntryId
+          if (claimed === undefined && r.delegationId !== undefined && r.redeemer.toLowerCase() !== r.delegate.toLowerCase()) {
             const delegate = yield* repo.accountByAddress(r.delegate.toLowerCase(), chainId)
             const via = `redeemed-via:${r.blockHash}:${r.logIndex}`
             if (delegate !== undefined) {
@@ -228,5 +234,5 @@ export class FollowerLog extends Context.Service<FollowerLog, {
 
       return FollowerLog.of({ entryOfOperation, foreignOperation, redemption, disabled, compensate })
     })
-  ).pipe(Layer.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer, DelegationRepo.layer, RedemptionRepo.layer)))
+  ).pipe(Layer.provide(Layer.mergeAll(AuditLive, TokenRegistry.layer, DelegationRepo.layer, RedemptionRepo.layer, RedemptionHooksLive)))
 }

@@ -50,6 +50,8 @@ export interface ObservedRedemption extends DelegationEvent {
   readonly redeemer: Address
   /** The permission context, leaf first (one link when the delegate redeemed the grant itself). */
   readonly chain: ReadonlyArray<ChainLink>
+  /** The leaf's signed caveats, when the call data was read (RedemptionChains.ts). */
+  readonly leafCaveats?: RedeemedContext["leafCaveats"]
   /** What left the delegator: matched `Transfer`s and native value (RedemptionChains.ts). */
   readonly moved: ReadonlyArray<Moved>
   readonly via: RedeemedContext["via"] | "unknown"
@@ -172,6 +174,7 @@ export const redemptionsOf = (range: BlockRange) =>
         out.push({
           ...common,
           chain: context.chain,
+          leafCaveats: context.leafCaveats,
           moved: context.moved,
           via: context.via,
           ...(context.userOpHash === undefined ? {} : { redeemerUserOpHash: context.userOpHash })

@@ -36,6 +36,7 @@ import accountsPerChain from "./0250_accounts_per_chain.ts"
 import sponsorshipPerChain from "./0251_sponsorship_per_chain.ts"
 import permissionApprovals from "./0260_permission_approvals.ts"
 import approvalRequests from "./0270_approval_requests.ts"
+import x402Payments from "./0280_x402_payments.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -69,5 +70,6 @@ export const migrations = Migrator.fromRecord({
   "0250_accounts_per_chain": accountsPerChain,
   "0251_sponsorship_per_chain": sponsorshipPerChain,
   "0260_permission_approvals": permissionApprovals,
-  "0270_approval_requests": approvalRequests
+  "0270_approval_requests": approvalRequests,
+  "0280_x402_payments": x402Payments
 })

@@ -1,0 +1,48 @@
+/**
+ * What a feature above the follower plugs into its record of a redemption: a hook that may
+ * claim a redemption it knows better (an x402 payment under a grant: src/payments) and write
+ * its entries itself. The follower asks the hooks in registration order, inside its pass's
+ * transaction; the first that claims a redemption answers its owner's (and delegate's) entry,
+ * and the follower then skips its own entries for it but still records the redemption.
+ *
+ * Register from a layer: `RedemptionHooks.layer` is one constant, so every layer providing it
+ * shares the same registry (layers are memoized), as with the relay's hooks.
+ */
+import { Context, Effect, Layer } from "effect"
+import type { ObservedRedemption } from "./Redeemed.ts"
+
+/** The entries a hook wrote for a redemption it claimed. */
+export interface RedemptionClaim {
+  readonly ownerEntryId: string | undefined
+  readonly delegateEntryId?: string | undefined
+}
+
+/** `undefined`: not this hook's; the follower records it as any redemption. */
+export type RedemptionHook = (chainId: number, redemption: ObservedRedemption) => Effect.Effect<RedemptionClaim | undefined>
+
+export class RedemptionHooks extends Context.Service<RedemptionHooks, {
+  register(name: string, hook: RedemptionHook): Effect.Effect<void>
+  /** The first claim of the registered hooks, or `undefined`. */
+  claim(chainId: number, redemption: ObservedRedemption): Effect.Effect<RedemptionClaim | undefined>
+}>()("das/follower/RedemptionHooks") {
+  static readonly layer = Layer.sync(RedemptionHooks, () => {
+    const hooks: Array<{ readonly name: string; readonly hook: RedemptionHook }> = []
+    return RedemptionHooks.of({
+      // Registering the same name twice (a layer built twice) keeps one entry.
+      register: (name, hook) =>
+        Effect.sync(() => {
+          if (!hooks.some((h) => h.name === name)) hooks.push({ name, hook })
+        }),
+      claim: (chainId, redemption) =>
+        Effect.gen(function*() {
+          for (const { name, hook } of hooks) {
+            const claimed = yield* hook(chainId, redemption).pipe(Effect.withSpan(`RedemptionHooks.${name}`))
+            if (claimed !== undefined) return claimed
+          }
+          return undefined
+        })
+    })
+  })
+}
+
+export const RedemptionHooksLive = RedemptionHooks.layer
