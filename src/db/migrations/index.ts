@@ -32,6 +32,7 @@ import sponsorTotals from "./0201_sponsor_totals.ts"
 import webhookUrlsAsCalled from "./0202_webhook_urls_as_called.ts"
 import delegationRedemptions from "./0220_delegation_redemptions.ts"
 import accountsPerChain from "./0250_accounts_per_chain.ts"
+import ownerAccount from "./0290_owner_account.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -61,5 +62,6 @@ export const migrations = Migrator.fromRecord({
   "0201_sponsor_totals": sponsorTotals,
   "0202_webhook_urls_as_called": webhookUrlsAsCalled,
   "0220_delegation_redemptions": delegationRedemptions,
-  "0250_accounts_per_chain": accountsPerChain
+  "0250_accounts_per_chain": accountsPerChain,
+  "0290_owner_account": ownerAccount
 })
