@@ -19,7 +19,7 @@ import {
 import { Authorization } from "../auth/Middleware.ts"
 import { ChainId, Id, TextOfLength } from "../domain/Primitives.ts"
 import { Account } from "../accounts/Domain.ts"
-import { AccountRules, Device, OwnerBuild, OwnerBuildRequest, SignDelegationRequest } from "./Wire.ts"
+import { AccountRules, DelegationBuildRequest, DelegationToSign, Device, OwnerBuild, OwnerBuildRequest, SignDelegationRequest } from "./Wire.ts"
 
 export { AccountRules, Device }
 
@@ -62,6 +62,11 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       query: accountIdQuery,
       success: Schema.Array(Device),
       error: [NotFoundError, ServiceUnavailableError]
+    }),
+    HttpApiEndpoint.post("buildAccountDelegation", "/account/rules/delegations/build", {
+      payload: DelegationBuildRequest,
+      success: DelegationToSign,
+      error: [BadRequestError, NotFoundError, ServiceUnavailableError]
     }),
     HttpApiEndpoint.post("signAccountDelegation", "/account/rules/delegations/sign", {
       payload: SignDelegationRequest,

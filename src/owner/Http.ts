@@ -32,6 +32,11 @@ export const AccountsHandlers = HttpApiBuilder.group(
           const signer = yield* CurrentSigner
           return yield* owner.devices(yield* accounts.resolve(signer.address, query))
         }))
+      .handle("buildAccountDelegation", ({ payload }) =>
+        Effect.gen(function*() {
+          const signer = yield* CurrentSigner
+          return yield* owner.recoveryDelegationToSign(yield* accounts.resolve(signer.address, payload))
+        }))
       .handle("signAccountDelegation", ({ payload }) =>
         Effect.gen(function*() {
           const signer = yield* CurrentSigner

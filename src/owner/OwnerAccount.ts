@@ -25,7 +25,7 @@ import {
   zeroAddress
 } from "viem"
 import type { Account } from "../accounts/Domain.ts"
-import { BadRequest, Conflict, OutOfScope, ServiceUnavailable } from "../api/Errors.ts"
+import { BadRequest, Conflict, ServiceUnavailable } from "../api/Errors.ts"
 import { type BuildError, type Call, OperationBuilder } from "../builds/OperationBuilder.ts"
 import { fromWire } from "../builds/Wire.ts"
 import { isDelegationSignatureValid, sameAddress } from "../chain/AccountDelegations.ts"
@@ -62,6 +62,7 @@ import { AccountRules } from "./Rules.ts"
 import { delegationDigest, delegationFromRow, delegationWire, deviceSignature, toSign } from "./Signing.ts"
 import type {
   AccountRules as AccountRulesWire,
+  DelegationToSign,
   Device,
   DeviceAddRequest,
   DeviceRemoveRequest,
@@ -89,6 +90,8 @@ export class OwnerAccount extends Context.Service<OwnerAccount, {
   devices(account: Account): Effect.Effect<ReadonlyArray<Device>, ServiceUnavailable>
   /** The account's delegation to the Recovery contract, signed by a current device; answers it as `GET /account/rules` shows it. */
   signDelegation(account: Account, request: typeof SignDelegationRequest.Type): Effect.Effect<AccountRulesWire, BadRequest | ServiceUnavailable>
+  /** The account's delegation to the Recovery contract to sign (guardian_add is built once one is signed). */
+  recoveryDelegationToSign(account: Account): Effect.Effect<typeof DelegationToSign.Type, BadRequest | ServiceUnavailable>
   /** Which of the signer's accounts a stored delegation belongs to (undefined: none). */
   delegationAccount(hash: string): Effect.Effect<{ readonly accountId: string; readonly chainId: number } | undefined>
 }>()("das/owner/OwnerAccount") {
@@ -128,7 +131,7 @@ const make = Effect.gen(function*() {
       return { wire: { kind: "passkey" as const, keyId }, stub: passkeyStubSignature(keyId) }
     })
 
-  const answer = (net: ChainNetwork, account: Account, build: UserOpBuild, signWith: OwnerBuild["signWith"], delegationsToSign: OwnerBuild["delegationsToSign"] = []): OwnerBuild => {
+  const answer = (net: ChainNetwork, account: Account, build: UserOpBuild, signWith: OwnerBuild["signWith"]): OwnerBuild => {
     const digest = hashTypedData(net.accounts.userOperationTypedData(fromWire(build.userOp)))
     return {
       ...build,
@@ -136,8 +139,7 @@ const make = Effect.gen(function*() {
       chainId: net.chainId,
       signingDigest: digest,
       webauthnChallenge: passkeyChallenge(digest),
-      signWith,
-      delegationsToSign
+      signWith
     }
   }
 
@@ -153,8 +155,7 @@ const make = Effect.gen(function*() {
       readonly riskReducing?: boolean
       readonly warnings?: ReadonlyArray<string>
       readonly gasToken?: "USDC" | "USDT"
-    },
-    delegationsToSign: OwnerBuild["delegationsToSign"] = []
+    }
   ) =>
     builder.build({
       account,
@@ -166,7 +167,7 @@ const make = Effect.gen(function*() {
       ...(op.warnings === undefined ? {} : { simulation: { warnings: op.warnings } }),
       ...(op.gasToken === undefined ? {} : { gasToken: op.gasToken }),
       ...(signer.stub === undefined ? {} : { stubSignature: signer.stub })
-    }).pipe(Effect.map((built) => answer(net, account, built.build, signer.wire, delegationsToSign)))
+    }).pipe(Effect.map((built) => answer(net, account, built.build, signer.wire)))
 
   // ---- send and withdraw to safety ----
 
@@ -373,17 +374,27 @@ const make = Effect.gen(function*() {
 
   // ---- guardians ----
 
-  /** The latest recovery delegation that can still be used, or a new one (unsigned). */
-  const recoveryDelegationFor = (net: ChainNetwork, account: Account, recovery: Address) =>
+  /** Whether a signed delegation still verifies: the account accepts its signature now (not deployed: it was checked when signed). */
+  const usable = (net: ChainNetwork, account: Account, row: RecoveryDelegationRow) =>
     Effect.gen(function*() {
-      const rows = yield* repo.recoveryDelegationsOf(account.id)
-      for (const row of rows) {
-        if (row.signature === null) return row
-        const usable = yield* onChain(net, isDelegationSignatureValid(delegationFromRow(row.delegation, row.signature), dmConfig(net)))
-        const deployed = yield* net.chain.isDeployed(account.address as Address).pipe(Effect.mapError(chainDown(net)))
-        if (usable || !deployed) return row
-        break
-      }
+      if (row.signature === null) return false
+      const deployed = yield* net.chain.isDeployed(account.address as Address).pipe(Effect.mapError(chainDown(net)))
+      return !deployed || (yield* onChain(net, isDelegationSignatureValid(delegationFromRow(row.delegation, row.signature), dmConfig(net))))
+    })
+
+  /** The account's signed recovery delegation that still verifies, if any. */
+  const usableRecoveryDelegation = (net: ChainNetwork, account: Account) =>
+    Effect.gen(function*() {
+      const signed = (yield* repo.recoveryDelegationsOf(account.id)).find((r) => r.signature !== null)
+      return signed !== undefined && (yield* usable(net, account, signed)) ? signed : undefined
+    })
+
+  /** The delegation to sign: the latest one not signed yet, or a new one (unsigned). */
+  const recoveryDelegationToSign = Effect.fn("OwnerAccount.recoveryDelegation")(function*(account: Account) {
+    const net = yield* chains.serving(account.chainId)
+    const recovery = yield* recoveryOf(net, "chainId")
+    const pending = (yield* repo.recoveryDelegationsOf(account.id)).find((r) => r.signature === null)
+    const row = pending ?? (yield* Effect.gen(function*() {
       const delegation = makeRecoveryDelegation(net.network.delegation, {
         account: account.address as Address,
         recovery,
@@ -392,7 +403,16 @@ const make = Effect.gen(function*() {
       const hash = lower(hashDelegation(delegation))
       yield* repo.insertRecoveryDelegation({ hash, accountId: account.id, chainId: net.chainId, delegation: delegationWire(delegation) })
       return (yield* repo.findRecoveryDelegation(hash))!
-    })
+    }))
+    return toSign(
+      net,
+      row.hash,
+      delegationFromRow(row.delegation),
+      "Guardians can execute a recovery only with the account's delegation to the Recovery contract (it allows nothing but " +
+        "updateSigners on the account, once guardians approved and the delay passed). Sign it with a device and post it to " +
+        "POST /account/rules/delegations/sign; guardian_add is built once it is signed."
+    )
+  })
 
   const buildGuardianChange = Effect.fn("OwnerAccount.guardians")(function*(
     net: ChainNetwork,
@@ -434,18 +454,15 @@ const make = Effect.gen(function*() {
     const labels = request.intentType === "guardian_add"
       ? request.guardians.flatMap((g) => g.label === undefined ? [] : [{ address: lower(g.address), label: g.label }])
       : []
-    const delegation = adding ? yield* recoveryDelegationFor(net, account, recovery) : undefined
-    const toSignNow = delegation === undefined || delegation.signature !== null ? [] : [
-      toSign(
-        net,
-        delegation.hash,
-        delegationFromRow(delegation.delegation),
-        "Guardians can only execute a recovery with the account's delegation to the Recovery contract (it allows nothing but " +
-          "updateSigners on the account, once guardians approved and the delay passed). Sign it with a device and post it to " +
-          "POST /account/rules/delegations/sign before relaying this operation.",
-        true
-      )
-    ]
+    // Guardians installed without the signed delegation could approve a recovery nobody can execute.
+    const delegation = adding ? yield* usableRecoveryDelegation(net, account) : undefined
+    if (adding && delegation === undefined) {
+      return yield* new Conflict({
+        message: "Sign the account's delegation to the Recovery contract first: POST /account/rules/delegations/build, " +
+          "then POST /account/rules/delegations/sign (a delegation signed by a device the account no longer holds must be signed again)",
+        details: { field: "intentType", reason: RECOVERY_DELEGATION_UNSIGNED }
+      })
+    }
     const delay = delaySeconds ?? state.delaySeconds
     const summary = adding
       ? `Add ${targets.length} guardian(s) (${targets.join(", ")}) to account ${account.label} (${account.address}); ` +
@@ -462,7 +479,7 @@ const make = Effect.gen(function*() {
         labels,
         recoveryDelegation: delegation?.hash ?? null
       }
-    }, toSignNow)
+    })
   })
 
   const build = Effect.fn("OwnerAccount.build")(function*(account: Account, request: OwnerBuildRequest) {
@@ -630,25 +647,12 @@ const make = Effect.gen(function*() {
       yield* repo.upsertGuardianLabels(op.accountId, meta.labels ?? [])
       if (typeof meta.recoveryDelegation === "string") yield* repo.markInstalled(meta.recoveryDelegation, receipt.transactionHash)
     }))
-  // Guardians installed without the signed delegation could approve a recovery nobody can execute.
-  yield* hooks.registerPolicyCheck("guardian_add", "owner_recovery_delegation_signed", (op) =>
-    Effect.gen(function*() {
-      const meta = yield* metaOf(op.build.metadata)
-      if (typeof meta.recoveryDelegation !== "string") return
-      const row = yield* repo.findRecoveryDelegation(meta.recoveryDelegation)
-      if (row?.signature === null || row === undefined) {
-        return yield* new OutOfScope({
-          message: "Sign the account's delegation to the Recovery contract first (the build's delegationsToSign, POST /account/rules/delegations/sign)",
-          declineReason: RECOVERY_DELEGATION_UNSIGNED
-        })
-      }
-    }))
-
   return OwnerAccount.of({
     build,
     rules,
     devices,
     signDelegation,
+    recoveryDelegationToSign,
     delegationAccount: (hash) =>
       repo.findRecoveryDelegation(hash).pipe(Effect.map((row) => row === undefined ? undefined : { accountId: row.account_id, chainId: row.chain_id }))
   })

@@ -75,8 +75,7 @@ export const toSign = (
   net: ChainNetwork,
   hash: string,
   d: Delegation,
-  reason: string,
-  requiredBeforeRelay: boolean
+  reason: string
 ): typeof DelegationToSign.Type => {
   const digest = delegationDigest(net, d)
   return {
@@ -86,8 +85,7 @@ export const toSign = (
     typedData: delegationTypedDataJson(net, d),
     signingDigest: digest,
     webauthnChallenge: passkeyChallenge(digest),
-    reason,
-    requiredBeforeRelay
+    reason
   }
 }
 

@@ -200,7 +200,7 @@ export const AccountDelegationTypedData = Schema.Struct({
   })
 }).annotate({ identifier: "AccountDelegationTypedData" })
 
-/** A delegation a device of the account signs: the Recovery contract's (or one to sign again). */
+/** The account's delegation to the Recovery contract, for a device to sign (`POST /account/rules/delegations/build`). */
 export const DelegationToSign = Schema.Struct({
   delegationHash: Hash32,
   kind: Schema.Literal("recovery"),
@@ -210,9 +210,8 @@ export const DelegationToSign = Schema.Struct({
   /** The EIP-712 digest; a passkey asserts over it (`webauthnChallenge`). */
   signingDigest: Hash32,
   webauthnChallenge: Schema.String,
-  /** Why it is to be signed (and whether the operation is relayed only once it is). */
-  reason: Schema.String,
-  requiredBeforeRelay: Schema.Boolean
+  /** Why it is to be signed. */
+  reason: Schema.String
 }).annotate({ identifier: "DelegationToSign" })
 
 export const OwnerBuild = Schema.Struct({
@@ -225,11 +224,14 @@ export const OwnerBuild = Schema.Struct({
   /** `base64url(signingDigest)`: the WebAuthn `challenge` a passkey must assert over. */
   webauthnChallenge: Schema.String,
   /** The device the gas was estimated for. */
-  signWith: Schema.Struct({ kind: Schema.Literals(["eoa", "passkey"]), keyId: Schema.optionalKey(Schema.String) }),
-  /** Sign these too and post them to `POST /account/rules/delegations/sign` (see `requiredBeforeRelay`). */
-  delegationsToSign: Schema.Array(DelegationToSign)
+  signWith: Schema.Struct({ kind: Schema.Literals(["eoa", "passkey"]), keyId: Schema.optionalKey(Schema.String) })
 }).annotate({ identifier: "AccountOperationBuild" })
 export type OwnerBuild = typeof OwnerBuild.Type
+
+export const DelegationBuildRequest = Schema.Struct({
+  accountId: Schema.optionalKey(Id),
+  chainId: Schema.optionalKey(ChainId)
+}).annotate({ identifier: "DelegationBuildRequest", examples: [{ chainId: 31337 }] })
 
 export const SignDelegationRequest = Schema.Struct({
   delegationHash: Hash32,
