@@ -80,6 +80,9 @@ export const NO_THRESHOLD =
   "This account (HybridDeleGator) accepts any one of its signers; it cannot hold a threshold. " +
   "The framework's MultiSigDeleGator has thresholds but only EOA signers (no passkeys), and the account would have to move to it."
 
+export const NO_SWAP =
+  "Swaps are not offered by this service: it holds stablecoins for delegated payments; swap through a wallet or a DEX aggregator."
+
 export const RECOVERY_DELEGATION_UNSIGNED = "recovery_delegation_unsigned"
 
 export type OwnerBuildError = BuildError | Conflict | BadRequest
@@ -485,6 +488,7 @@ const make = Effect.gen(function*() {
   const build = Effect.fn("OwnerAccount.build")(function*(account: Account, request: OwnerBuildRequest) {
     const net = yield* chains.serving(account.chainId)
     if (request.intentType === "device_threshold") return yield* bad("intentType", NO_THRESHOLD)
+    if (request.intentType === "swap") return yield* bad("intentType", NO_SWAP)
     const signer = yield* signWithOf(net, account, request)
     switch (request.intentType) {
       case "account_freeze":

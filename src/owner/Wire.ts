@@ -157,9 +157,12 @@ export const GuardianRemoveRequest = Schema.Struct({
   examples: [{ intentType: "guardian_remove", guardians: [EXAMPLE_ADDRESS], threshold: 0 }]
 })
 
-/** Answered with a 400 and the reason: a HybridDeleGator accepts any one of its signers (docs/account.md). */
+/**
+ * Answered with a 400 and the reason (docs/account.md): `device_threshold` (a HybridDeleGator accepts
+ * any one of its signers), `swap` (not offered by this service, docs/decisions.md).
+ */
 export const DeviceThresholdRequest = Schema.Struct({
-  intentType: Schema.Literal("device_threshold"),
+  intentType: Schema.Literals(["device_threshold", "swap"]),
   ...scope,
   threshold: Schema.optionalKey(Schema.Int)
 }).annotate({ identifier: "DeviceThresholdRequest" })

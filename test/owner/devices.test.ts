@@ -140,6 +140,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
         [{ intentType: "device_remove", device: { kind: "eoa" } }, "device"],
         [{ intentType: "device_remove", device: { kind: "passkey", keyId: passkey.keyId } }, "device.keyId"],
         [{ intentType: "device_threshold", threshold: 2 }, "intentType"],
+        [{ intentType: "swap" }, "intentType"],
         [{ intentType: "guardian_add", guardians: [{ address: randomAddress() }], threshold: 0 }, "threshold"],
         [{ intentType: "guardian_add", guardians: [{ address: randomAddress() }], threshold: 2 }, "threshold"],
         [{ intentType: "guardian_add", guardians: [{ address: owner.account.address }], threshold: 1 }, "guardians[0].address"],
