@@ -62,6 +62,11 @@ export interface BuildRequest {
    * Delegated actions share across reservations (the one build keeps the first one's).
    */
   readonly shareKey?: string
+  /**
+   * The signature estimation runs with (default: the account stack's EOA stub). A passkey
+   * verifies far more expensively: a build a passkey will sign estimates with its stub.
+   */
+  readonly stubSignature?: Hex
 }
 
 export interface BuiltOperation {
@@ -215,7 +220,7 @@ const make = Effect.gen(function*() {
       callData,
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      signature: stack.stubSignature
+      signature: request.stubSignature ?? stack.stubSignature
     }
     const stub = sponsored
       ? yield* paymaster.stub.pipe(Effect.mapError((e) => new ServiceUnavailable({ message: e.message })))

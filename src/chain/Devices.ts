@@ -258,6 +258,18 @@ const rpc = <A>(operation: string, f: () => Promise<A>) =>
   })
 
 /**
+ * The passkey the account holds under `keyId` (`getKey`), or undefined when it holds none
+ * (an account with no code holds no passkey: its only signer is the EOA it will be deployed with).
+ */
+export const readPasskey = (client: Chain["Service"]["client"], account: Address, keyId: string) =>
+  Effect.gen(function*() {
+    const code = yield* rpc("getCode", () => client.getCode({ address: account }))
+    if (code === undefined || code === "0x") return undefined
+    const [x, y] = yield* rpc("getKey", () => client.readContract({ address: account, abi: HybridDeleGator, functionName: "getKey", args: [keyId] }))
+    return x === 0n && y === 0n ? undefined : { keyId, x, y } satisfies PasskeyPublicKey
+  })
+
+/**
  * The account's signers as the chain holds them now (`owner()`, `getKeyIdHashes()`), each with
  * the event that put it there (`OwnershipTransferred`, `AddedP256Key`: the key id string lives
  * only in that event). `fromBlock`: where to search the logs (the account's deployment block).

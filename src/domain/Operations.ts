@@ -3,7 +3,7 @@
  * feature that builds or relays an ERC-4337 operation.
  */
 import { Schema } from "effect"
-import { Address, ChainId, DecimalString, Hash32, HexString, Timestamp } from "./Primitives.ts"
+import { Address, ChainId, DecimalString, Hash32, HexString, isStorableText, Timestamp } from "./Primitives.ts"
 
 export const IntentType = Schema.Literals([
   "send",
@@ -155,11 +155,39 @@ export const UserOpBuild = Schema.Struct({ ...userOpBuildFields, ...userOpBuildE
 })
 export type UserOpBuild = typeof UserOpBuild.Type
 
+/**
+ * Beyond the contract: a passkey's WebAuthn assertion over the build's `signingDigest`
+ * (`navigator.credentials.get` with `challenge` = the build's `webauthnChallenge`). The relay
+ * checks it against the key the account holds on chain and encodes the account's signature.
+ */
+export const WebAuthnAssertion = Schema.Struct({
+  /** The passkey's credential id (base64url), the key id the account holds it under. */
+  keyId: Schema.String.check(
+    Schema.isPattern(/^[A-Za-z0-9_-]{1,512}$/, { description: "a base64url credential id (1 to 512 characters)" })
+  ),
+  /** `response.authenticatorData`, hex. */
+  authenticatorData: HexString.check(Schema.isMaxLength(2 + 2 * 1024)),
+  /** `response.clientDataJSON` decoded as UTF-8 text. */
+  clientDataJSON: Schema.String.check(isStorableText, Schema.isBetweenLength(1, 4096)),
+  /** `response.signature`: the ASN.1 DER ECDSA signature, hex. */
+  signature: HexString.check(Schema.isMaxLength(2 + 2 * 80))
+}).annotate({ identifier: "WebAuthnAssertion" })
+export type WebAuthnAssertion = typeof WebAuthnAssertion.Type
+
 /** A signed operation as submitted to the relay: the user operation with its signature attached. */
-export const SignedUserOp = UserOperation.annotate({
+export const SignedUserOp = Schema.Struct({
+  ...UserOperation.fields,
+  /**
+   * Beyond the contract: signed by a passkey. `signature` stays `0x`; the relay verifies the
+   * assertion and makes the account's signature from it (docs/account.md, "Signing with a passkey").
+   */
+  webauthn: Schema.optionalKey(WebAuthnAssertion)
+}).annotate({
   identifier: "SignedUserOp",
-  description: "The user operation returned by a build, with `signature` populated (an empty `0x` is refused)."
+  description: "The user operation returned by a build, with `signature` populated (an empty `0x` is refused), " +
+    "or, signed by a passkey, `signature: \"0x\"` and `webauthn` (the assertion over the build's `signingDigest`)."
 })
+export type SignedUserOp = typeof SignedUserOp.Type
 
 export const UserOpStatus = Schema.Literals(["submitted", "included", "failed"]).annotate({ identifier: "UserOpStatus" })
 export type UserOpStatus = typeof UserOpStatus.Type

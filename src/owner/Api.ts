@@ -1,7 +1,8 @@
 /**
- * The signer's smart accounts, the account rules (freeze) and devices.
+ * The signer's smart accounts and the owner's own account: rules (freeze, safe address,
+ * guardians, recovery), devices, send and withdraw-to-safety (shapes in ./Wire.ts).
  * `GET /account/rules`, `POST /account/rules/build` and `GET /account/devices` are
- * referenced by the contract without shapes; these are ours (docs/decisions.md).
+ * referenced by the contract without shapes; these are ours (docs/decisions.md, docs/account.md).
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
@@ -16,31 +17,11 @@ import {
   UpstreamUnavailableError
 } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
-import { UserOpBuild } from "../domain/Operations.ts"
-import { Address, ChainId, Id, TextOfLength, Timestamp } from "../domain/Primitives.ts"
+import { ChainId, Id, TextOfLength } from "../domain/Primitives.ts"
 import { Account } from "../accounts/Domain.ts"
+import { AccountRules, DelegationBuildRequest, DelegationToSign, Device, OwnerBuild, OwnerBuildRequest, SignDelegationRequest } from "./Wire.ts"
 
-export const AccountRules = Schema.Struct({
-  accountId: Schema.String,
-  address: Address,
-  frozen: Schema.Boolean,
-  /** Intent types this account's rules build accepts. */
-  buildableIntents: Schema.Array(Schema.Literals(["account_freeze", "account_unfreeze"]))
-}).annotate({ identifier: "AccountRules" })
-
-export const RulesBuildRequest = Schema.Struct({
-  intentType: Schema.Literals(["account_freeze", "account_unfreeze"]),
-  accountId: Schema.optionalKey(Id),
-  /** Without `accountId`: the signer's lowest visible account on this chain (default: the primary chain). */
-  chainId: Schema.optionalKey(ChainId)
-}).annotate({ identifier: "RulesBuildRequest" })
-
-export const Device = Schema.Struct({
-  address: Address,
-  label: Schema.String,
-  role: Schema.Literals(["owner", "session"]),
-  addedAt: Timestamp
-}).annotate({ identifier: "Device" })
+export { AccountRules, Device }
 
 const accountIdQuery = { accountId: Schema.optionalKey(Id), chainId: Schema.optionalKey(ChainId) }
 
@@ -61,12 +42,13 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
     HttpApiEndpoint.get("getRules", "/account/rules", {
       query: accountIdQuery,
       success: AccountRules,
-      error: [NotFoundError, NotImplementedError]
+      error: [NotFoundError, ServiceUnavailableError]
     }),
     HttpApiEndpoint.post("buildRules", "/account/rules/build", {
-      payload: RulesBuildRequest,
-      success: UserOpBuild,
+      payload: OwnerBuildRequest,
+      success: OwnerBuild,
       error: [
+        BadRequestError,
         NotFoundError,
         ConflictError,
         OutOfScopeError,
@@ -79,7 +61,17 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
     HttpApiEndpoint.get("listDevices", "/account/devices", {
       query: accountIdQuery,
       success: Schema.Array(Device),
-      error: NotFoundError
+      error: [NotFoundError, ServiceUnavailableError]
+    }),
+    HttpApiEndpoint.post("buildAccountDelegation", "/account/rules/delegations/build", {
+      payload: DelegationBuildRequest,
+      success: DelegationToSign,
+      error: [BadRequestError, NotFoundError, ServiceUnavailableError]
+    }),
+    HttpApiEndpoint.post("signAccountDelegation", "/account/rules/delegations/sign", {
+      payload: SignDelegationRequest,
+      success: AccountRules,
+      error: [BadRequestError, NotFoundError, ServiceUnavailableError]
     })
   )
   .middleware(Authorization)

@@ -1,5 +1,5 @@
 /**
- * Account rules: the account-level freeze, and the account's signing keys (devices).
+ * Account rules: the account-level freeze (the rest of the owner's account: OwnerAccount.ts).
  *
  * Freeze on chain (docs/relay.md, docs/onchain.md): the Delegation Framework has no
  * account-level freeze, so `account_freeze` is one owner operation that batches the
@@ -13,12 +13,11 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Address } from "viem"
+import type { Address, Hex } from "viem"
 import { Conflict } from "../api/Errors.ts"
 import { type BuildError, type Call, OperationBuilder } from "../builds/OperationBuilder.ts"
 import type { UserOpBuild } from "../domain/Operations.ts"
 import { RelayHooks } from "../userops/RelayHooks.ts"
-import type { AccountRules as AccountRulesWire, Device } from "./Api.ts"
 import { readFrozen } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
 
@@ -34,16 +33,14 @@ export interface FreezeContribution {
 
 /** May fail when it reads the chain and the chain cannot be reached (the build fails: nothing half-planned). */
 export type FreezePlan = (account: Account) => Effect.Effect<FreezeContribution, BuildError>
-export type DeviceSource = (account: Account) => Effect.Effect<ReadonlyArray<typeof Device.Type>>
 
 export class AccountRules extends Context.Service<AccountRules, {
-  rules(account: Account): Effect.Effect<typeof AccountRulesWire.Type>
-  build(account: Account, intent: RuleIntent): Effect.Effect<UserOpBuild, BuildError | Conflict>
-  devices(account: Account): Effect.Effect<ReadonlyArray<typeof Device.Type>>
+  /** `stubSignature`: the device that will sign estimates with its stub (a passkey's verification costs more). */
+  build(account: Account, intent: RuleIntent, options?: { readonly stubSignature?: Hex }): Effect.Effect<UserOpBuild, BuildError | Conflict>
+  /** What every freeze plan contributes to a freeze now (withdraw-to-safety freezes in the same operation). */
+  freezeCalls(account: Account): Effect.Effect<{ readonly calls: ReadonlyArray<Call>; readonly description: string }, BuildError>
   /** Features add their calls to the freeze / unfreeze operation (e.g. delegations: disable / enable each live one). */
   registerFreezePlan(name: string, plan: FreezePlan): Effect.Effect<void>
-  /** Features add signing keys (e.g. delegations: the session keys of live delegations). */
-  registerDeviceSource(name: string, source: DeviceSource): Effect.Effect<void>
 }>()("das/accounts/AccountRules") {
   static readonly layer = Layer.effect(AccountRules, Effect.suspend(() => make))
 }
@@ -53,25 +50,23 @@ const make = Effect.gen(function*() {
   const builder = yield* OperationBuilder
   const hooks = yield* RelayHooks
   const plans = new Map<string, FreezePlan>()
-  const deviceSources = new Map<string, DeviceSource>()
 
   const setFrozen = (frozen: boolean) => (op: { readonly accountId: string }) =>
     sql`UPDATE accounts SET frozen = ${frozen} WHERE id = ${op.accountId}`.pipe(Effect.asVoid, Effect.orDie)
   // Only on execution, inside the relay's settling transaction.
   yield* hooks.registerOnExecuted("account_freeze", "account_frozen_flag", setFrozen(true))
   yield* hooks.registerOnExecuted("account_unfreeze", "account_frozen_flag", setFrozen(false))
+  // Withdraw-to-safety that freezes in the same operation (OwnerAccount.ts).
+  yield* hooks.registerOnExecuted("send", "account_frozen_flag", (op) =>
+    op.build.metadata["freezes"] === true ? setFrozen(true)(op) : Effect.void)
 
-  const rules = Effect.fn("AccountRules.rules")(function*(account: Account) {
-    const frozen = yield* readFrozen(sql, account.id)
-    return {
-      accountId: account.id,
-      address: account.address,
-      frozen,
-      buildableIntents: frozen ? ["account_unfreeze" as const] : ["account_freeze" as const]
-    }
+  const freezeCalls = Effect.fn("AccountRules.freezeCalls")(function*(account: Account) {
+    const contributions = yield* Effect.forEach([...plans.values()], (plan) => plan(account))
+    const described = contributions.map((c) => c.description).filter((d): d is string => d !== undefined && d !== "")
+    return { calls: contributions.flatMap((c) => c.freeze), description: described.join(", ") }
   })
 
-  const build = Effect.fn("AccountRules.build")(function*(account: Account, intent: RuleIntent) {
+  const build = Effect.fn("AccountRules.build")(function*(account: Account, intent: RuleIntent, options?: { readonly stubSignature?: Hex }) {
     const frozen = yield* readFrozen(sql, account.id)
     if (intent === "account_freeze" && frozen) return yield* new Conflict({ message: "The account is already frozen" })
     if (intent === "account_unfreeze" && !frozen) return yield* new Conflict({ message: "The account is not frozen" })
@@ -100,22 +95,15 @@ const make = Effect.gen(function*() {
       intentType: intent,
       calls: calls.length > 0 ? calls : [marker],
       humanSummary,
-      metadata: { rule: intent, plannedCalls: calls.length }
+      metadata: { rule: intent, plannedCalls: calls.length },
+      ...(options?.stubSignature === undefined ? {} : { stubSignature: options.stubSignature })
     })
     return built.build
   })
 
-  const devices = Effect.fn("AccountRules.devices")(function*(account: Account) {
-    const owner = { address: account.signerAddress, label: "Owner key", role: "owner" as const, addedAt: account.createdAt }
-    const others = yield* Effect.forEach([...deviceSources.values()], (source) => source(account))
-    return [owner, ...others.flat()]
-  })
-
   return AccountRules.of({
-    rules,
     build,
-    devices,
-    registerFreezePlan: (name, plan) => Effect.sync(() => void plans.set(name, plan)),
-    registerDeviceSource: (name, source) => Effect.sync(() => void deviceSources.set(name, source))
+    freezeCalls,
+    registerFreezePlan: (name, plan) => Effect.sync(() => void plans.set(name, plan))
   })
 })

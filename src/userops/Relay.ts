@@ -25,11 +25,12 @@ import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import { BundlerUnavailable } from "../chain/Bundler.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { type Inclusion, nextNonce } from "../chain/Inclusions.ts"
-import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
+import type { SignedUserOp, UserOpReceipt } from "../domain/Operations.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { runLoop } from "../platform/Loop.ts"
 import { makeChainRecord } from "./ChainRecord.ts"
 import { buildOfSubmission, priorVerdict } from "./Matching.ts"
+import { withPasskeySignature } from "./Passkeys.ts"
 import { ALREADY_KNOWN, OperationRow, rejectionReason, toReceipt } from "./OperationRow.ts"
 import { chainVerdict, STALE_PRONE } from "./Refusals.ts"
 import type { RelayedOperation } from "./RelayHooks.ts"
@@ -51,7 +52,8 @@ export const RelayConfig = Config.all({
 
 
 export class Relay extends Context.Service<Relay, {
-  submit(signer: string, op: UserOperation): Effect.Effect<
+  /** A passkey-signed operation (`webauthn`) gets its signature from the assertion first (Passkeys.ts). */
+  submit(signer: string, op: SignedUserOp): Effect.Effect<
     UserOpReceipt,
     BadRequest | NotFound | OutOfScope | ServiceUnavailable | UpstreamTimeout
   >
@@ -221,7 +223,8 @@ const make = Effect.gen(function*() {
     return yield* load(row.id)
   })
 
-  const submit = Effect.fn("Relay.submit")(function*(signer: string, wire: UserOperation) {
+  const submit = Effect.fn("Relay.submit")(function*(signer: string, input: SignedUserOp) {
+    const wire = yield* withPasskeySignature(chains, input)
     if (/^0x0*$/.test(wire.signature)) {
       return yield* new BadRequest({ message: "The operation has no signature: sign the build's typedData and set userOp.signature" })
     }

@@ -28,6 +28,8 @@ export interface TestChainOptions {
   readonly chainId?: number
   /** Serve only the primary chain (a test about one network that need not pay for two). */
   readonly primaryOnly?: boolean
+  /** Serve these networks instead of the run's (e.g. a network of the test file's own, whose clock it moves). */
+  readonly networks?: ReadonlyArray<LocalNetworkDescription>
 }
 
 /**
@@ -37,7 +39,8 @@ export interface TestChainOptions {
  */
 export const TestChainLive = (options?: TestChainOptions) => {
   const target = options?.chainId ?? testNetwork().chainId
-  const networks = (options?.primaryOnly === true ? [testNetwork()] : testNetworks()).map((n) =>
+  const served = options?.networks ?? (options?.primaryOnly === true ? [testNetwork()] : testNetworks())
+  const networks = served.map((n) =>
     n.chainId !== target ? n : {
       ...n,
       ...(options?.bundlerUrl === undefined ? {} : { bundlerUrl: options.bundlerUrl }),

@@ -33,7 +33,8 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
       const network = yield* Network
       const rules = yield* user.api.accounts.getRules({ query: {} })
       assert.isFalse(rules.frozen)
-      assert.deepStrictEqual(rules.buildableIntents, ["account_freeze"])
+      assert.include(rules.buildableIntents, "account_freeze")
+      assert.notInclude(rules.buildableIntents, "account_unfreeze")
 
       const build = yield* user.api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
       assert.strictEqual(build.intentType, "account_freeze")
@@ -88,7 +89,8 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
       assert.deepStrictEqual(again, receipt)
       const rulesAfter = yield* user.api.accounts.getRules({ query: {} })
       assert.isTrue(rulesAfter.frozen)
-      assert.deepStrictEqual(rulesAfter.buildableIntents, ["account_unfreeze"])
+      // Frozen: the unfreeze, and only the risk-reducing sends and rule changes (withdraw-to-safety, a recovery's cancel).
+      assert.deepStrictEqual(rulesAfter.buildableIntents, ["account_unfreeze", "send", "rules_update"])
       const accounts = yield* user.api.accounts.listAccounts()
       assert.strictEqual(accounts[0]!.deploymentStatus, "deployed")
       assert.isTrue(accounts[0]!.frozen)

@@ -37,6 +37,7 @@ import sponsorshipPerChain from "./0251_sponsorship_per_chain.ts"
 import permissionApprovals from "./0260_permission_approvals.ts"
 import approvalRequests from "./0270_approval_requests.ts"
 import x402Payments from "./0280_x402_payments.ts"
+import ownerAccount from "./0290_owner_account.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -71,5 +72,6 @@ export const migrations = Migrator.fromRecord({
   "0251_sponsorship_per_chain": sponsorshipPerChain,
   "0260_permission_approvals": permissionApprovals,
   "0270_approval_requests": approvalRequests,
-  "0280_x402_payments": x402Payments
+  "0280_x402_payments": x402Payments,
+  "0290_owner_account": ownerAccount
 })
