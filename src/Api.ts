@@ -11,6 +11,7 @@ import { DelegationsApi } from "./delegations/Api.ts"
 import { LaunchpadApi } from "./launchpad/Api.ts"
 import { MarketplaceApi, MarketplaceStreamApi } from "./marketplace/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
+import { withReference } from "./reference/index.ts"
 import { SystemApi } from "./system/Api.ts"
 import { UserOpsApi } from "./userops/Api.ts"
 
@@ -33,7 +34,10 @@ export class Api extends HttpApi.make("delegated-authority")
       version: "1",
       description:
         "Scoped, revocable authority over ERC-4337 smart accounts, a user-operation relay and a tamper-evident audit log. " +
-        "Every path is served both as written and under the `/v1` prefix."
+        "Every path is served both as written and under the `/v1` prefix. Start with the delegation walkthrough in the README; " +
+        "each operation below says who may call it and what it changes on chain, with an example recorded from the local chain.",
+      // Summaries, descriptions, examples and the bearer scheme's form: src/reference/.
+      transform: withReference
     })
   )
 {}
