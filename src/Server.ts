@@ -7,7 +7,7 @@
  */
 import { Layer } from "effect"
 import { HttpRouter, UrlParams } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "./Api.ts"
 import { DatabaseOutage } from "./api/DatabaseOutage.ts"
 import { EdgeConfig } from "./api/EdgeConfig.ts"
@@ -23,6 +23,7 @@ import { MarketplaceAppLive } from "./marketplace/Http.ts"
 import { NotificationsHandlers } from "./notifications/Http.ts"
 import { AccountsHandlers } from "./owner/Http.ts"
 import { AccountRulesLive } from "./owner/Live.ts"
+import { PagesRoutes } from "./reference/Http.ts"
 import { SystemHandlers } from "./system/Http.ts"
 import { UserOpsHandlers } from "./userops/Http.ts"
 
@@ -48,7 +49,8 @@ export const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json
   Layer.provide([ErrorEnvelopeLive, AuthorizationLive])
 )
 
-export const DocsRoute = HttpApiScalar.layer(Api, { path: "/docs" })
+/** `/`, `/docs` and what the reference page loads (served here: it works offline). */
+export const DocsRoute = PagesRoutes
 
 /** The edge (limits, envelope, outages) with its configuration; see `src/api/GlobalEnvelope.ts`. */
 export const EdgeLive = GlobalEnvelope.pipe(Layer.provide(Layer.mergeAll(EdgeConfig.layer, DatabaseOutage.layer)))
