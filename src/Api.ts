@@ -8,6 +8,7 @@ import { ErrorEnvelope } from "./api/Envelope.ts"
 import { ActivityApi } from "./audit/Api.ts"
 import { AuthApi, SessionApi } from "./auth/Api.ts"
 import { DelegationsApi } from "./delegations/Api.ts"
+import { DevApi } from "./dev/Api.ts"
 import { LaunchpadApi } from "./launchpad/Api.ts"
 import { MarketplaceApi, MarketplaceStreamApi } from "./marketplace/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
@@ -27,6 +28,7 @@ export class Api extends HttpApi.make("delegated-authority")
   .add(MarketplaceApi)
   .add(MarketplaceStreamApi)
   .add(LaunchpadApi)
+  .add(DevApi)
   .middleware(ErrorEnvelope)
   .annotateMerge(
     OpenApi.annotations({

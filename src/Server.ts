@@ -17,6 +17,7 @@ import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
 import { ActivityHandlers } from "./audit/Http.ts"
 import { DelegationsHandlers } from "./delegations/Http.ts"
+import { DevHandlers } from "./dev/Http.ts"
 import { FollowerLive } from "./follower/Live.ts"
 import { LaunchpadHandlers, LaunchpadLive } from "./launchpad/Http.ts"
 import { MarketplaceAppLive } from "./marketplace/Http.ts"
@@ -38,6 +39,7 @@ export const HandlersLive = Layer.mergeAll(
   NotificationsHandlers,
   MarketplaceAppLive,
   LaunchpadHandlers.pipe(Layer.provide(LaunchpadLive)),
+  DevHandlers,
   // Run with the relay whatever the handlers need: the chain follower (the record of what executed)
   // and the account rules' hooks (the frozen flag follows executed freezes).
   FollowerLive,

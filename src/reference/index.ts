@@ -6,6 +6,7 @@ import { accountsDocs } from "./accounts.ts"
 import { activityDocs } from "./activity.ts"
 import { authDocs } from "./auth.ts"
 import { delegationsDocs } from "./delegations.ts"
+import { devDocs } from "./dev.ts"
 import examples from "./examples.json" with { type: "json" }
 import { launchpadDocs } from "./launchpad.ts"
 import { marketplaceDocs } from "./marketplace.ts"
@@ -23,7 +24,8 @@ export const operationDocs: Readonly<Record<string, OperationDoc>> = {
   ...activityDocs,
   ...notificationsDocs,
   ...marketplaceDocs,
-  ...launchpadDocs
+  ...launchpadDocs,
+  ...devDocs
 }
 
 export const referenceExamples: ReferenceExamples = examples as ReferenceExamples

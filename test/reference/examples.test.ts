@@ -10,14 +10,12 @@ import { Duration, Effect } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import type { Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { OpenApi } from "effect/http-api"
 import { Anchor } from "../../src/anchor/Anchor.ts"
 import { Api } from "../../src/Api.ts"
 import { operationDocs } from "../../src/reference/index.ts"
 import type { OperationExample, ReferenceExamples } from "../../src/reference/Reference.ts"
-import { mint } from "../support/TestChain.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { decodesWith, operations } from "./contract.ts"
 import { type Bindings, type Ctx, send, steps } from "./scenario.ts"
@@ -145,7 +143,6 @@ layer(TestServerLive({ config: { ANCHOR_INTERVAL: "1 seconds", WEBHOOKS_ALLOW_LO
         agent: privateKeyToAccount(generatePrivateKey()),
         tokens: {},
         b: { webhookUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/das` },
-        fund: (address: Hex, amount: number) => Effect.runPromise(mint("usd", address, amount).pipe(Effect.asVoid)),
         anchorNow: () => Effect.runPromise(Effect.asVoid(anchor.anchorNow)),
         answers: {}
       }

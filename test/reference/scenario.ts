@@ -9,7 +9,6 @@
  * (`bindings`), except signed bodies (`fresh`), which no second run can reuse: those are signed
  * anew and the recorded one is only checked against the schema.
  */
-import { type Hex } from "viem"
 import { type LocalAccount } from "viem"
 import { signInMessage } from "../../src/client/signIn.ts"
 
@@ -28,8 +27,6 @@ export interface Ctx {
   readonly agent: LocalAccount
   readonly tokens: Partial<Record<As, string>>
   readonly b: Bindings
-  /** Mints test USDC to an address (the local faucet's job). */
-  readonly fund: (address: Hex, amount: number) => Promise<void>
   /** Publishes an anchor now (the service does it every ANCHOR_INTERVAL). */
   readonly anchorNow: () => Promise<void>
   /** The last answer of each operation, for later steps (a build to sign). */
@@ -146,9 +143,13 @@ export const steps: ReadonlyArray<Step> = [
   },
   { op: "notifications.listWebhooks", as: "owner", request: () => ({}) },
   {
+    op: "dev.faucet",
+    as: "owner",
+    request: (ctx) => ({ body: { address: ctx.b.ownerAccount, token: "USDC", amount: 100 } })
+  },
+  {
     op: "delegations.build",
     as: "owner",
-    before: (ctx) => ctx.fund(ctx.b.ownerAccount as Hex, 100),
     request: (ctx) => ({
       body: {
         name: "Groceries agent",
