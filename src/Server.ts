@@ -25,6 +25,7 @@ import { NotificationsHandlers } from "./notifications/Http.ts"
 import { AccountsHandlers } from "./owner/Http.ts"
 import { AccountRulesLive } from "./owner/Live.ts"
 import { PagesRoutes } from "./reference/Http.ts"
+import { ConsoleRoutes } from "./console/Http.ts"
 import { SystemHandlers } from "./system/Http.ts"
 import { UserOpsHandlers } from "./userops/Http.ts"
 
@@ -57,7 +58,7 @@ export const DocsRoute = PagesRoutes
 /** The edge (limits, envelope, outages) with its configuration; see `src/api/GlobalEnvelope.ts`. */
 export const EdgeLive = GlobalEnvelope.pipe(Layer.provide(Layer.mergeAll(EdgeConfig.layer, DatabaseOutage.layer)))
 
-export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, EdgeLive)
+export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, ConsoleRoutes, EdgeLive)
 
 /**
  * Query parameters that are secrets: the managed-wallet connect `requestId` is a polling

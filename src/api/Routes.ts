@@ -48,7 +48,9 @@ export const documentRoutes: ReadonlyArray<RouteInfo> = [
   { method: "GET", path: "/docs" },
   // The pages beside the API (src/reference/Http.ts).
   { method: "GET", path: "/" },
-  { method: "GET", path: "/docs/assets/:file" }
+  { method: "GET", path: "/docs/assets/:file" },
+  { method: "GET", path: "/console" },
+  { method: "GET", path: "/console/app.js" }
 ]
 
 /**

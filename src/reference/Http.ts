@@ -1,5 +1,5 @@
 /**
- * The pages beside the API: `/` (where to go), `/docs` (the Scalar reference of `/openapi.json`)
+ * The pages beside the API: `/` (the console and the reference), `/docs` (the Scalar reference of `/openapi.json`)
  * with everything it loads served from here (Scalar's script, the Inter and JetBrains Mono fonts
  * from npm), so the reference works with no network at all.
  */
@@ -80,6 +80,7 @@ export const homePage = `<!doctype html>
   <body>
     <h1>Delegated-Authority Account Service</h1>
     <p>Scoped, revocable authority over ERC-4337 smart accounts.</p>
+    <a href="/console">Console: your delegations, activity and notifications</a>
     <a href="/docs">API reference</a>
     <a href="/openapi.json">OpenAPI document (JSON)</a>
   </body>
