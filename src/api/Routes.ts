@@ -50,7 +50,8 @@ export const documentRoutes: ReadonlyArray<RouteInfo> = [
   { method: "GET", path: "/" },
   { method: "GET", path: "/docs/assets/:file" },
   { method: "GET", path: "/console" },
-  { method: "GET", path: "/console/app.js" }
+  { method: "GET", path: "/console/app.js" },
+  { method: "GET", path: "/console/config" }
 ]
 
 /**

@@ -6,6 +6,7 @@ import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { build } from "esbuild"
 import { fileURLToPath } from "node:url"
+import { Chains } from "../chain/Chains.ts"
 
 const page = `<!doctype html>
 <html lang="en">
@@ -39,7 +40,7 @@ const page = `<!doctype html>
       <section id="signin">
         <h2>Sign in</h2>
         <p><button id="wallet">Sign in with your wallet</button></p>
-        <form id="devkey-form"><label>Local network only: a dev key <input id="devkey" size="70" placeholder="0x…" /></label>
+        <form id="devkey-form" hidden><label>Local network only: a dev key <input id="devkey" size="70" placeholder="0x…" /></label>
           <button>Sign in with the key</button></form>
         <p class="summary">The key stays in this page: it signs here, the service never sees it.</p>
       </section>
@@ -81,6 +82,10 @@ const bundle = Effect.promise(async () => {
 export const ConsoleRoutes = Layer.mergeAll(
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     const script = yield* bundle
+    const chains = yield* Chains
+    // The dev-key sign-in is offered only where every key is a test key: a local network the process started.
+    const config = JSON.stringify({ devKeySignIn: chains.all.every((c) => c.network.devKey !== undefined) })
+    yield* router.add("GET", "/console/config", Effect.succeed(HttpServerResponse.text(config, { contentType: "application/json" })))
     yield* router.add("GET", "/console", Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8" })))
     yield* router.add(
       "GET",

@@ -263,6 +263,9 @@ const main = () => {
       await signAndRelay(await api("POST", "/account/rules/build", { intentType: $("freeze").dataset.intent }))
     })
   $("refresh").onclick = () => void refresh()
+  void fetch("/console/config").then((r) => r.json()).then((c: { devKeySignIn: boolean }) => {
+    $("devkey-form").hidden = !c.devKeySignIn
+  })
 }
 
 window.addEventListener("DOMContentLoaded", main)

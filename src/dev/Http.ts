@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { createWalletClient, erc20Abi, http, parseUnits } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { Api } from "../Api.ts"
-import { NotFound, ServiceUnavailable } from "../api/Errors.ts"
+import { BadRequest, NotFound, ServiceUnavailable } from "../api/Errors.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { viemChainOf } from "../chain/Chain.ts"
 import { Chains } from "../chain/Chains.ts"
@@ -36,7 +36,15 @@ export const DevHandlers = HttpApiBuilder.group(
         const symbol = payload.token ?? "USDC"
         const token = symbol === "USDT" ? net.network.tokens.usdt : net.network.tokens.usd
         const amount = payload.amount ?? 100
-        const units = parseUnits(String(amount), token.decimals)
+        // Exactly representable in the token's decimals, or refused (never rounded).
+        const fixed = amount.toFixed(token.decimals)
+        if (Number(fixed) !== amount) {
+          return yield* new BadRequest({
+            message: `amount has more than ${token.decimals} decimals (${token.symbol})`,
+            details: { field: "amount" }
+          })
+        }
+        const units = parseUnits(fixed, token.decimals)
         // The node assigns the nonce (anvil's dev accounts are unlocked), so concurrent calls never collide.
         const minter = privateKeyToAccount(Redacted.value(devKey)).address
         const wallet = createWalletClient({ chain: viemChainOf(net.network), transport: http(net.network.rpcUrl) })

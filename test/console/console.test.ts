@@ -148,5 +148,29 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
       assert.isTrue((rules.body as any).frozen, "the chain's executed freeze is what the service reports")
       assert.includeMembers(walletCalls, ["personal_sign", "eth_signTypedData_v4", "eth_getTransactionByHash"])
       assert.deepStrictEqual(offsite, [])
-    }))
+    }), { timeout: 240_000 })
+
+  it.effect("signs in with a dev key pasted into the page (local network), which never leaves it", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const key = generatePrivateKey()
+      const b = yield* browser
+      const { page, offsite } = yield* offlinePage(b)
+      const sent: Array<string> = []
+      page.on("request", (req) => sent.push(`${req.url()} ${req.postData() ?? ""}`))
+      yield* Effect.promise(async () => {
+        await page.goto(`${baseUrl}/console`, { waitUntil: "networkidle0" })
+        // Offered: every served chain is a local network.
+        await page.waitForSelector("#devkey-form:not([hidden])", { timeout: 10_000 })
+        await page.type("#devkey", key)
+        await page.click("#devkey-form button")
+        await page.waitForFunction(() => document.getElementById("who")!.textContent!.includes("(dev key)"), { timeout: 30_000 })
+        await page.waitForFunction(() => document.getElementById("delegations")!.textContent!.includes("No delegations yet."), { timeout: 30_000 })
+      })
+      yield* screenshot(page, "console-dev-key")
+      const who = yield* Effect.promise(() => page.evaluate(() => document.getElementById("who")!.textContent))
+      assert.include(who ?? "", privateKeyToAccount(key).address)
+      assert.isFalse(sent.some((line) => line.toLowerCase().includes(key.slice(2).toLowerCase())), "the key is never sent")
+      assert.deepStrictEqual(offsite, [])
+    }), { timeout: 120_000 })
 })

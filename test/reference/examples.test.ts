@@ -193,5 +193,5 @@ layer(TestServerLive({ config: { ANCHOR_INTERVAL: "1 seconds", WEBHOOKS_ALLOW_LO
       // The story covers every operation outside the upstream groups.
       const covered = new Set(steps.map((s) => s.op))
       assert.deepStrictEqual([...ops.keys()].filter((id) => !upstreamGroups.has(groupOf(id)) && !covered.has(id)), [])
-    }))
+    }), { timeout: 240_000 })
 })

@@ -39,5 +39,5 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
       assert.include(seen.loaded, "JetBrains Mono")
       assert.match(seen.text, /Authorization: Bearer/)
       assert.notMatch(seen.text, /Basic/)
-    }))
+    }), { timeout: 120_000 })
 })

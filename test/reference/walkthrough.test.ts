@@ -38,5 +38,5 @@ layer(TestServerLive(), { timeout: Duration.seconds(180), excludeTestServices: t
       assert.include(out, "(status revoked)")
       assert.match(out, /declineReason revoked/)
       assert.isAtLeast(lines.filter((l) => l.startsWith("\n== ")).length, 10, "each step is printed")
-    }))
+    }), { timeout: 240_000 })
 })
