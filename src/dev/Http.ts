@@ -1,6 +1,6 @@
 import { Effect, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { createWalletClient, erc20Abi, http, parseUnits } from "viem"
+import { createWalletClient, erc20Abi, type Hex, http, parseUnits } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { Api } from "../Api.ts"
 import { BadRequest, NotFound, ServiceUnavailable } from "../api/Errors.ts"
@@ -50,7 +50,7 @@ export const DevHandlers = HttpApiBuilder.group(
         const wallet = createWalletClient({ chain: viemChainOf(net.network), transport: http(net.network.rpcUrl) })
         const txHash = yield* Effect.tryPromise({
           try: async () => {
-            const hash = await wallet.writeContract({ account: minter, address: token.address, abi: mintAbi, functionName: "mint", args: [payload.address, units] })
+            const hash = await wallet.writeContract({ account: minter, address: token.address, abi: mintAbi, functionName: "mint", args: [payload.address as Hex, units] })
             const receipt = await net.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 100 })
             if (receipt.status !== "success") throw new Error("the mint reverted")
             return hash
@@ -58,7 +58,7 @@ export const DevHandlers = HttpApiBuilder.group(
           catch: (e) => new ServiceUnavailable({ message: `The faucet's mint failed: ${String(e)}`, details: { chainId: net.chainId } })
         })
         const balance = yield* Effect.tryPromise({
-          try: () => net.chain.client.readContract({ address: token.address, abi: erc20Abi, functionName: "balanceOf", args: [payload.address] }),
+          try: () => net.chain.client.readContract({ address: token.address, abi: erc20Abi, functionName: "balanceOf", args: [payload.address as Hex] }),
           catch: () => new ServiceUnavailable({ message: "The chain did not answer", details: { chainId: net.chainId } })
         })
         return {

@@ -106,7 +106,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
         await page.click("#wallet")
         await page.waitForSelector(`article.delegation[data-id="${ctx.b.delegationId}"]`, { timeout: 30_000 })
         await page.waitForFunction(
-          () => [...document.querySelectorAll("li.entry[data-action=delegated_action] .proof")].some((m) => m.textContent === "proven on chain"),
+          () => Array.from(document.querySelectorAll("li.entry[data-action=delegated_action] .proof")).some((m) => m.textContent === "proven on chain"),
           { timeout: 60_000 }
         )
       })
@@ -116,7 +116,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
           figures: document.querySelector(`article.delegation[data-id="${id}"] .figures`)!.textContent,
           fill: (document.querySelector(`article.delegation[data-id="${id}"] .fill`) as HTMLElement).style.width,
           summary: document.querySelector(`article.delegation[data-id="${id}"] .summary`)!.textContent,
-          entries: [...document.querySelectorAll("li.entry")].map((e) => `${e.getAttribute("data-action")} ${e.getAttribute("data-status")}`)
+          entries: Array.from(document.querySelectorAll("li.entry")).map((e) => `${e.getAttribute("data-action")} ${e.getAttribute("data-status")}`)
         }), ctx.b.delegationId!)
       )
       yield* screenshot(page, "console-signed-in")

@@ -27,7 +27,10 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
       const seen = yield* Effect.promise(() =>
         page.evaluate(async () => {
           await document.fonts.ready
-          const loaded = [...document.fonts].filter((f) => f.status === "loaded").map((f) => f.family.replace(/"/g, ""))
+          const loaded: Array<string> = []
+          document.fonts.forEach((f) => {
+            if (f.status === "loaded") loaded.push(f.family.replace(/"/g, ""))
+          })
           return { text: document.body.innerText, loaded }
         })
       )
