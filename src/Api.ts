@@ -10,11 +10,13 @@ import { ErrorEnvelope } from "./api/Envelope.ts"
 import { ActivityApi } from "./activity/Api.ts"
 import { AuthApi, SessionApi } from "./auth/Api.ts"
 import { DelegationsApi } from "./delegations/Api.ts"
+import { DevApi } from "./dev/Api.ts"
 import { LaunchpadApi } from "./launchpad/Api.ts"
 import { MarketplaceApi, MarketplaceStreamApi } from "./marketplace/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
 import { PermissionsApi } from "./permissions/Api.ts"
 import { PaymentsApi } from "./payments/Api.ts"
+import { withReference } from "./reference/index.ts"
 import { SystemApi } from "./system/Api.ts"
 import { UserOpsApi } from "./userops/Api.ts"
 
@@ -33,6 +35,7 @@ export class Api extends contractRoot
   .add(MarketplaceStreamApi)
   .add(LaunchpadApi)
   .add(PaymentsApi)
+  .add(DevApi)
   .middleware(ErrorEnvelope)
   .annotateMerge(
     OpenApi.annotations({
@@ -40,7 +43,10 @@ export class Api extends contractRoot
       version: "1",
       description:
         "Scoped, revocable authority over ERC-4337 smart accounts, a user-operation relay and a tamper-evident audit log. " +
-        "Every path is served both as written and under the `/v1` prefix."
+        "Every path is served both as written and under the `/v1` prefix. Start with the delegation walkthrough in the README; " +
+        "each operation below says who may call it and what it changes on chain, with an example recorded from the local chain.",
+      // Summaries, descriptions, examples and the bearer scheme's form: src/reference/.
+      transform: withReference
     })
   )
 {}

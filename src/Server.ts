@@ -7,7 +7,7 @@
  */
 import { Layer } from "effect"
 import { HttpMiddleware, HttpRouter, UrlParams } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "./Api.ts"
 import { DatabaseOutage } from "./api/DatabaseOutage.ts"
 import { EdgeConfig } from "./api/EdgeConfig.ts"
@@ -20,6 +20,7 @@ import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
 import { ActivityHandlers } from "./activity/Http.ts"
 import { DelegationsHandlers } from "./delegations/Http.ts"
+import { DevHandlers } from "./dev/Http.ts"
 import { FollowerLive } from "./follower/Live.ts"
 import { LaunchpadHandlers, LaunchpadLive } from "./launchpad/Http.ts"
 import { MarketplaceAppLive } from "./marketplace/Http.ts"
@@ -28,6 +29,8 @@ import { AccountsHandlers } from "./owner/Http.ts"
 import { AccountRulesLive } from "./owner/Live.ts"
 import { PermissionsHandlers } from "./permissions/Http.ts"
 import { PaymentsHandlers } from "./payments/Http.ts"
+import { pagesRoutes } from "./reference/Http.ts"
+import { ConsoleRoutes } from "./console/Http.ts"
 import { SystemHandlers } from "./system/Http.ts"
 import { UserOpsHandlers } from "./userops/Http.ts"
 
@@ -46,6 +49,7 @@ export const HandlersLive = Layer.mergeAll(
   LaunchpadHandlers.pipe(Layer.provide(LaunchpadLive)),
   // x402 payments under a grant, and their settlement as the chain follower sees it.
   PaymentsHandlers,
+  DevHandlers,
   // Run with the relay whatever the handlers need: the chain follower (the record of what executed)
   // and the account rules' hooks (the frozen flag follows executed freezes).
   FollowerLive,
@@ -57,7 +61,8 @@ export const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json
   Layer.provide([ErrorEnvelopeLive, AuthorizationLive])
 )
 
-export const DocsRoute = HttpApiScalar.layer(Api, { path: "/docs" })
+/** `/`, `/docs` and what the reference page loads (served here: it works offline). */
+export const DocsRoute = pagesRoutes(Api)
 
 /**
  * The edge (limits, envelope, outages) with its configuration; see `src/api/GlobalEnvelope.ts`.
@@ -67,7 +72,7 @@ export const EdgeLive = GlobalEnvelope.pipe(
   Layer.provide(Layer.mergeAll(EdgeConfig.layer, DatabaseOutage.layer, RateLimitStore.layerDatabase))
 )
 
-export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, EdgeLive)
+export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, ConsoleRoutes, EdgeLive)
 
 /**
  * Query parameters that are secrets: the managed-wallet connect `requestId` is a polling

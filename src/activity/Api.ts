@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { BadRequestError, ConflictError, NotFoundError, NotImplementedError } from "../api/Errors.ts"
+import { BadRequestError, ConflictError, NotFoundError } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { ChainId, Id, PageLimit, TextOfLength, Timestamp } from "../domain/Primitives.ts"
 import { ActivityPage, AnchorStatus, AuditEvent, AuditProof } from "../audit/Domain.ts"
@@ -20,24 +20,21 @@ export class ActivityApi extends HttpApiGroup.make("activity")
         chainId: Schema.optionalKey(ChainId)
       },
       success: ActivityPage,
-      error: [BadRequestError, NotFoundError, NotImplementedError]
+      error: [BadRequestError, NotFoundError]
     }),
     // Declared before `/activity/:eventId` so the literal word `anchor` is never an event id.
-    HttpApiEndpoint.get("anchor", "/activity/anchor", {
-      success: AnchorStatus,
-      error: NotImplementedError
-    }),
+    HttpApiEndpoint.get("anchor", "/activity/anchor", { success: AnchorStatus }),
     // Declared before `/activity/:eventId` too: the more specific path first.
     HttpApiEndpoint.get("proof", "/activity/:eventId/proof", {
       params: { eventId: Id },
       success: AuditProof,
       // 409 `conflict`: the entry exists but no anchor covers it yet (docs/decisions.md).
-      error: [NotFoundError, ConflictError, NotImplementedError]
+      error: [NotFoundError, ConflictError]
     }),
     HttpApiEndpoint.get("get", "/activity/:eventId", {
       params: { eventId: Id },
       success: AuditEvent,
-      error: [NotFoundError, NotImplementedError]
+      error: [NotFoundError]
     })
   )
   .middleware(Authorization)

@@ -46,7 +46,13 @@ export const makeRouteTable = (extra: ReadonlyArray<RouteInfo> = []): RouteTable
 /** The document routes served beside the API (`Server.ts`). */
 export const documentRoutes: ReadonlyArray<RouteInfo> = [
   { method: "GET", path: "/openapi.json" },
-  { method: "GET", path: "/docs" }
+  { method: "GET", path: "/docs" },
+  // The pages beside the API (src/reference/Http.ts).
+  { method: "GET", path: "/" },
+  { method: "GET", path: "/docs/assets/:file" },
+  { method: "GET", path: "/console" },
+  { method: "GET", path: "/console/app.js" },
+  { method: "GET", path: "/console/config" }
 ]
 
 /**

@@ -10,6 +10,7 @@
  * Hashes are `0x` + 64 lowercase hex characters on the way in and out.
  */
 import { createHash } from "node:crypto"
+import { hexToBytes } from "viem"
 
 export type Hex32 = `0x${string}`
 
@@ -17,9 +18,10 @@ const HEX32 = /^0x[0-9a-fA-F]{64}$/
 
 export const isHex32 = (value: unknown): value is Hex32 => typeof value === "string" && HEX32.test(value)
 
-const bytes = (hex: string): Buffer => {
+// Plain bytes (no Buffer): the console checks proofs in the browser with this module.
+const bytes = (hex: string): Uint8Array => {
   if (!isHex32(hex)) throw new Error(`not a 32-byte hex value: ${hex}`)
-  return Buffer.from(hex.slice(2), "hex")
+  return hexToBytes(hex as Hex32)
 }
 
 const sha256 = (...parts: ReadonlyArray<Uint8Array>): Hex32 => {
@@ -32,9 +34,9 @@ const sha256 = (...parts: ReadonlyArray<Uint8Array>): Hex32 => {
 export const EMPTY_ROOT: Hex32 = sha256()
 
 /** The leaf hash of one entry (its `hash`, 32 bytes). */
-export const leafHash = (entryHash: string): Hex32 => sha256(Buffer.of(0), bytes(entryHash))
+export const leafHash = (entryHash: string): Hex32 => sha256(Uint8Array.of(0), bytes(entryHash))
 
-export const nodeHash = (left: string, right: string): Hex32 => sha256(Buffer.of(1), bytes(left), bytes(right))
+export const nodeHash = (left: string, right: string): Hex32 => sha256(Uint8Array.of(1), bytes(left), bytes(right))
 
 /** The largest power of two strictly below `n` (n ≥ 2). */
 const split = (n: number): number => {

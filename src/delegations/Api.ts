@@ -4,7 +4,6 @@ import {
   BadRequestError,
   ConflictError,
   NotFoundError,
-  NotImplementedError,
   OutOfScopeError,
   ServiceUnavailableError,
   UpstreamTimeoutError,
@@ -28,7 +27,6 @@ const common = [
   BadRequestError,
   NotFoundError,
   OutOfScopeError,
-  NotImplementedError,
   UpstreamUnavailableError,
   UpstreamTimeoutError,
   ServiceUnavailableError

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { BadRequestError, NotFoundError, NotImplementedError, OutOfScopeError, ServiceUnavailableError } from "../api/Errors.ts"
+import { BadRequestError, NotFoundError, OutOfScopeError, ServiceUnavailableError } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { ChainId, Id, withDefault } from "../domain/Primitives.ts"
 import { CreateWebhookRequest, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from "../webhooks/Domain.ts"
@@ -15,7 +15,6 @@ export class NotificationsApi extends HttpApiGroup.make("notifications")
         chainId: Schema.optionalKey(ChainId)
       },
       success: Schema.Array(Notification),
-      error: NotImplementedError
     }),
     HttpApiEndpoint.get("stream", "/notifications/stream", {
       headers: { "last-event-id": Schema.optionalKey(Schema.String) },
@@ -53,12 +52,11 @@ export class NotificationsApi extends HttpApiGroup.make("notifications")
     // Declared before `/notifications/:notificationId/read` for the same reason as `/activity/anchor`.
     HttpApiEndpoint.post("readAll", "/notifications/read-all", {
       success: HttpApiSchema.NoContent,
-      error: NotImplementedError
     }),
     HttpApiEndpoint.post("markRead", "/notifications/:notificationId/read", {
       params: { notificationId: Id },
       success: Notification,
-      error: [NotFoundError, OutOfScopeError, NotImplementedError]
+      error: [NotFoundError, OutOfScopeError]
     })
   )
   .middleware(Authorization)

@@ -2,7 +2,6 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import {
   BadRequestError,
   NotFoundError,
-  NotImplementedError,
   OutOfScopeError,
   UpstreamTimeoutError,
   UpstreamUnavailableError
@@ -16,12 +15,12 @@ export class UserOpsApi extends HttpApiGroup.make("userops")
     HttpApiEndpoint.post("submit", "/userops", {
       payload: SignedUserOp,
       success: UserOpReceipt.pipe(HttpApiSchema.status(202)),
-      error: [BadRequestError, NotFoundError, OutOfScopeError, UpstreamUnavailableError, UpstreamTimeoutError, NotImplementedError]
+      error: [BadRequestError, NotFoundError, OutOfScopeError, UpstreamUnavailableError, UpstreamTimeoutError]
     }),
     HttpApiEndpoint.get("get", "/userops/:userOpId", {
       params: { userOpId: Id },
       success: UserOpReceipt,
-      error: [NotFoundError, UpstreamUnavailableError, UpstreamTimeoutError, NotImplementedError]
+      error: [NotFoundError, UpstreamUnavailableError, UpstreamTimeoutError]
     })
   )
   .middleware(Authorization)

@@ -1,0 +1,76 @@
+import { Effect, Redacted } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { createWalletClient, erc20Abi, type Hex, http, parseUnits } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { contractOf } from "../api/Contract.ts"
+import { BadRequest, NotFound, ServiceUnavailable } from "../api/Errors.ts"
+import { CurrentSigner } from "../auth/Middleware.ts"
+import { viemChainOf } from "../chain/Chain.ts"
+import { Chains } from "../chain/Chains.ts"
+import { DevApi } from "./Api.ts"
+
+/** `mint(address,uint256)` of the local network's stablecoins (their deployer may mint). */
+const mintAbi = [{
+  type: "function",
+  name: "mint",
+  stateMutability: "nonpayable",
+  inputs: [{ name: "to", type: "address" }, { name: "amount", type: "uint256" }],
+  outputs: []
+}] as const
+
+export const DevHandlers = HttpApiBuilder.group(
+  contractOf(DevApi),
+  "dev",
+  Effect.fn(function*(handlers) {
+    const chains = yield* Chains
+    return handlers.handle("faucet", ({ payload }) =>
+      Effect.gen(function*() {
+        yield* CurrentSigner
+        const net = payload.chainId === undefined ? chains.primary : yield* chains.get(payload.chainId)
+        const devKey = net.network.devKey
+        if (devKey === undefined) {
+          return yield* new NotFound({
+            message: `There is no faucet on chain ${net.chainId} (${net.name}): it is not a local network`,
+            details: { chainId: net.chainId }
+          })
+        }
+        const symbol = payload.token ?? "USDC"
+        const token = symbol === "USDT" ? net.network.tokens.usdt : net.network.tokens.usd
+        const amount = payload.amount ?? 100
+        // Exactly representable in the token's decimals, or refused (never rounded).
+        const fixed = amount.toFixed(token.decimals)
+        if (Number(fixed) !== amount) {
+          return yield* new BadRequest({
+            message: `amount has more than ${token.decimals} decimals (${token.symbol})`,
+            details: { field: "amount" }
+          })
+        }
+        const units = parseUnits(fixed, token.decimals)
+        // The node assigns the nonce (anvil's dev accounts are unlocked), so concurrent calls never collide.
+        const minter = privateKeyToAccount(Redacted.value(devKey)).address
+        const wallet = createWalletClient({ chain: viemChainOf(net.network), transport: http(net.network.rpcUrl) })
+        const txHash = yield* Effect.tryPromise({
+          try: async () => {
+            const hash = await wallet.writeContract({ account: minter, address: token.address, abi: mintAbi, functionName: "mint", args: [payload.address as Hex, units] })
+            const receipt = await net.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 100 })
+            if (receipt.status !== "success") throw new Error("the mint reverted")
+            return hash
+          },
+          catch: (e) => new ServiceUnavailable({ message: `The faucet's mint failed: ${String(e)}`, details: { chainId: net.chainId } })
+        })
+        const balance = yield* Effect.tryPromise({
+          try: () => net.chain.client.readContract({ address: token.address, abi: erc20Abi, functionName: "balanceOf", args: [payload.address as Hex] }),
+          catch: () => new ServiceUnavailable({ message: "The chain did not answer", details: { chainId: net.chainId } })
+        })
+        return {
+          chainId: net.chainId,
+          token: token.symbol,
+          tokenAddress: token.address,
+          address: payload.address,
+          amount,
+          txHash,
+          balanceUnits: balance.toString()
+        }
+      }))
+  })
+)

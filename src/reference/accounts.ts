@@ -1,0 +1,43 @@
+import type { OperationDoc } from "./Reference.ts"
+
+export const accountsDocs: Record<string, OperationDoc> = {
+  "accounts.listAccounts": {
+    summary: "List the signer's smart accounts",
+    description:
+      "Every ERC-4337 smart account of the signer on every served chain: id, chain, address, whether deployed and frozen. " +
+      "Account 0 of each chain exists from the first sign-in.",
+    caller: "The signer (owner) session.",
+    chain: "Reads whether each account is deployed; changes nothing."
+  },
+  "accounts.createAccount": {
+    summary: "Add a smart account",
+    description:
+      "Makes the signer's next account index (a new address from the same key), on `chainId` or, without it, on every served chain. " +
+      "The account is counterfactual until its first operation deploys it.",
+    caller: "The signer (owner) session.",
+    chain: "Nothing yet: the address is computed; the first operation deploys it."
+  },
+  "accounts.getRules": {
+    summary: "Read the account's rules",
+    description:
+      "Whether the account is frozen (as the chain's executed freeze and unfreeze operations left it) and which rule changes " +
+      "`POST /account/rules/build` accepts. Default: the signer's lowest account on the primary chain.",
+    caller: "The owner of the account.",
+    chain: "Nothing; reflects what executed on chain."
+  },
+  "accounts.buildRules": {
+    summary: "Build a freeze or unfreeze of the account",
+    description:
+      "Builds the account operation that freezes (or unfreezes) the whole account: a frozen account's grants redeem nothing, " +
+      "checked by the chain. Answers the unsigned operation, its `userOpHash`, the EIP-712 `typedData` to sign and a simulation. " +
+      "Sign `typedData` with the owner key and send the operation to `POST /userops`. Never rate-limited: a freeze must always be buildable.",
+    caller: "The owner of the account.",
+    chain: "Nothing until relayed; once relayed and executed, the account's freeze state changes on chain."
+  },
+  "accounts.listDevices": {
+    summary: "List the account's devices",
+    description: "The keys that may sign for the account (its owner key, session keys), with when each was added.",
+    caller: "The owner of the account.",
+    chain: "Nothing; reads the account's devices."
+  }
+}

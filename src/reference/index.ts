@@ -1,0 +1,34 @@
+/**
+ * Every operation's words, by operationId (`group.endpoint`; a top-level group's endpoints by name).
+ * A new group adds its file here; `test/reference/examples.test.ts` fails for an operation without words.
+ */
+import { accountsDocs } from "./accounts.ts"
+import { activityDocs } from "./activity.ts"
+import { authDocs } from "./auth.ts"
+import { delegationsDocs } from "./delegations.ts"
+import { devDocs } from "./dev.ts"
+import examples from "./examples.json" with { type: "json" }
+import { launchpadDocs } from "./launchpad.ts"
+import { marketplaceDocs } from "./marketplace.ts"
+import { notificationsDocs } from "./notifications.ts"
+import { applyReference, type OperationDoc, type ReferenceExamples } from "./Reference.ts"
+import { systemDocs } from "./system.ts"
+import { useropsDocs } from "./userops.ts"
+
+export const operationDocs: Readonly<Record<string, OperationDoc>> = {
+  ...systemDocs,
+  ...authDocs,
+  ...accountsDocs,
+  ...delegationsDocs,
+  ...useropsDocs,
+  ...activityDocs,
+  ...notificationsDocs,
+  ...marketplaceDocs,
+  ...launchpadDocs,
+  ...devDocs
+}
+
+export const referenceExamples: ReferenceExamples = examples as ReferenceExamples
+
+/** The transform `Api.ts` gives the OpenAPI generator. */
+export const withReference = (spec: Record<string, any>) => applyReference(spec, operationDocs, referenceExamples)
