@@ -51,7 +51,7 @@ export const DevHandlers = HttpApiBuilder.group(
         const wallet = createWalletClient({ chain: viemChainOf(net.network), transport: http(net.network.rpcUrl) })
         const txHash = yield* Effect.tryPromise({
           try: async () => {
-            const hash = await wallet.writeContract({ account: minter, address: token.address, abi: mintAbi, functionName: "mint", args: [payload.address as Hex, units] })
+            const hash = await wallet.writeContract({ account: minter, address: token.address, abi: mintAbi, functionName: "mint", args: [payload.address.toLowerCase() as Hex, units] })
             const receipt = await net.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 100 })
             if (receipt.status !== "success") throw new Error("the mint reverted")
             return hash
@@ -59,7 +59,7 @@ export const DevHandlers = HttpApiBuilder.group(
           catch: (e) => new ServiceUnavailable({ message: `The faucet's mint failed: ${String(e)}`, details: { chainId: net.chainId } })
         })
         const balance = yield* Effect.tryPromise({
-          try: () => net.chain.client.readContract({ address: token.address, abi: erc20Abi, functionName: "balanceOf", args: [payload.address as Hex] }),
+          try: () => net.chain.client.readContract({ address: token.address, abi: erc20Abi, functionName: "balanceOf", args: [payload.address.toLowerCase() as Hex] }),
           catch: () => new ServiceUnavailable({ message: "The chain did not answer", details: { chainId: net.chainId } })
         })
         return {

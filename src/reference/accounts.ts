@@ -39,5 +39,21 @@ export const accountsDocs: Record<string, OperationDoc> = {
     description: "The keys that may sign for the account (its owner key, session keys), with when each was added.",
     caller: "The owner of the account.",
     chain: "Nothing; reads the account's devices."
+  },
+  "accounts.buildAccountDelegation": {
+    summary: "Build the account's delegation to the Recovery contract",
+    description:
+      "Guardians can recover an account only through a delegation the owner signs to the Recovery contract; this answers " +
+      "that delegation's EIP-712 data (or the passkey challenge). Until it is signed, `guardian_add` is 409.",
+    caller: "The account's signer.",
+    chain: "Builds only; changes nothing."
+  },
+  "accounts.signAccountDelegation": {
+    summary: "Store the owner's signature of the recovery delegation",
+    description:
+      "Checks the owner's signature (EOA or passkey assertion) of the delegation built by " +
+      "`POST /account/rules/delegations/build` as the chain will, and keeps it for recoveries. 400 naming the field otherwise.",
+    caller: "The account's signer.",
+    chain: "Nothing until a recovery executes: the Recovery contract redeems the delegation then."
   }
 }

@@ -73,5 +73,14 @@ export const delegationsDocs: Record<string, OperationDoc> = {
     description: "Every version of the delegation's policy, each with its hash and when it took effect.",
     caller: ownerOrDelegate,
     chain: "Nothing."
+  },
+  "delegations.redemptions": {
+    summary: "How a grant was redeemed, as the chain shows it",
+    description:
+      "The chain follower's record of each redemption of the grant: the chain of delegations redeemed (delegator and delegate " +
+      "of each), who redeemed it (a user operation or a plain transaction), what moved, and the owner's and delegate's " +
+      "audit entries.",
+    caller: "The grant's owner or its holder (anyone else: 404).",
+    chain: "Reads only; changes nothing."
   }
 }

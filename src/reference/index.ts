@@ -4,6 +4,7 @@
  */
 import { accountsDocs } from "./accounts.ts"
 import { activityDocs } from "./activity.ts"
+import { approvalsDocs } from "./approvals.ts"
 import { authDocs } from "./auth.ts"
 import { delegationsDocs } from "./delegations.ts"
 import { devDocs } from "./dev.ts"
@@ -11,6 +12,8 @@ import examples from "./examples.json" with { type: "json" }
 import { launchpadDocs } from "./launchpad.ts"
 import { marketplaceDocs } from "./marketplace.ts"
 import { notificationsDocs } from "./notifications.ts"
+import { paymentsDocs } from "./payments.ts"
+import { permissionsDocs } from "./permissions.ts"
 import { applyReference, type OperationDoc, type ReferenceExamples } from "./Reference.ts"
 import { systemDocs } from "./system.ts"
 import { useropsDocs } from "./userops.ts"
@@ -25,7 +28,10 @@ export const operationDocs: Readonly<Record<string, OperationDoc>> = {
   ...notificationsDocs,
   ...marketplaceDocs,
   ...launchpadDocs,
-  ...devDocs
+  ...devDocs,
+  ...permissionsDocs,
+  ...approvalsDocs,
+  ...paymentsDocs
 }
 
 export const referenceExamples: ReferenceExamples = examples as ReferenceExamples

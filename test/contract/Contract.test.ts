@@ -216,11 +216,15 @@ layer(TestServerLive(), { excludeTestServices: true })("over HTTP", (it) => {
   it.effect("unknown routes answer a 404 envelope, with and without /v1", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
-      for (const path of ["/nope", "/v1/nope", "/v2/delegations", "/v1"]) {
+      for (const path of ["/nope", "/v1/nope", "/v2/delegations", "/v1/v1"]) {
         const res = yield* fetchJson(`${baseUrl}${path}`)
         assert.strictEqual(res.status, 404, path)
         expectEnvelope(res.body, "not_found")
       }
+      // `/v1` alone is `/` under the prefix (every path is served both ways): the landing page.
+      const landing = yield* Effect.promise(() => fetch(`${baseUrl}/v1`))
+      assert.strictEqual(landing.status, 200)
+      assert.include(landing.headers.get("content-type") ?? "", "text/html")
     }))
 
   it.effect("malformed input answers a 400 envelope naming the failing path, and stores nothing", () =>
