@@ -16,8 +16,8 @@ import { SqlClient } from "effect/sql"
 import { runMigrations } from "../src/db/Database.ts"
 import { NotificationHub, NotificationHubLive } from "../src/notifications/NotificationHub.ts"
 import { Notifications } from "../src/notifications/Notifications.ts"
-import { WebhookDeliveryLive } from "../src/webhooks/Delivery.ts"
-import { startReceiver } from "../test/webhooks/Receiver.ts"
+import { WebhookDeliveryLive } from "../src/notifications/webhooks/Delivery.ts"
+import { startReceiver } from "../test/notifications/webhooks/Receiver.ts"
 import { startPostgres } from "./support/processes.ts"
 
 const total = Number(process.argv[2] ?? 300)

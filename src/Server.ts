@@ -5,20 +5,22 @@
  * provided, so they need only infrastructure (SqlClient, HttpClient, AppConfig, ...),
  * which `main.ts` and the tests provide.
  */
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpMiddleware, HttpRouter, UrlParams } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "./Api.ts"
 import { DatabaseOutage } from "./api/DatabaseOutage.ts"
 import { EdgeConfig } from "./api/EdgeConfig.ts"
 import { ErrorEnvelopeLive } from "./api/Envelope.ts"
-import { GlobalEnvelope } from "./api/GlobalEnvelope.ts"
-import { spanNameOf } from "./api/Routes.ts"
+import { EdgeSessions, GlobalEnvelope } from "./api/GlobalEnvelope.ts"
+import { Sessions } from "./auth/Sessions.ts"
+import { documentRoutes, makeRouteTable, ServiceRoutes, spanNameOf } from "./api/Routes.ts"
 import { RateLimitStore } from "./platform/RateLimit.ts"
 import { ApprovalsHandlers } from "./approvals/Http.ts"
 import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
 import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
 import { ActivityHandlers } from "./activity/Http.ts"
+import { FollowerEntriesLive } from "./delegations/FollowerEntries.ts"
 import { DelegationsHandlers } from "./delegations/Http.ts"
 import { DevHandlers } from "./dev/Http.ts"
 import { FollowerLive } from "./follower/Live.ts"
@@ -52,7 +54,7 @@ export const HandlersLive = Layer.mergeAll(
   DevHandlers,
   // Run with the relay whatever the handlers need: the chain follower (the record of what executed)
   // and the account rules' hooks (the frozen flag follows executed freezes).
-  FollowerLive,
+  FollowerLive.pipe(Layer.provide(FollowerEntriesLive)),
   AccountRulesLive
 )
 
@@ -68,8 +70,30 @@ export const DocsRoute = pagesRoutes(Api)
  * The edge (limits, envelope, outages) with its configuration; see `src/api/GlobalEnvelope.ts`.
  * Its rate limits are kept in the database, shared by every process on it.
  */
+/** The routes the service answers: the contract's and the pages'. */
+export const serviceRoutes = makeRouteTable(Api, documentRoutes)
+
+/** Who a bearer token belongs to, for the edge's per-signer build limit (its port). */
+const EdgeSessionsLive = Layer.effect(
+  EdgeSessions,
+  Effect.map(Sessions, (sessions) =>
+    EdgeSessions.of({
+      signerOf: (token) =>
+        sessions.authenticate(token).pipe(
+          Effect.map((s): string | undefined => s.address.toLowerCase()),
+          Effect.orElseSucceed(() => undefined)
+        )
+    }))
+)
+
 export const EdgeLive = GlobalEnvelope.pipe(
-  Layer.provide(Layer.mergeAll(EdgeConfig.layer, DatabaseOutage.layer, RateLimitStore.layerDatabase))
+  Layer.provide(Layer.mergeAll(
+    EdgeConfig.layer,
+    DatabaseOutage.layer,
+    RateLimitStore.layerDatabase,
+    Layer.succeed(ServiceRoutes, serviceRoutes),
+    EdgeSessionsLive
+  ))
 )
 
 export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, ConsoleRoutes, EdgeLive)
@@ -85,7 +109,7 @@ export const RedactionLive = Layer.succeed(UrlParams.CurrentRedactedNames, [
 ])
 
 /** Server spans named by route (`GET /accounts/:accountId`), made only when spans are exported. */
-export const SpanNamesLive = Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => spanNameOf(request.method, request.url))
+export const SpanNamesLive = Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => spanNameOf(serviceRoutes, request.method, request.url))
 
 /**
  * The access line is the edge's (`GlobalEnvelope.ts`), not the server's logger middleware:

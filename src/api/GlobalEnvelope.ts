@@ -10,7 +10,6 @@ import { ByteSize, Cause, Context, Duration, Effect, Exit, Logger, LogLevel, Opt
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpServerError } from "effect/http"
 import type * as Prom from "prom-client"
-import { Sessions } from "../auth/Sessions.ts"
 import { Metrics, type MetricsShape } from "../platform/Metrics.ts"
 import { makeMemoryStore, type RateDecision, rateLimitHeaders, type RateRule, RateLimitStore } from "../platform/RateLimit.ts"
 import { classifySqlError, DatabaseOutage, findSqlError } from "./DatabaseOutage.ts"
@@ -32,7 +31,7 @@ import {
   UnsupportedMediaType,
   UriTooLong
 } from "./Errors.ts"
-import { isBuildRoute, type RouteInfo, serviceRoutes as routes } from "./Routes.ts"
+import { isBuildRoute, type RouteInfo, ServiceRoutes } from "./Routes.ts"
 
 /** The envelope as a response, with `Retry-After` when the error says when to come back. */
 export const envelopeResponse = (e: ApiError) => {
@@ -58,13 +57,23 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
 const isJson = (contentType: string | undefined) =>
   contentType !== undefined && /^application\/(.+\+)?json\b/i.test(contentType.trim())
 
+/**
+ * Who a bearer token belongs to, for the per-signer build limit: provided at the top from the
+ * sessions (src/Services.ts); the edge sits below auth. Absent (a bare router in tests): builds
+ * are limited per token.
+ */
+export class EdgeSessions extends Context.Service<EdgeSessions, {
+  readonly signerOf: (token: string) => Effect.Effect<string | undefined>
+}>()("das/api/EdgeSessions") {}
+
 const EdgeMiddleware = Effect.gen(function*() {
+  const routes = yield* ServiceRoutes
   // Read from Config when no EdgeConfig is provided (a bare router in tests).
   const provided = yield* Effect.serviceOption(EdgeConfig)
   const edge = Option.isSome(provided) ? provided.value : yield* Effect.orDie(EdgeConfig.config)
   // Optional, so the envelope also wraps a bare router (tests): without them builds are
   // limited per token and outages are not tracked.
-  const sessions = yield* Effect.serviceOption(Sessions)
+  const sessions = yield* Effect.serviceOption(EdgeSessions)
   const outage = yield* Effect.serviceOption(DatabaseOutage)
   // Shared by every process on the database when the app has one; this process's memory otherwise.
   const store = Option.getOrElse(yield* Effect.serviceOption(RateLimitStore), makeMemoryStore)
@@ -188,10 +197,7 @@ const EdgeMiddleware = Effect.gen(function*() {
       if (token === undefined) return undefined
       const signer = Option.isNone(sessions)
         ? Effect.succeed(`token:${token}`)
-        : sessions.value.authenticate(token).pipe(
-          Effect.map((s): string | undefined => s.address.toLowerCase()),
-          Effect.orElseSucceed(() => undefined)
-        )
+        : sessions.value.signerOf(token)
       return Effect.flatMap(signer, (signer) =>
         signer === undefined
           ? Effect.succeed(notLimited)

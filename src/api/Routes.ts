@@ -4,9 +4,9 @@
  * `Allow`), answer `OPTIONS`, and recognise the endpoints a rate limit applies to
  * before the request reaches the router.
  */
+import { Context } from "effect"
 import { FindMyWay } from "effect/http"
-import { HttpApi } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { HttpApi, type HttpApiGroup } from "effect/http-api"
 import { stripVersionPrefix } from "./EdgeUrl.ts"
 
 export interface RouteInfo {
@@ -23,11 +23,20 @@ export interface RouteTable {
   readonly allowed: (url: string) => ReadonlyArray<string>
 }
 
-export const makeRouteTable = (extra: ReadonlyArray<RouteInfo> = []): RouteTable => {
+/**
+ * The route table of the composed contract, provided at the top (src/Server.ts): the edge sits
+ * below the features, so it is given their routes rather than importing the contract.
+ */
+export class ServiceRoutes extends Context.Service<ServiceRoutes, RouteTable>()("das/api/ServiceRoutes") {}
+
+export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>,
+  extra: ReadonlyArray<RouteInfo> = []
+): RouteTable => {
   // Long parameters still match here: the router refuses them later with a 400.
   const router = FindMyWay.make<RouteInfo>({ maxParamLength: 1 << 16 })
   const add = (route: RouteInfo) => router.on(route.method, route.path as `/${string}`, route)
-  HttpApi.reflect(Api, {
+  HttpApi.reflect(api, {
     onGroup: () => {},
     onEndpoint: ({ endpoint }) => add({ method: endpoint.method, path: endpoint.path })
   })
@@ -68,16 +77,14 @@ export const isBuildRoute = (route: RouteInfo): boolean =>
     // ERC-7715 requests build grants (the JSON-RPC endpoint counts every call; its revoke has the HTTP twin and /delegations/{id}/revoke).
     route.path === "/permissions/request" || route.path === "/wallet")
 
-/** Every route the service answers (the API's and the document routes). */
-export const serviceRoutes: RouteTable = makeRouteTable(documentRoutes)
 
 /**
  * A server span's name: the method and the route's template (`GET /accounts/:accountId`, as
  * OpenTelemetry's HTTP conventions name it), never the path itself (ids, unbounded names); an
  * unknown path is the method alone.
  */
-export const spanNameOf = (method: string, url: string): string => {
+export const spanNameOf = (routes: RouteTable, method: string, url: string): string => {
   const q = url.indexOf("?")
-  const route = serviceRoutes.find(method, stripVersionPrefix(q < 0 ? url : url.slice(0, q)))
+  const route = routes.find(method, stripVersionPrefix(q < 0 ? url : url.slice(0, q)))
   return route === undefined ? method : `${method} ${route.path}`
 }

@@ -30,7 +30,7 @@ import {
 } from "viem"
 import { type AccountStack, type Call, delegationArg } from "../chain/Accounts4337.ts"
 import type { DelegationEnvironment } from "../chain/Network.ts"
-import { isNative } from "./Native.ts"
+import { isNative } from "../tokens/Native.ts"
 import { TRANSFER_SELECTOR } from "./Policy.ts"
 
 export type { Delegation }

@@ -20,7 +20,7 @@ import type { Delegation, DelegationBuild, DelegationStatus, PolicySnapshotType,
 import { type BuildInput, type CreateInput, makeEnable } from "./Enable.ts"
 import type { ActionInput } from "./Policy.ts"
 import { makeReads, type Signer } from "./Reads.ts"
-import { RedemptionRepo } from "./RedemptionRepo.ts"
+import { RedemptionRepo } from "../follower/RedemptionRepo.ts"
 import { makeRevokeFreeze } from "./RevokeFreeze.ts"
 
 export { type ApprovedAction, type Reservation, ReservationTtl } from "./Actions.ts"

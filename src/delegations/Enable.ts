@@ -19,7 +19,7 @@ import { enableCalls, enabledPermissionIds, legTypedData, randomSalt, recoverLeg
 import { DelegationRepo, type Leg } from "./DelegationRepo.ts"
 import type { DelegationBuild } from "./Domain.ts"
 import { grantTermsOf, makeGrant } from "./Grant.ts"
-import { isNativeSymbol, nativeToken } from "./Native.ts"
+import { isNativeSymbol, nativeToken } from "../tokens/Native.ts"
 import type { PeriodInput } from "./Periods.ts"
 import { humanSummary, makePolicySet } from "./Policy.ts"
 import { type ApprovalRuleInput, approverProblem } from "./ApprovalRule.ts"

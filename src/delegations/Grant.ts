@@ -47,7 +47,7 @@ import { type ApprovalRule, approvalArgs, approvalTerms, type ApprovalSet, inval
 import type { DelegationEnvironment } from "../chain/Network.ts"
 import { approvalTermsOf } from "./ApprovalRule.ts"
 import type { ApprovalRuleWire, Redeemers } from "./Domain.ts"
-import { isNative } from "./Native.ts"
+import { isNative } from "../tokens/Native.ts"
 import { toUnits, TRANSFER_SELECTOR } from "./Policy.ts"
 import { redeemerList } from "./Redeemers.ts"
 import { streamUnits } from "./Streams.ts"

@@ -20,7 +20,7 @@ import { AuditLive, AuditRecorder } from "../audit/Recorder.ts"
 import type { UserOpReceipt } from "../chain/Bundler.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { type RelayedOperation, RelayHooks, RelayHooksLive } from "./Ports.ts"
-import { describeTransfer, transfersOut } from "./Redemptions.ts"
+import { describeTransfer, transfersOut } from "../follower/Redemptions.ts"
 
 interface GrantRow {
   readonly account_id: string

@@ -13,9 +13,9 @@ import { Chains } from "../chain/Chains.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
 import type { Delegation, DelegationStatus, PolicySet, RedemptionRecord } from "./Domain.ts"
-import { isNative, nativeToken } from "./Native.ts"
+import { isNative, nativeToken } from "../tokens/Native.ts"
 import { fromUnits, visibleStatus } from "./Policy.ts"
-import { RedemptionRepo } from "./RedemptionRepo.ts"
+import { RedemptionRepo } from "../follower/RedemptionRepo.ts"
 import { makeUsage } from "./Usage.ts"
 
 export type Signer = CurrentSigner["Service"]

@@ -4,7 +4,7 @@
  */
 import { approvalWords } from "./ApprovalRule.ts"
 import type { PolicySet } from "./Domain.ts"
-import { isNative } from "./Native.ts"
+import { isNative } from "../tokens/Native.ts"
 import { periodWords } from "./Periods.ts"
 import { redeemerWords } from "./Redeemers.ts"
 import { streamWords } from "./Streams.ts"

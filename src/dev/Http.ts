@@ -1,6 +1,6 @@
 import { Effect, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { createWalletClient, erc20Abi, type Hex, http, parseUnits } from "viem"
+import { createWalletClient, encodeFunctionData, erc20Abi, type Hex, http, parseUnits } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { contractOf } from "../api/Contract.ts"
 import { BadRequest, NotFound, ServiceUnavailable } from "../api/Errors.ts"
@@ -46,12 +46,14 @@ export const DevHandlers = HttpApiBuilder.group(
           })
         }
         const units = parseUnits(fixed, token.decimals)
-        // The node assigns the nonce (anvil's dev accounts are unlocked), so concurrent calls never collide.
+        // The node assigns the nonce (anvil's dev accounts are unlocked): a raw eth_sendTransaction without one, so
+        // concurrent calls (and anything else this dev account sends) never collide (viem's writeContract fills it in).
         const minter = privateKeyToAccount(Redacted.value(devKey)).address
         const wallet = createWalletClient({ chain: viemChainOf(net.network), transport: http(net.network.rpcUrl) })
         const txHash = yield* Effect.tryPromise({
           try: async () => {
-            const hash = await wallet.writeContract({ account: minter, address: token.address, abi: mintAbi, functionName: "mint", args: [payload.address.toLowerCase() as Hex, units] })
+            const data = encodeFunctionData({ abi: mintAbi, functionName: "mint", args: [payload.address.toLowerCase() as Hex, units] })
+            const hash = await wallet.request({ method: "eth_sendTransaction", params: [{ from: minter, to: token.address, data }] })
             const receipt = await net.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 100 })
             if (receipt.status !== "success") throw new Error("the mint reverted")
             return hash

@@ -12,8 +12,8 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import { type AbiEvent, type Address, type Hash, type Log, parseAbiItem, type PublicClient, type TransactionReceipt } from "viem"
 import { inclusionOf } from "../chain/Inclusions.ts"
-import { type ChainLink, type Moved, redeemedContexts, type RedeemedContext } from "../delegations/RedemptionChains.ts"
-import { redemptionsIn, transfersOut } from "../delegations/Redemptions.ts"
+import { type ChainLink, type Moved, redeemedContexts, type RedeemedContext } from "./RedemptionChains.ts"
+import { redemptionsIn, transfersOut } from "./Redemptions.ts"
 
 const DELEGATION = "(address delegate, address delegator, bytes32 authority, (address enforcer, bytes terms, bytes args)[] caveats, uint256 salt, bytes signature)"
 const REDEEMED = parseAbiItem(`event RedeemedDelegation(address indexed rootDelegator, address indexed redeemer, ${DELEGATION} delegation)`)

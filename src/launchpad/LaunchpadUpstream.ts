@@ -2,7 +2,7 @@
  * The public launchpad upstream (token API and vp-api klines), and the ONE place where
  * its records become the contract's `LaunchpadToken` (`toLaunchpadToken`).
  *
- * Failure policy (the shared `src/platform/Upstream.ts`): every call is bounded by
+ * Failure policy (the shared `src/api/Upstream.ts`): every call is bounded by
  * `LAUNCHPAD_UPSTREAM_TIMEOUT` per attempt and `UPSTREAM_MAX_BODY_BYTES`; only transport
  * faults (connection refused/reset) are retried, at most `LAUNCHPAD_UPSTREAM_RETRIES`
  * times; a non-2xx answer, a body over the cap, unreadable JSON or an unexpected shape is
@@ -12,7 +12,7 @@
 import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
-import { getDecoded, UpstreamMaxBodyBytes } from "../platform/Upstream.ts"
+import { getDecoded, UpstreamMaxBodyBytes } from "../api/Upstream.ts"
 import type { LaunchpadChain, LaunchpadToken } from "./Api.ts"
 import { chainInfo, type ChainInfo, chainOfUpstream, sameAddress } from "./Chains.ts"
 

@@ -11,7 +11,7 @@
 import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { UpstreamUnavailable } from "../api/Errors.ts"
-import { getJson as upstreamGet, type UpstreamError, UpstreamMaxBodyBytes } from "../platform/Upstream.ts"
+import { getJson as upstreamGet, type UpstreamError, UpstreamMaxBodyBytes } from "../api/Upstream.ts"
 import type { Address } from "../domain/Primitives.ts"
 import type { Agent } from "./Domain.ts"
 import {

@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { BadRequestError, NotFoundError, OutOfScopeError, ServiceUnavailableError } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
 import { ChainId, Id, withDefault } from "../domain/Primitives.ts"
-import { CreateWebhookRequest, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from "../webhooks/Domain.ts"
+import { CreateWebhookRequest, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from "./webhooks/Domain.ts"
 import { Notification } from "./Domain.ts"
 
 export class NotificationsApi extends HttpApiGroup.make("notifications")

@@ -11,13 +11,13 @@
  * (default `x-cg-demo-api-key`, CoinGecko's demo-plan header). A token the source
  * does not price is simply absent from the answer; a non-2xx answer, a body over
  * `UPSTREAM_MAX_BODY_BYTES` or an unexpected shape is `UpstreamUnavailable`, no answer in
- * `PRICE_SOURCE_TIMEOUT` is `UpstreamTimeout` (the shared `src/platform/Upstream.ts`).
+ * `PRICE_SOURCE_TIMEOUT` is `UpstreamTimeout` (the shared `src/api/Upstream.ts`).
  * Nothing is ever made up to fill a gap.
  */
 import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import type { UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
-import { getDecoded, UpstreamMaxBodyBytes } from "../platform/Upstream.ts"
+import { getDecoded, UpstreamMaxBodyBytes } from "../api/Upstream.ts"
 
 export const SimplePriceResponse = Schema.Record(
   Schema.String,

@@ -9,7 +9,7 @@
 import type { Rule } from "@metamask/7715-permission-types"
 import { formatUnits, type Hex, toHex } from "viem"
 import type { BuildInput } from "../delegations/Enable.ts"
-import { isNative, NATIVE_SYMBOL } from "../delegations/Native.ts"
+import { isNative, NATIVE_SYMBOL } from "../tokens/Native.ts"
 import { PERIOD_SECONDS } from "../delegations/Periods.ts"
 import { POLICY_DEFAULTS, toUnits } from "../delegations/Policy.ts"
 import { MAX_REDEEMERS } from "../delegations/Redeemers.ts"

@@ -10,7 +10,7 @@
  * or wrapped as an error's cause).
  */
 import { Cause, Effect } from "effect"
-import { classifySqlError, findSqlError } from "../api/DatabaseOutage.ts"
+import { classifySqlError, findSqlError } from "./SqlErrors.ts"
 
 /** Whether the cause is the database being unreachable. */
 export const isDatabaseOutage = (cause: Cause.Cause<unknown>): boolean => {

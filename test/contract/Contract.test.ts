@@ -15,6 +15,8 @@ import { GlobalEnvelope } from "../../src/api/GlobalEnvelope.ts"
 import { Authorization } from "../../src/auth/Middleware.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
+import { ServiceRoutes } from "../../src/api/Routes.ts"
+import { serviceRoutes } from "../../src/Server.ts"
 
 /** Every path of the spec, in OpenAPI form. */
 const specPaths = [
@@ -153,7 +155,7 @@ describe("defects", () => {
       const App = Layer.mergeAll(
         HttpRouter.add("GET", "/boom", Effect.die(new Error("secret internal detail"))),
         HttpRouter.add("GET", "/ok", HttpServerResponse.text("ok")),
-        GlobalEnvelope
+        GlobalEnvelope.pipe(Layer.provide(Layer.succeed(ServiceRoutes, serviceRoutes)))
       )
       const { handler, dispose } = HttpRouter.toWebHandler(App, { disableLogger: true })
       const res = yield* Effect.promise(() => handler(new Request("http://x/boom")))

@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { hashDelegation } from "@metamask/smart-accounts-kit/utils"
 import { type Address, encodeAbiParameters, encodeEventTopics, erc20Abi, type Hex, pad } from "viem"
-import { delegationHashOf, transfersOut } from "../../src/delegations/Redemptions.ts"
+import { delegationHashOf, transfersOut } from "../../src/follower/Redemptions.ts"
 
 const a = (n: number) => pad(`0x${n.toString(16)}`, { size: 20 }) as Address
 

@@ -12,6 +12,8 @@ import { ErrorEnvelope, ErrorEnvelopeLive } from "../../src/api/Envelope.ts"
 import { ServiceUnavailable, TooManyRequests, TooManyRequestsError } from "../../src/api/Errors.ts"
 import { GlobalEnvelope } from "../../src/api/GlobalEnvelope.ts"
 import { ConnectionError, SqlError } from "effect/sql/SqlError"
+import { ServiceRoutes } from "../../src/api/Routes.ts"
+import { serviceRoutes } from "../../src/Server.ts"
 
 class QuotaApi extends HttpApi.make("quota")
   .add(
@@ -43,7 +45,7 @@ describe("Retry-After from a handler's typed error", () => {
     Effect.gen(function*() {
       const App = Layer.mergeAll(
         HttpApiBuilder.layer(QuotaApi).pipe(Layer.provide(Handlers), Layer.provide(ErrorEnvelopeLive)),
-        GlobalEnvelope
+        GlobalEnvelope.pipe(Layer.provide(Layer.succeed(ServiceRoutes, serviceRoutes)))
       ).pipe(Layer.provide(NodeHttpServer.layerHttpServices))
       const { handler, dispose } = HttpRouter.toWebHandler(App, { disableLogger: true })
       const sponsor = yield* Effect.promise(() => handler(new Request("http://x/sponsor", { method: "POST" })))

@@ -9,7 +9,7 @@ import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { make as makeMarketplace } from "../../src/marketplace/MarketplaceUpstream.ts"
-import { getDecoded, getJson } from "../../src/platform/Upstream.ts"
+import { getDecoded, getJson } from "../../src/api/Upstream.ts"
 import { Schema } from "effect"
 
 interface Served {

@@ -42,7 +42,7 @@ describe("chain follower: lock order", () => {
       const service = yield* startInstance({ config: { FOLLOWER_INTERVAL: "100 millis", RELAY_RECONCILE_INTERVAL: "1 hour" } })
       const { sql } = service
       const chainId = yield* Effect.promise(() => service.chain.client.getChainId())
-      const cursor = sql<{ n: string }>`SELECT block_number::text AS n FROM chain_cursor`.pipe(
+      const cursor = sql<{ n: string }>`SELECT block_number::text AS n FROM chain_cursor WHERE chain_id = ${chainId}`.pipe(
         Effect.orDie,
         Effect.map((rows) => rows[0]?.n)
       )

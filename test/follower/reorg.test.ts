@@ -92,7 +92,7 @@ describe("chain follower and reorgs", () => {
       // receipt before the follower's next pass reads the block (the vanished-settlement path);
       // if the follower reads it first, the reorg path applies. Either way the record follows.
       const head = BigInt((yield* rpc(fork.rpcUrl, "eth_blockNumber")) as string)
-      yield* sql<{ n: string }>`SELECT block_number::text AS n FROM chain_cursor`.pipe(
+      yield* sql<{ n: string }>`SELECT block_number::text AS n FROM chain_cursor WHERE chain_id = ${shared.chainId}`.pipe(
         Effect.orDie,
         Effect.flatMap((r) => r[0] !== undefined && BigInt(r[0].n) >= head ? Effect.void : Effect.fail("behind")),
         Effect.retry(Schedule.spaced(Duration.millis(50))),

@@ -11,6 +11,7 @@ import { contractOf } from "../../src/api/Contract.ts"
 import { ErrorEnvelopeLive } from "../../src/api/Envelope.ts"
 import { Unauthorized } from "../../src/api/Errors.ts"
 import { GlobalEnvelope } from "../../src/api/GlobalEnvelope.ts"
+import { documentRoutes, makeRouteTable, ServiceRoutes } from "../../src/api/Routes.ts"
 import { Authorization } from "../../src/auth/Middleware.ts"
 import { LaunchpadApi } from "../../src/launchpad/Api.ts"
 import { LaunchpadHandlers } from "../../src/launchpad/Http.ts"
@@ -32,7 +33,7 @@ export const launchpadApp = Layer.mergeAll(
     Layer.provide(LaunchpadHandlers),
     Layer.provide([ErrorEnvelopeLive, AuthorizationDeny])
   ),
-  GlobalEnvelope
+  GlobalEnvelope.pipe(Layer.provide(Layer.succeed(ServiceRoutes, makeRouteTable(contractOf(LaunchpadApi), documentRoutes))))
 )
 
 /** The app served on a loopback port; `Fake` (the upstream) is reachable too. */

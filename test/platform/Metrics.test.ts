@@ -13,7 +13,7 @@ import { signIn } from "../../src/client/signIn.ts"
 import { killGroup, replicaEnv, startService, stopService } from "../support/ServiceProcess.ts"
 import { createDatabase, testDatabaseName } from "../support/TestDatabase.ts"
 import { settle, signBuild } from "../userops/helpers.ts"
-import { startReceiver } from "../webhooks/Receiver.ts"
+import { startReceiver } from "../notifications/webhooks/Receiver.ts"
 
 /** The samples of a Prometheus text exposition: `name{labels}` → value. */
 const parse = (text: string): Map<string, number> => {

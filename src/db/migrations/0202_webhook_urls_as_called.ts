@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
 /**
- * Webhook URLs are stored as they are called (issue 31, src/webhooks/UrlGuard.ts): an endpoint
+ * Webhook URLs are stored as they are called (issue 31, src/notifications/webhooks/UrlGuard.ts): an endpoint
  * registered before is rewritten to the URL parser's serialization (WHATWG `URL.href`, without
  * a fragment), which is what its deliveries have always connected to (the parser drops tabs and
  * newlines, trims spaces, turns `http:/host` into `http://host/`). Nothing is deleted: new

@@ -21,7 +21,7 @@ import { DelegationManager, HybridDeleGator } from "@metamask/delegation-abis"
 import { decodeDelegations } from "@metamask/smart-accounts-kit/utils"
 import { type Address, decodeAbiParameters, decodeEventLog, decodeFunctionData, erc20Abi, type Hash, type Hex, slice } from "viem"
 import { entryPoint07Abi } from "viem/account-abstraction"
-import { NATIVE_ADDRESS } from "./Native.ts"
+import { NATIVE_ADDRESS } from "../tokens/Native.ts"
 import { delegationHashOf, type RawLog, redemptionsIn } from "./Redemptions.ts"
 
 export interface ChainLink {

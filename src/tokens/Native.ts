@@ -3,7 +3,7 @@
  * address ERC-7528 reserves for it; a grant over it is held by the native enforcers (Grant.ts)
  * and an action sends it as the call's value, with no call data.
  */
-import type { Token } from "../tokens/TokenRegistry.ts"
+import type { Token } from "./TokenRegistry.ts"
 
 /** ERC-7528: the address that stands for the native asset. */
 export const NATIVE_ADDRESS = "0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"

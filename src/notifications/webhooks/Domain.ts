@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Text, Timestamp } from "../domain/Primitives.ts"
+import { Text, Timestamp } from "../../domain/Primitives.ts"
 
 export const WebhookEndpoint = Schema.Struct({
   id: Schema.String,

@@ -9,9 +9,9 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { BadRequest, NotFound } from "../api/Errors.ts"
-import { normalizeAddress } from "../accounts/Accounts.ts"
-import type { Address } from "../domain/Primitives.ts"
+import { BadRequest, NotFound } from "../../api/Errors.ts"
+import { normalizeAddress } from "../../accounts/Accounts.ts"
+import type { Address } from "../../domain/Primitives.ts"
 import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from "./Domain.ts"
 import { newSecret } from "./Signature.ts"
 import { acceptTarget, TargetPolicyConfig } from "./UrlGuard.ts"

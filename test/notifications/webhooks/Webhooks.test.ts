@@ -6,11 +6,11 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { signIn } from "../../src/client/signIn.ts"
-import { Notifications } from "../../src/notifications/Notifications.ts"
+import { signIn } from "../../../src/client/signIn.ts"
+import { Notifications } from "../../../src/notifications/Notifications.ts"
 import { Webhook } from "standardwebhooks"
-import { newSecret, verify } from "../../src/webhooks/Signature.ts"
-import { TestServer, TestServerLive } from "../support/TestServer.ts"
+import { newSecret, verify } from "../../../src/notifications/webhooks/Signature.ts"
+import { TestServer, TestServerLive } from "../../support/TestServer.ts"
 import { startReceiver } from "./Receiver.ts"
 
 export const webhookTestConfig = {

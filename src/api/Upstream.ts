@@ -9,7 +9,7 @@
  */
 import { Config, Duration, Effect, Schedule, Schema, Stream } from "effect"
 import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
-import { UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
+import { UpstreamTimeout, UpstreamUnavailable } from "./Errors.ts"
 
 export type UpstreamError = UpstreamUnavailable | UpstreamTimeout
 

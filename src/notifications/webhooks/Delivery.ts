@@ -14,12 +14,12 @@ import { Clock, Config, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as http from "node:http"
 import * as https from "node:https"
-import { columns, NotificationRow, toNotification } from "../notifications/Notifications.ts"
-import { runLoop } from "../platform/Loop.ts"
-import { Metrics, withMetrics } from "../platform/Metrics.ts"
+import { columns, NotificationRow, toNotification } from "../Notifications.ts"
+import { runLoop } from "../../platform/Loop.ts"
+import { Metrics, withMetrics } from "../../platform/Metrics.ts"
 import { SIGNATURE_HEADER, signatureHeader, standardHeaders } from "./Signature.ts"
 import { guardedLookup, type TargetPolicy, TargetPolicyConfig } from "./UrlGuard.ts"
-import { makeLoopHealth } from "../platform/LoopHealth.ts"
+import { makeLoopHealth } from "../../platform/LoopHealth.ts"
 
 export interface DeliveryConfig {
   readonly maxAttempts: number
