@@ -1,4 +1,4 @@
-import { Effect, Redacted } from "effect"
+import { Effect, Redacted, Semaphore } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { createWalletClient, encodeFunctionData, erc20Abi, type Hex, http, parseUnits } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
@@ -23,6 +23,8 @@ export const DevHandlers = HttpApiBuilder.group(
   "dev",
   Effect.fn(function*(handlers) {
     const chains = yield* Chains
+    // One mint at a time per chain from this process: the dev account's transactions are sent in order.
+    const minting = new Map(chains.all.map((c) => [c.chainId, Semaphore.makeUnsafe(1)]))
     return handlers.handle("faucet", ({ payload }) =>
       Effect.gen(function*() {
         yield* CurrentSigner
@@ -50,7 +52,7 @@ export const DevHandlers = HttpApiBuilder.group(
         // concurrent calls (and anything else this dev account sends) never collide (viem's writeContract fills it in).
         const minter = privateKeyToAccount(Redacted.value(devKey)).address
         const wallet = createWalletClient({ chain: viemChainOf(net.network), transport: http(net.network.rpcUrl) })
-        const txHash = yield* Effect.tryPromise({
+        const txHash = yield* minting.get(net.chainId)!.withPermit(Effect.tryPromise({
           try: async () => {
             const data = encodeFunctionData({ abi: mintAbi, functionName: "mint", args: [payload.address.toLowerCase() as Hex, units] })
             const hash = await wallet.request({ method: "eth_sendTransaction", params: [{ from: minter, to: token.address, data }] })
@@ -58,8 +60,15 @@ export const DevHandlers = HttpApiBuilder.group(
             if (receipt.status !== "success") throw new Error("the mint reverted")
             return hash
           },
-          catch: (e) => new ServiceUnavailable({ message: `The faucet's mint failed: ${String(e)}`, details: { chainId: net.chainId } })
-        })
+          // The token refusing the mint (e.g. to the zero address) is the request's fault; anything else the chain's.
+          catch: (e): BadRequest | ServiceUnavailable =>
+            /revert/i.test(String(e))
+              ? new BadRequest({ message: `The token refused the mint to this address: ${String(e).split("\n")[0]}`, details: { field: "address" } })
+              : new ServiceUnavailable({ message: `The faucet's mint failed: ${String(e)}`, details: { chainId: net.chainId } })
+        }).pipe(
+          // The node refusing to create the transaction (another sender of the dev account took its nonce): once more.
+          Effect.retry({ times: 2, while: (e) => e._tag === "ServiceUnavailable" })
+        ))
         const balance = yield* Effect.tryPromise({
           try: () => net.chain.client.readContract({ address: token.address, abi: erc20Abi, functionName: "balanceOf", args: [payload.address.toLowerCase() as Hex] }),
           catch: () => new ServiceUnavailable({ message: "The chain did not answer", details: { chainId: net.chainId } })

@@ -40,7 +40,7 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second", PERMISSION
         kitWire([{
           chainId: net.chainId,
           to: agent.address,
-          expiry: nowS() + DAY,
+          expiry: nowS() + 7 * DAY, // several periods: a grant that ends within its first period reads as a one-off budget
           permission: {
             type: "erc20-token-periodic",
             isAdjustmentAllowed: false,
