@@ -3,7 +3,7 @@
  * test-only chain helpers (minting test stablecoins).
  */
 import { Effect, Layer, Redacted } from "effect"
-import { createWalletClient, http, parseUnits, type Address } from "viem"
+import { createPublicClient, createWalletClient, http, parseUnits, type Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { inject } from "vitest"
 import { ChainStackLive } from "../../src/App.ts"
@@ -72,5 +72,8 @@ export const mint = (token: "usd" | "usdt", to: Address, amount: number, chainId
       functionName: "mint",
       args: [to, parseUnits(String(amount), info.decimals)]
     })
+    // Included before the caller simulates against the balance (the chain mines on an interval).
+    await createPublicClient({ chain: viemChainOf(network), transport: http(network.rpcUrl) })
+      .waitForTransactionReceipt({ hash, pollingInterval: 50 })
     return hash
   })
