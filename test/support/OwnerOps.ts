@@ -6,7 +6,7 @@
  */
 import { assert } from "@effect/vitest"
 import { Duration, Effect, Layer, Redacted, Schedule } from "effect"
-import { type Address, createWalletClient, decodeEventLog, erc20Abi, type Hash, type Hex, hashTypedData, http, parseEther } from "viem"
+import { type Address, createWalletClient, decodeEventLog, encodeFunctionData, erc20Abi, type Hash, type Hex, hashTypedData, http, parseEther } from "viem"
 import { entryPoint07Abi, getUserOperationHash, toPackedUserOperation } from "viem/account-abstraction"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { AccountStack, type Call, type CounterfactualAccount } from "../../src/chain/Accounts4337.ts"
@@ -196,14 +196,11 @@ export const mintUsd = (to: Address, units: bigint) =>
     const net = yield* LocalNetwork
     const chain = yield* Chain
     const wallet = createWalletClient({ chain: viemChainOf(net), transport: http(net.rpcUrl) })
+    // A raw eth_sendTransaction: the node picks the deployer's nonce (no race with its other senders).
+    const data = encodeFunctionData({ abi: permitStablecoinAbi, functionName: "mint", args: [to, units] })
+    const from = privateKeyToAccount(Redacted.value(net.deployerKey)).address
     const hash = yield* Effect.promise(() =>
-      wallet.writeContract({
-        account: privateKeyToAccount(Redacted.value(net.deployerKey)).address,
-        address: net.tokens.usd.address,
-        abi: permitStablecoinAbi,
-        functionName: "mint",
-        args: [to, units]
-      })
+      wallet.request({ method: "eth_sendTransaction", params: [{ from, to: net.tokens.usd.address, data }] })
     )
     yield* Effect.promise(() => chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }))
   })

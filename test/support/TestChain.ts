@@ -3,7 +3,7 @@
  * test-only chain helpers (minting test stablecoins).
  */
 import { Effect, Layer, Redacted } from "effect"
-import { createPublicClient, createWalletClient, http, parseUnits, type Address } from "viem"
+import { createPublicClient, createWalletClient, encodeFunctionData, http, parseUnits, type Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { inject } from "vitest"
 import { ChainStackLive } from "../../src/App.ts"
@@ -65,13 +65,10 @@ export const mint = (token: "usd" | "usdt", to: Address, amount: number, chainId
     const deployer = privateKeyToAccount(Redacted.value(network.deployerKey)).address
     const wallet = createWalletClient({ chain: viemChainOf(network), transport: http(network.rpcUrl) })
     const info = network.tokens[token]
-    const hash = await wallet.writeContract({
-      account: deployer,
-      address: info.address,
-      abi: testStablecoinAbi,
-      functionName: "mint",
-      args: [to, parseUnits(String(amount), info.decimals)]
-    })
+    // A raw eth_sendTransaction: the node picks the nonce (viem's writeContract fills one in, which races
+    // with every other sender of the deployer account: other files' mints, the faucet).
+    const data = encodeFunctionData({ abi: testStablecoinAbi, functionName: "mint", args: [to, parseUnits(String(amount), info.decimals)] })
+    const hash = await wallet.request({ method: "eth_sendTransaction", params: [{ from: deployer, to: info.address, data }] })
     // Included before the caller simulates against the balance (the chain mines on an interval).
     await createPublicClient({ chain: viemChainOf(network), transport: http(network.rpcUrl) })
       .waitForTransactionReceipt({ hash, pollingInterval: 50 })
