@@ -31,6 +31,9 @@ const page = `<!doctype html>
       button{font:inherit;padding:.35rem .8rem;border-radius:6px;border:1px solid #b9c0cc;background:#fff;cursor:pointer}
       button:disabled{opacity:.5;cursor:default} ul{padding:0;margin:0} #status{font-size:.85rem;color:#4a5263}
       .grid{display:grid;grid-template-columns:2fr 1fr;gap:1rem}
+      .approval{border-top:1px solid #eef0f3;padding:.5rem 0}.approval .actions{display:flex;gap:.4rem;margin-top:.35rem}
+      .badge.pending{background:#fff4d6;color:#7a5600}.badge.approved,.badge.executed{background:#d8f5e1;color:#11643a}
+      .badge.denied,.badge.expired{background:#fbe0e0;color:#8a1c1c} input.reason{flex:1;min-width:0}
     </style>
   </head>
   <body>
@@ -54,7 +57,7 @@ const page = `<!doctype html>
           </div>
           <div>
             <section><h2>Live notifications</h2><ul id="notifications"></ul></section>
-            <section><h2>Approvals</h2><p class="summary">Pending approval requests appear here when the approvals feature lands.</p></section>
+            <section><h2>Approvals</h2><div id="approvals"></div></section>
           </div>
         </div>
       </div>

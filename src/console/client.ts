@@ -3,7 +3,8 @@
  * Sign in with an injected EIP-1193 wallet or, on the local network, a dev key; the owner's
  * delegations with budget gauges; the activity timeline, each entry's proof checked here (the
  * entry's hash, its path, the anchor root, and the anchor transaction read through the wallet);
- * live notifications over the SSE stream; revoke and account freeze, signed by the wallet.
+ * live notifications over the SSE stream; approval requests the signer may approve or deny (the
+ * approval signed by the wallet); revoke and account freeze, signed by the wallet.
  */
 import { createSiweMessage } from "viem/siwe"
 import type { Hex, LocalAccount } from "viem"
@@ -32,6 +33,8 @@ const el = (tag: string, attrs: Record<string, string> = {}, ...children: Array<
   return node
 }
 const state: { signer?: Signer; token?: string } = {}
+/** Reasons typed to deny, kept across re-renders (a notification re-renders the list). */
+const reasons = new Map<string, string>()
 
 const api = async (method: string, path: string, body?: unknown): Promise<any> => {
   const res = await fetch(path, {
@@ -198,13 +201,65 @@ const renderActivity = async (items: ReadonlyArray<any>) => {
   }
 }
 
+/** The signer's approval requests (newest first): pending ones with approve (if it is a named approver) and deny. */
+const renderApprovals = (list: ReadonlyArray<any>) => {
+  const root = $("approvals")
+  root.replaceChildren()
+  const shown = list.slice(0, 10)
+  if (shown.length === 0) root.append(el("p", { class: "empty" }, "No approval requests."))
+  const me = state.signer!.address.toLowerCase()
+  for (const r of shown) {
+    const approvers = (r.approvers as ReadonlyArray<string>).map((a) => a.toLowerCase())
+    const approved = (r.approvals as ReadonlyArray<{ approver: string }>).map((a) => a.approver.toLowerCase())
+    const actions = el("div", { class: "actions" })
+    if (r.status === "pending") {
+      if (approvers.includes(me) && !approved.includes(me)) {
+        const approve = el("button", { class: "approve" }, "Approve (sign)") as HTMLButtonElement
+        // What the ApprovalEnforcer checks on chain: the wallet signs the request's EIP-712 `Approval`.
+        approve.onclick = () =>
+          act("Approving", async () => {
+            const signature = await state.signer!.signTypedData(r.toSign)
+            await api("POST", `/approvals/${r.id}/approve`, { signature })
+          })
+        actions.append(approve)
+      }
+      const reason = el("input", { class: "reason", placeholder: "Reason to deny", maxlength: "500" }) as HTMLInputElement
+      reason.value = reasons.get(r.id) ?? ""
+      reason.oninput = () => reasons.set(r.id, reason.value)
+      const deny = el("button", { class: "deny" }, "Deny") as HTMLButtonElement
+      deny.onclick = () =>
+        act("Denying", async () => {
+          await api("POST", `/approvals/${r.id}/deny`, { reason: reason.value.trim() === "" ? "Denied in the console" : reason.value.trim() })
+        })
+      actions.append(reason, deny)
+    }
+    root.append(
+      el(
+        "article",
+        { class: "approval", "data-id": r.id, "data-status": r.status },
+        el("h3", {}, `${r.amount} ${r.token.symbol} to ${r.recipientName ?? r.recipient} `, el("span", { class: `badge ${r.status}` }, r.status)),
+        el("p", { class: "summary" }, r.summary),
+        el(
+          "div",
+          { class: "figures" },
+          `${r.approvals.length} of ${r.required} approvals · agent ${r.agent} · until ${new Date(r.deadline).toUTCString()}` +
+            (r.denial === undefined ? "" : ` · denied: ${r.denial.reason}`)
+        ),
+        actions
+      )
+    )
+  }
+}
+
 const refresh = async () => {
-  const [delegations, activity, rules] = await Promise.all([
+  const [delegations, activity, rules, approvals] = await Promise.all([
     api("GET", "/delegations"),
     api("GET", "/activity?limit=20"),
-    api("GET", "/account/rules")
+    api("GET", "/account/rules"),
+    api("GET", "/approvals")
   ])
   renderDelegations(delegations)
+  renderApprovals(approvals)
   await renderActivity(activity.items)
   $("account").textContent = `Account ${rules.address}: ${rules.frozen ? "frozen" : "active"}`
   $("account").dataset.frozen = String(rules.frozen)

@@ -3,11 +3,14 @@
  * owner's key and forwards reads to the local chain: after real operations (a grant, the agent's
  * action, an anchor) the page shows the budget gauge, the timeline with the entry proven on chain
  * (checked in the page), a live notification of a decline, and its revoke and freeze go through the
- * wallet and the chain. Screenshots: .test-results/screenshots/console-*.png.
+ * wallet and the chain; an approval request arrives live, the wallet approves it (the agent's transfer
+ * then executes on chain) and another is denied with the reason typed in the page. Screenshots: .test-results/screenshots/console-*.png.
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Schedule } from "effect"
+import { createPublicClient, erc20Abi, http, type LocalAccount } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import type { Page } from "puppeteer-core"
 import { Anchor } from "../../src/anchor/Anchor.ts"
 import { Network } from "../../src/chain/Network.ts"
 import { signInMessage } from "../../src/client/signIn.ts"
@@ -15,56 +18,99 @@ import { browser, offlinePage, screenshot } from "../support/Browser.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { send, type Ctx } from "../reference/scenario.ts"
 
+
+type Call = (as: "owner" | "agent", method: string, path: string, body?: unknown) => Promise<{ status: number; body: unknown }>
+
+/** An owner and an agent signed in (fresh keys), the owner's account funded with 100 test USDC. */
+const signedInPair = async (baseUrl: string) => {
+  const owner = privateKeyToAccount(generatePrivateKey())
+  const agent = privateKeyToAccount(generatePrivateKey())
+  const ctx: Ctx = { baseUrl, owner, agent, tokens: {}, b: {}, anchorNow: async () => {}, answers: {} }
+  const call: Call = (as, method, path, body) => send(ctx, method, path, as, body === undefined ? {} : { body })
+  for (const [who, signer] of [["owner", owner], ["agent", agent]] as const) {
+    const nonce = (await send(ctx, "post", "/auth/nonce", "none", {})).body as any
+    const message = signInMessage(signer, nonce)
+    const s = (await send(ctx, "post", "/auth/session", "none", { body: { message, signature: await signer.signMessage({ message }) } })).body as any
+    ctx.tokens[who] = s.token
+    ctx.b[`${who}Account`] = s.accounts[0].address
+  }
+  await call("owner", "post", "/dev/faucet", { address: ctx.b.ownerAccount, amount: 100 })
+  return { ctx, call, owner, agent }
+}
+
+/** The owner's grant to the agent's account through the API (as the walkthrough does): `ctx.b.delegationId`. */
+const grantThroughApi = async (ctx: Ctx, call: Call, chainId: number, terms: Record<string, unknown>) => {
+  const build = (await call("owner", "post", "/delegations/build", { kind: "agent", delegateeAddress: ctx.b.agentAccount, chainId, ...terms })).body as any
+  const leg = build.delegations[0]
+  const grant = (await call("owner", "post", "/delegations", {
+    userOp: { ...build.enableUserOp, signature: await ctx.owner.signTypedData(build.typedData) },
+    userOpHash: build.userOpHash,
+    intentType: "delegation_enable",
+    delegationSignatures: [{
+      permissionId: leg.permissionId,
+      signature: await ctx.owner.signTypedData({ ...leg.typedData, message: { ...leg.typedData.message, salt: BigInt(leg.typedData.message.salt) } })
+    }]
+  })).body as any
+  assert.strictEqual(grant.status, "active")
+  ctx.b.delegationId = grant.id
+}
+
+/** Signs a build with `as`'s key, relays it and waits until it settles. */
+const relayAs = async (ctx: Ctx, call: Call, as: "owner" | "agent", build: any) => {
+  const signer = as === "owner" ? ctx.owner : ctx.agent
+  let receipt = (await call(as, "post", "/userops", { ...build.userOp, signature: await signer.signTypedData(build.typedData) })).body as any
+  for (let i = 0; i < 150 && receipt.status === "submitted"; i++) {
+    await new Promise((r) => setTimeout(r, 200))
+    receipt = (await call(as, "get", `/userops/${receipt.userOpId}`)).body
+  }
+  return receipt
+}
+
+/** The test wallet (EIP-1193): signs with `owner`'s key, forwards everything else to the chain's RPC. */
+const injectWallet = async (page: Page, owner: LocalAccount, rpcUrl: string, calls: Array<string>) => {
+  await page.exposeFunction("__eip1193", async (method: string, params: Array<any>) => {
+    calls.push(method)
+    switch (method) {
+      case "eth_requestAccounts":
+      case "eth_accounts":
+        return [owner.address]
+      case "personal_sign":
+        return owner.signMessage({ message: params[0] as string })
+      case "eth_signTypedData_v4":
+        return owner.signTypedData(JSON.parse(params[1] as string))
+      default: {
+        const res = await fetch(rpcUrl, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+        })
+        const json = (await res.json()) as { result?: unknown; error?: { message: string } }
+        if (json.error !== undefined) throw new Error(json.error.message)
+        return json.result
+      }
+    }
+  })
+  await page.evaluateOnNewDocument(() => {
+    const w = window as unknown as { ethereum: unknown; __eip1193: (m: string, p: unknown) => Promise<unknown> }
+    w.ethereum = { request: ({ method, params }: { method: string; params?: unknown }) => w.__eip1193(method, params ?? []) }
+  })
+}
+
 layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: true })("the console", (it) => {
   it.effect("shows a grant's gauge, the proven timeline and live notifications; revokes and freezes through the wallet", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
       const net = yield* Network
       const anchor = yield* Anchor
-      const owner = privateKeyToAccount(generatePrivateKey())
-      const agent = privateKeyToAccount(generatePrivateKey())
-      const ctx: Ctx = { baseUrl, owner, agent, tokens: {}, b: {}, anchorNow: async () => {}, answers: {} }
-      const call = async (as: "owner" | "agent", method: string, path: string, body?: unknown) => {
-        const r = await send(ctx, method, path, as, body === undefined ? {} : { body })
-        return r
-      }
-
-      // The grant and one executed action, through the API (as the walkthrough does).
+      const { ctx, call, owner } = yield* Effect.promise(() => signedInPair(baseUrl))
       yield* Effect.promise(async () => {
-        for (const [who, signer] of [["owner", owner], ["agent", agent]] as const) {
-          const nonce = (await send(ctx, "post", "/auth/nonce", "none", {})).body as any
-          const message = signInMessage(signer, nonce)
-          const s = (await send(ctx, "post", "/auth/session", "none", { body: { message, signature: await signer.signMessage({ message }) } })).body as any
-          ctx.tokens[who] = s.token
-          ctx.b[`${who}Account`] = s.accounts[0].address
-        }
-        await call("owner", "post", "/dev/faucet", { address: ctx.b.ownerAccount, amount: 100 })
-        const build = (await call("owner", "post", "/delegations/build", {
+        await grantThroughApi(ctx, call, net.chainId, {
           name: "Groceries agent",
-          kind: "agent",
-          delegateeAddress: ctx.b.agentAccount,
-          chainId: net.chainId,
           budgets: [{ token: { symbol: "USDC" }, amount: 50, period: { every: "week" } }],
           perActionMax: { token: { symbol: "USDC" }, amount: 20 }
-        })).body as any
-        const leg = build.delegations[0]
-        const grant = (await call("owner", "post", "/delegations", {
-          userOp: { ...build.enableUserOp, signature: await owner.signTypedData(build.typedData) },
-          userOpHash: build.userOpHash,
-          intentType: "delegation_enable",
-          delegationSignatures: [{
-            permissionId: leg.permissionId,
-            signature: await owner.signTypedData({ ...leg.typedData, message: { ...leg.typedData.message, salt: BigInt(leg.typedData.message.salt) } })
-          }]
-        })).body as any
-        ctx.b.delegationId = grant.id
-        const action = (await call("agent", "post", `/delegations/${grant.id}/actions`, { recipient: "0x00000000000000000000000000000000000005a1", amount: 12.5 })).body as any
-        let receipt = (await call("agent", "post", "/userops", { ...action.userOp, signature: await agent.signTypedData(action.typedData) })).body as any
-        for (let i = 0; i < 150 && receipt.status === "submitted"; i++) {
-          await new Promise((r) => setTimeout(r, 200))
-          receipt = (await call("agent", "get", `/userops/${receipt.userOpId}`)).body
-        }
-        assert.strictEqual(receipt.status, "included")
+        })
+        const action = (await call("agent", "post", `/delegations/${ctx.b.delegationId}/actions`, { recipient: "0x00000000000000000000000000000000000005a1", amount: 12.5 })).body as any
+        assert.strictEqual((await relayAs(ctx, call, "agent", action)).status, "included")
       })
       yield* anchor.anchorNow
       // From here the service anchors every second, as its schedule would.
@@ -74,33 +120,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
       const { page, offsite } = yield* offlinePage(b)
       const walletCalls: Array<string> = []
       yield* Effect.promise(async () => {
-        // The test wallet: signs with the owner's key, forwards everything else to the chain's RPC.
-        await page.exposeFunction("__eip1193", async (method: string, params: Array<any>) => {
-          walletCalls.push(method)
-          switch (method) {
-            case "eth_requestAccounts":
-            case "eth_accounts":
-              return [owner.address]
-            case "personal_sign":
-              return owner.signMessage({ message: params[0] as string })
-            case "eth_signTypedData_v4":
-              return owner.signTypedData(JSON.parse(params[1] as string))
-            default: {
-              const res = await fetch(net.rpcUrl, {
-                method: "POST",
-                headers: { "content-type": "application/json" },
-                body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
-              })
-              const json = (await res.json()) as { result?: unknown; error?: { message: string } }
-              if (json.error !== undefined) throw new Error(json.error.message)
-              return json.result
-            }
-          }
-        })
-        await page.evaluateOnNewDocument(() => {
-          const w = window as unknown as { ethereum: unknown; __eip1193: (m: string, p: unknown) => Promise<unknown> }
-          w.ethereum = { request: ({ method, params }: { method: string; params?: unknown }) => w.__eip1193(method, params ?? []) }
-        })
+        await injectWallet(page, owner, net.rpcUrl, walletCalls)
         await page.setViewport({ width: 1280, height: 900 })
         await page.goto(`${baseUrl}/console`, { waitUntil: "networkidle0" })
         await page.click("#wallet")
@@ -147,6 +167,85 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
       const rules = yield* Effect.promise(() => call("owner", "get", "/account/rules"))
       assert.isTrue((rules.body as any).frozen, "the chain's executed freeze is what the service reports")
       assert.includeMembers(walletCalls, ["personal_sign", "eth_signTypedData_v4", "eth_getTransactionByHash"])
+      assert.deepStrictEqual(offsite, [])
+    }), { timeout: 240_000 })
+
+  it.effect("lists an approval request live; the wallet approves one (the agent's action then executes) and denies another with its reason", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const net = yield* Network
+      const { ctx, call, owner } = yield* Effect.promise(() => signedInPair(baseUrl))
+      const shop = "0x00000000000000000000000000000000000005a2"
+      // The owner's own key is the one approver of transfers above 10 USDC.
+      yield* Effect.promise(() =>
+        grantThroughApi(ctx, call, net.chainId, {
+          name: "Approvals agent",
+          budgets: [{ token: { symbol: "USDC" }, amount: 60 }],
+          perActionMax: { token: { symbol: "USDC" }, amount: 30 },
+          approval: { required: 1, approvers: [owner.address], thresholds: [{ token: { symbol: "USDC" }, amount: 10 }] }
+        })
+      )
+      const ask = async (amount: number) => {
+        const held = await call("agent", "post", `/delegations/${ctx.b.delegationId}/actions`, { recipient: shop, amount })
+        assert.strictEqual(held.status, 422)
+        assert.strictEqual((held.body as any).error.declineReason, "approval_required")
+        return (held.body as any).error.details.approvalId as string
+      }
+
+      const b = yield* browser
+      const { page, offsite } = yield* offlinePage(b)
+      const walletCalls: Array<string> = []
+      const first = yield* Effect.promise(async () => {
+        await injectWallet(page, owner, net.rpcUrl, walletCalls)
+        await page.setViewport({ width: 1280, height: 900 })
+        await page.goto(`${baseUrl}/console`, { waitUntil: "networkidle0" })
+        await page.click("#wallet")
+        await page.waitForFunction(() => document.getElementById("approvals")!.textContent!.includes("No approval requests."), { timeout: 30_000 })
+        // Asked after the page loaded: it arrives with the notification over the stream.
+        const id = await ask(15)
+        await page.waitForSelector(`article.approval[data-id="${id}"][data-status=pending] button.approve`, { timeout: 30_000 })
+        return id
+      })
+      const pending = yield* Effect.promise(() =>
+        page.evaluate((id: string) => document.querySelector(`article.approval[data-id="${id}"]`)!.textContent, first)
+      )
+      assert.include(pending ?? "", "15 USDC to")
+      assert.include(pending ?? "", "0 of 1 approvals")
+      yield* screenshot(page, "console-approval-pending")
+
+      // Approve: the wallet signs the request's EIP-712 Approval; the agent then builds and relays it.
+      yield* Effect.promise(async () => {
+        await page.click(`article.approval[data-id="${first}"] button.approve`)
+        await page.waitForSelector(`article.approval[data-id="${first}"][data-status=approved]`, { timeout: 30_000 })
+      })
+      const built = yield* Effect.promise(() => call("agent", "post", `/approvals/${first}/build`))
+      assert.strictEqual(built.status, 200)
+      const receipt = yield* Effect.promise(() => relayAs(ctx, call, "agent", built.body))
+      assert.strictEqual(receipt.status, "included")
+      const balance = yield* Effect.promise(() => createPublicClient({ transport: http(net.rpcUrl) }).readContract({ address: net.tokens.usd.address, abi: erc20Abi, functionName: "balanceOf", args: [shop] }))
+      assert.strictEqual(balance, 15_000_000n, "the approved transfer executed on chain")
+      yield* Effect.promise(async () => {
+        await page.click("#refresh")
+        await page.waitForSelector(`article.approval[data-id="${first}"][data-status=executed]`, { timeout: 30_000 })
+      })
+
+      // Deny: the reason typed in the page is the request's.
+      const second = yield* Effect.promise(async () => {
+        const id = await ask(16)
+        await page.waitForSelector(`article.approval[data-id="${id}"][data-status=pending] input.reason`, { timeout: 30_000 })
+        await page.type(`article.approval[data-id="${id}"] input.reason`, "Not this shop again")
+        await page.click(`article.approval[data-id="${id}"] button.deny`)
+        await page.waitForSelector(`article.approval[data-id="${id}"][data-status=denied]`, { timeout: 30_000 })
+        return id
+      })
+      yield* screenshot(page, "console-approvals-settled")
+      const denied = (yield* Effect.promise(() => call("owner", "get", `/approvals/${second}`))).body as any
+      assert.strictEqual(denied.status, "denied")
+      assert.strictEqual(denied.denial.reason, "Not this shop again")
+      assert.strictEqual(denied.denial.by.toLowerCase(), owner.address.toLowerCase())
+      const again = yield* Effect.promise(() => call("agent", "post", `/approvals/${second}/build`))
+      assert.strictEqual(again.status, 409, "a denied request never builds")
+      assert.include(walletCalls, "eth_signTypedData_v4")
       assert.deepStrictEqual(offsite, [])
     }), { timeout: 240_000 })
 
