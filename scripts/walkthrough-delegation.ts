@@ -1,20 +1,26 @@
 /**
  * The delegation walkthrough, end to end against a running service on the local network, with two
- * keys: the owner grants an agent a weekly USDC budget with a per-action maximum and an allowlist;
- * the agent acts with its own session; an action above the maximum is declined with its reason; the
- * owner reads its activity and the entry's proof (checked against the anchor); the owner revokes and
- * the agent's next action is refused. Each step prints what it did and the grant's `spentToDate`.
+ * keys: the owner grants an agent a weekly USDC budget with a per-action maximum, an allowlist and
+ * its own approval above 15 USDC; the agent acts with its own session; an action above 15 waits for
+ * the owner's signed approval, then executes; an action above the maximum is declined with its
+ * reason; the owner reads its activity and the entry's proof (checked against the anchor); the agent
+ * pays an x402 resource (a resource server and facilitator started here, on loopback) under a second
+ * grant; the owner revokes and the agent's next action is refused. Each step prints what it did and
+ * the grant's `spentToDate`.
  *
  *   npm start                              # in one terminal (the local chain starts with it)
  *   npm run walkthrough:delegation         # in another (BASE_URL, OWNER_KEY, AGENT_KEY, RPC_URL may be set)
- *
- * Approvals above a threshold and x402 payments join this walkthrough when those features land.
  */
-import type { Hex, LocalAccount } from "viem"
+import type { Address, Hex, LocalAccount } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { checkProofOffline, verifyProofOnChain } from "../src/anchor/ProofVerify.ts"
 import type { AuditProof } from "../src/audit/Domain.ts"
 import { signInMessage } from "../src/client/signIn.ts"
+import { payingFetch, settlementOf } from "../src/payments/x402/PayingFetch.ts"
+import { serviceAuthorizer } from "../src/payments/x402/ServiceAuthorizer.ts"
+import { startFacilitator } from "../src/payments/x402/world/FacilitatorService.ts"
+import { localParties } from "../src/payments/x402/world/LocalParties.ts"
+import { startResourceServer } from "../src/payments/x402/world/ResourceServer.ts"
 
 export interface WalkthroughOptions {
   readonly baseUrl: string
@@ -30,6 +36,87 @@ export interface WalkthroughOptions {
 class ApiError extends Error {
   constructor(readonly status: number, readonly body: any) {
     super(`${status} ${JSON.stringify(body)}`)
+  }
+}
+
+type Call = (method: string, path: string, token: string | undefined, body?: unknown) => Promise<any>
+
+/**
+ * An x402 resource server and facilitator (the x402 packages, on loopback) on the service's local network
+ * (`GET /dev/networks`); the owner grants the agent's key 1 USDC, at most 0.05 a payment, the facilitator
+ * its only redeemer; the agent pays GET /report (0.01 USDC) asking the service what to sign; the
+ * settlement as the chain follower recorded it.
+ */
+const payPerRequest = async (
+  o: WalkthroughOptions,
+  call: Call,
+  owner: { token: string; accounts: ReadonlyArray<{ address: string; chainId: number }> },
+  agent: { token: string },
+  say: (text: string) => void,
+  spent: (token: string, id: string) => Promise<any>
+) => {
+  const ownerAccount = owner.accounts[0]!
+  const networks: ReadonlyArray<any> = await call("GET", "/dev/networks", owner.token)
+  const network = networks.find((n) => n.chainId === ownerAccount.chainId)
+  // The facilitator settles from a fresh key given test ETH (anvil_setBalance: local networks only).
+  const parties = localParties({ ...network, deployer: "0x0000000000000000000000000000000000000000" })
+  const facilitator = await startFacilitator({ network, key: await parties.fundedKey(), pollingIntervalMs: 100 })
+  const merchant = privateKeyToAccount(generatePrivateKey()).address
+  const usd = network.tokens.usd
+  const resource = await startResourceServer({
+    facilitatorUrl: facilitator.url,
+    chainId: network.chainId,
+    asset: { address: usd.address, decimals: usd.decimals, symbol: usd.symbol },
+    payTo: merchant,
+    price: 10_000n,
+    meteredMax: 1_000_000n,
+    unitPrice: 50_000n
+  })
+  try {
+    say(`resource server ${resource.url} (GET /report: 0.01 USDC to ${merchant}); facilitator ${facilitator.url} settling from ${facilitator.address}`)
+    const build = await call("POST", "/delegations/build", owner.token, {
+      name: "Research agent (x402)",
+      kind: "agent",
+      delegateeAddress: o.agent.address,
+      chainId: network.chainId,
+      budgets: [{ token: { symbol: "USDC" }, amount: 1 }],
+      perActionMax: { token: { symbol: "USDC" }, amount: 0.05 },
+      maxActions: 100,
+      redeemers: { mode: "named", addresses: [facilitator.address] }
+    })
+    say(build.humanSummary)
+    const leg = build.delegations[0]
+    const x402Grant = await call("POST", "/delegations", owner.token, {
+      userOp: { ...build.enableUserOp, signature: await o.owner.signTypedData!(build.typedData) },
+      userOpHash: build.userOpHash,
+      intentType: "delegation_enable",
+      delegationSignatures: [{
+        permissionId: leg.permissionId,
+        signature: await o.owner.signTypedData!({ ...leg.typedData, message: { ...leg.typedData.message, salt: BigInt(leg.typedData.message.salt) } })
+      }]
+    })
+    say(`delegation ${x402Grant.id}: ${x402Grant.status}`)
+    const pay = payingFetch({
+      scope: { chainId: network.chainId, assets: [{ address: usd.address as Address, decimals: usd.decimals, symbol: usd.symbol }] },
+      authorizer: serviceAuthorizer({ baseUrl: o.baseUrl, token: agent.token, delegationId: x402Grant.id, payer: ownerAccount.address as Address, agent: o.agent })
+    })
+    const res = await pay(`${resource.url}/report`, { maxAmount: 50_000n })
+    const body = await res.json()
+    const settlement = settlementOf(res)
+    say(`GET /report: ${res.status} ${JSON.stringify(body)}; settled in ${settlement?.transaction ?? "(no settlement header)"}`)
+    if (res.status !== 200) throw new Error(`the paid request answered ${res.status}`)
+    let payment: any
+    for (let i = 0; i < 150 && payment === undefined; i++) {
+      const list: ReadonlyArray<any> = await call("GET", `/payments/x402?delegationId=${x402Grant.id}`, owner.token)
+      payment = list.find((p) => p.status === "settled")
+      if (payment === undefined) await new Promise((r) => setTimeout(r, 200))
+    }
+    if (payment === undefined) throw new Error("the settlement was not recorded")
+    say(`payment ${payment.id}: ${payment.status}, ${payment.settledAmount} ${payment.token ?? "USDC"} to ${payment.payTo} in ${payment.txHash}, recorded from the chain`)
+    await spent(owner.token, x402Grant.id)
+  } finally {
+    await resource.close()
+    await facilitator.close()
   }
 }
 
@@ -85,7 +172,7 @@ export const runDelegationWalkthrough = async (o: WalkthroughOptions) => {
   const funded = await call("POST", "/dev/faucet", owner.token, { address: ownerAccount.address, token: "USDC", amount: 100 })
   say(`minted in ${funded.txHash}; balance ${Number(funded.balanceUnits) / 1e6} USDC`)
 
-  step("build the grant: 50 USDC a week, at most 20 per action, 10 actions, only to \"shop\" (POST /delegations/build)")
+  step("build the grant: 50 USDC a week, at most 20 per action, 10 actions, only to \"shop\", above 15 USDC the owner's approval (POST /delegations/build)")
   const build = await call("POST", "/delegations/build", owner.token, {
     name: "Groceries agent",
     kind: "agent",
@@ -94,7 +181,9 @@ export const runDelegationWalkthrough = async (o: WalkthroughOptions) => {
     budgets: [{ token: { symbol: "USDC" }, amount: 50, period: { every: "week" } }],
     perActionMax: { token: { symbol: "USDC" }, amount: 20 },
     maxActions: 10,
-    recipientAllowlist: [{ name: "shop", address: "0x00000000000000000000000000000000000005a1", chainId: ownerAccount.chainId }]
+    recipientAllowlist: [{ name: "shop", address: "0x00000000000000000000000000000000000005a1", chainId: ownerAccount.chainId }],
+    // The chain's ApprovalEnforcer holds transfers above 15 USDC for one signature of the owner's own key.
+    approval: { required: 1, approvers: [o.owner.address], thresholds: [{ token: { symbol: "USDC" }, amount: 15 }] }
   })
   say(build.humanSummary)
 
@@ -114,6 +203,27 @@ export const runDelegationWalkthrough = async (o: WalkthroughOptions) => {
   const action = await call("POST", `/delegations/${grant.id}/actions`, agent.token, { recipient: "shop", amount: 12.5 })
   const receipt = await relay(agent.token, o.agent, action)
   say(`operation ${receipt.userOpId}: ${receipt.status}${receipt.txHash === undefined ? "" : ` in ${receipt.txHash}`}`)
+  await spent(owner.token, grant.id)
+
+  step("the agent asks for 18 USDC, above the approval threshold: held for the owner's approval (422 approval_required)")
+  const held = await call("POST", `/delegations/${grant.id}/actions`, agent.token, { recipient: "shop", amount: 18 }).then(
+    () => undefined,
+    (e: unknown) => e
+  )
+  if (!(held instanceof ApiError) || held.body.error.declineReason !== "approval_required") throw new Error(`18 USDC was not held for approval: ${String(held)}`)
+  const approvalId: string = held.body.error.details.approvalId
+  say(`${held.status} ${held.body.error.code}: declineReason approval_required, request ${approvalId}`)
+
+  step("the owner reads the request and signs its EIP-712 Approval (GET /approvals/{id}, POST /approvals/{id}/approve)")
+  const request = await call("GET", `/approvals/${approvalId}`, owner.token)
+  say(request.summary)
+  const approvalSignature = await o.owner.signTypedData!(request.toSign)
+  const approved = await call("POST", `/approvals/${approvalId}/approve`, owner.token, { signature: approvalSignature })
+  say(`request ${approved.status}: ${approved.approvals.length} of ${approved.required} approvals`)
+
+  step("the agent builds the approved action, signs and relays it (POST /approvals/{id}/build, POST /userops)")
+  const approvedReceipt = await relay(agent.token, o.agent, await call("POST", `/approvals/${approvalId}/build`, agent.token))
+  say(`operation ${approvedReceipt.userOpId}: ${approvedReceipt.status}${approvedReceipt.txHash === undefined ? "" : ` in ${approvedReceipt.txHash}`}`)
   await spent(owner.token, grant.id)
 
   step("the agent tries 25 USDC, above the per-action maximum: declined")
@@ -147,6 +257,9 @@ export const runDelegationWalkthrough = async (o: WalkthroughOptions) => {
   for (const c of checked.checks) say(c)
   if (!checked.ok) throw new Error(`the proof fails: ${checked.failure}`)
   say(`proven${o.rpcUrl === undefined ? " (offline checks; set RPC_URL to read the anchor transaction too)" : " on chain"}: anchor ${proof.anchor.txHash}`)
+
+  step("x402: the agent pays a resource per request under a second grant (POST /payments/x402 through payingFetch)")
+  await payPerRequest(o, call, owner, agent, say, spent)
 
   step("the owner revokes the grant (POST /delegations/{id}/revoke, sign, POST /userops)")
   const revoke = await call("POST", `/delegations/${grant.id}/revoke`, owner.token)

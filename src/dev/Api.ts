@@ -1,6 +1,8 @@
 /**
  * The local faucet: test stablecoins for an address on a local network (one the service started,
  * whose chain has a dev key). On a configured network it answers 404: there is nothing to give.
+ * And where those local networks are (`GET /dev/networks`): their RPC and bundler addresses and
+ * contracts, for scripts that run beside the service (a facilitator, a proof check on chain).
  */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
@@ -30,12 +32,36 @@ export const FaucetResult = Schema.Struct({
   balanceUnits: DecimalString
 }).annotate({ identifier: "FaucetResult" })
 
+const TokenDescription = Schema.Struct({ address: Address, symbol: Schema.String, name: Schema.String, decimals: Schema.Int })
+
+/** A local network as scripts beside the service need it (no keys: the dev key never leaves the service). */
+export const LocalNetworkInfo = Schema.Struct({
+  chainId: Schema.Int,
+  name: Schema.String,
+  rpcUrl: Schema.String,
+  bundlerUrl: Schema.String,
+  entryPoint: Address,
+  /** The MetaMask Delegation Framework's addresses: `DelegationManager`, `EntryPoint`, `SimpleFactory`, implementations, caveat enforcers. */
+  delegation: Schema.Struct({
+    DelegationManager: Address,
+    EntryPoint: Address,
+    SimpleFactory: Address,
+    implementations: Schema.Record(Schema.String, Address),
+    caveatEnforcers: Schema.Record(Schema.String, Address)
+  }),
+  tokens: Schema.Struct({ usd: TokenDescription, usdt: TokenDescription })
+}).annotate({ identifier: "LocalNetworkInfo" })
+
 export class DevApi extends HttpApiGroup.make("dev")
   .add(
     HttpApiEndpoint.post("faucet", "/dev/faucet", {
       payload: FaucetRequest,
       success: FaucetResult,
       error: [BadRequestError, NotFoundError, ServiceUnavailableError]
+    }),
+    HttpApiEndpoint.get("networks", "/dev/networks", {
+      success: Schema.Array(LocalNetworkInfo),
+      error: [NotFoundError]
     })
   )
   .middleware(Authorization)

@@ -25,7 +25,24 @@ export const DevHandlers = HttpApiBuilder.group(
     const chains = yield* Chains
     // One mint at a time per chain from this process: the dev account's transactions are sent in order.
     const minting = new Map(chains.all.map((c) => [c.chainId, Semaphore.makeUnsafe(1)]))
-    return handlers.handle("faucet", ({ payload }) =>
+    return handlers.handle("networks", () =>
+      Effect.gen(function*() {
+        yield* CurrentSigner
+        const local = chains.all.filter((c) => c.network.devKey !== undefined)
+        if (local.length === 0) return yield* new NotFound({ message: "No local network is served here: there is nothing to describe" })
+        return local.map(({ network: n }) => ({
+          chainId: n.chainId,
+          name: n.name,
+          rpcUrl: n.rpcUrl,
+          bundlerUrl: n.bundlerUrl,
+          entryPoint: n.entryPoint,
+          delegation: n.delegation,
+          tokens: {
+            usd: { address: n.tokens.usd.address, symbol: n.tokens.usd.symbol, name: n.tokens.usd.name, decimals: n.tokens.usd.decimals },
+            usdt: { address: n.tokens.usdt.address, symbol: n.tokens.usdt.symbol, name: n.tokens.usdt.name, decimals: n.tokens.usdt.decimals }
+          }
+        }))
+      })).handle("faucet", ({ payload }) =>
       Effect.gen(function*() {
         yield* CurrentSigner
         const net = payload.chainId === undefined ? chains.primary : yield* chains.get(payload.chainId)

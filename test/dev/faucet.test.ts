@@ -3,7 +3,7 @@
  * (the node assigns the nonces), a refused request changes nothing, and no session no faucet.
  */
 import { assert, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Redacted } from "effect"
 import { erc20Abi, parseUnits } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Chain } from "../../src/chain/Chain.ts"
@@ -55,4 +55,29 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
       assert.strictEqual(anonymous.status, 401)
       assert.strictEqual(yield* balance(net.tokens.usd.address), parseUnits("102.5", 6), "refused requests minted nothing")
     }), { timeout: 120_000 })
+
+  it.effect("GET /dev/networks describes every served local network (addresses, never a key); needs a session", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const net = yield* Network
+      const session = yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))
+      const get = (token: string | undefined) =>
+        Effect.promise(() =>
+          fetch(`${baseUrl}/dev/networks`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } })
+            .then(async (r) => ({ status: r.status, text: await r.text() }))
+        )
+      const answer = yield* get(session.token)
+      assert.strictEqual(answer.status, 200)
+      const list = JSON.parse(answer.text) as Array<any>
+      assert.deepStrictEqual(list.map((n) => n.chainId), [31337, 31338])
+      const primary = list.find((n) => n.chainId === net.chainId)
+      assert.strictEqual(primary.rpcUrl, net.rpcUrl)
+      assert.strictEqual(primary.bundlerUrl, net.bundlerUrl)
+      assert.strictEqual(primary.delegation.DelegationManager, net.delegation.DelegationManager)
+      assert.strictEqual(primary.tokens.usd.address, net.tokens.usd.address)
+      const devKey = net.devKey === undefined ? undefined : Redacted.value(net.devKey)
+      assert.isDefined(devKey)
+      assert.notInclude(answer.text.toLowerCase(), devKey!.slice(2).toLowerCase(), "the dev key never leaves the service")
+      assert.strictEqual((yield* get(undefined)).status, 401)
+    }), { timeout: 60_000 })
 })

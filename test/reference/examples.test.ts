@@ -54,7 +54,8 @@ const awaitingExamples = new Set([
   "approvals.build",
   "payments.authorize",
   "payments.list",
-  "payments.get"
+  "payments.get",
+  "dev.networks"
 ])
 const groupOf = (id: string) => (id.includes(".") ? id.split(".")[0]! : "system")
 
