@@ -19,7 +19,7 @@ import { DelegationManager } from "@metamask/delegation-abis"
 import { Accounts } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
 import { AccountRules } from "../owner/Rules.ts"
-import { BadRequest, NotFound, NotImplemented } from "../api/Errors.ts"
+import { BadRequest, NotFound } from "../api/Errors.ts"
 import { type BuildError, OperationBuilder } from "../builds/OperationBuilder.ts"
 import { Chains } from "../chain/Chains.ts"
 import { disableCalls, disabledDelegationsCall, disabledPermissionIds, reenableCalls } from "../delegations/Caveats.ts"
@@ -30,15 +30,10 @@ import type { MandateSummary } from "./Domain.ts"
 import type { MandateRecord } from "./Mandate.ts"
 
 export class MandateGrants extends Context.Service<MandateGrants, {
-  list(signer: Address): Effect.Effect<ReadonlyArray<MandateSummary>, NotImplemented>
-  revoke(signer: Address, mandateId: string): Effect.Effect<UserOpBuild, BadRequest | NotFound | BuildError | NotImplemented>
-}>()("das/marketplace/MandateGrants") {
+  list(signer: Address): Effect.Effect<ReadonlyArray<MandateSummary>>
+  revoke(signer: Address, mandateId: string): Effect.Effect<UserOpBuild, BadRequest | NotFound | BuildError>
+}>()("das/hiring/MandateGrants") {
   static readonly layer = Layer.effect(MandateGrants, Effect.suspend(() => make))
-  /** For the marketplace served without a chain (tests, the stream benchmark): 501. */
-  static readonly layerUnavailable = Layer.sync(MandateGrants, () => {
-    const no = () => Effect.fail(new NotImplemented({ message: "Mandates need the chain and the operation builder." }))
-    return MandateGrants.of({ list: no, revoke: no })
-  })
 }
 
 interface Row {
