@@ -12,6 +12,7 @@ import { AuthApi, SessionApi } from "./auth/Api.ts"
 import { DelegationsApi } from "./delegations/Api.ts"
 import { DevApi } from "./dev/Api.ts"
 import { LaunchpadApi } from "./launchpad/Api.ts"
+import { HiringApi } from "./hiring/Api.ts"
 import { MarketplaceApi, MarketplaceStreamApi } from "./marketplace/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
 import { PermissionsApi } from "./permissions/Api.ts"
@@ -33,6 +34,7 @@ export class Api extends contractRoot
   .add(NotificationsApi)
   .add(MarketplaceApi)
   .add(MarketplaceStreamApi)
+  .add(HiringApi)
   .add(LaunchpadApi)
   .add(PaymentsApi)
   .add(DevApi)

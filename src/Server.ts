@@ -5,7 +5,7 @@
  * provided, so they need only infrastructure (SqlClient, HttpClient, AppConfig, ...),
  * which `main.ts` and the tests provide.
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { HttpMiddleware, HttpRouter, UrlParams } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "./Api.ts"
@@ -25,7 +25,10 @@ import { DelegationsHandlers } from "./delegations/Http.ts"
 import { DevHandlers } from "./dev/Http.ts"
 import { FollowerLive } from "./follower/Live.ts"
 import { LaunchpadHandlers, LaunchpadLive } from "./launchpad/Http.ts"
-import { MarketplaceAppLive } from "./marketplace/Http.ts"
+import { HiringAppLive } from "./hiring/Http.ts"
+import { HiringMarket } from "./hiring/Market.ts"
+import { MarketplaceAppLive, MarketplaceAppServices } from "./marketplace/Http.ts"
+import { ManagedWallets, Marketplace } from "./marketplace/Marketplace.ts"
 import { NotificationsHandlers } from "./notifications/Http.ts"
 import { AccountsHandlers } from "./owner/Http.ts"
 import { AccountRulesLive } from "./owner/Live.ts"
@@ -35,6 +38,20 @@ import { pagesRoutes } from "./reference/Http.ts"
 import { ConsoleRoutes } from "./console/Http.ts"
 import { SystemHandlers } from "./system/Http.ts"
 import { UserOpsHandlers } from "./userops/Http.ts"
+
+/** Hiring's port onto the marketplace proxy (peer features: neither imports the other). */
+const HiringMarketLive = Layer.effect(
+  HiringMarket,
+  Effect.gen(function*() {
+    const marketplace = yield* Marketplace
+    const wallets = yield* ManagedWallets
+    return HiringMarket.of({
+      agent: marketplace.getAgent,
+      evaluator: Effect.map(marketplace.evaluator, (e) => Option.fromNullishOr(e.wallet)),
+      managedWallet: wallets.get
+    })
+  })
+).pipe(Layer.provide(MarketplaceAppServices))
 
 export const HandlersLive = Layer.mergeAll(
   SystemHandlers,
@@ -48,6 +65,7 @@ export const HandlersLive = Layer.mergeAll(
   ActivityHandlers,
   NotificationsHandlers,
   MarketplaceAppLive,
+  HiringAppLive.pipe(Layer.provide(HiringMarketLive)),
   LaunchpadHandlers.pipe(Layer.provide(LaunchpadLive)),
   // x402 payments under a grant, and their settlement as the chain follower sees it.
   PaymentsHandlers,

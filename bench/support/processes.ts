@@ -28,15 +28,19 @@ export const startProcess = async (script: string, env: Record<string, string>, 
   const child: ChildProcess = spawn(path.join(root, "node_modules/.bin/tsx"), [script], {
     cwd: root,
     env: { ...process.env, ...env },
-    stdio: ["ignore", "ignore", "inherit"]
+    stdio: ["ignore", "pipe", "inherit"]
   })
+  // The service logs to stdout; its last lines say why it did not become ready.
+  let tail = ""
+  child.stdout!.on("data", (chunk: Buffer) => void (tail = (tail + chunk.toString("utf8")).slice(-4000)))
   for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) break
     const ok = await fetch(readyUrl).then((r) => r.status < 500, () => false)
     if (ok) return { child, stop: () => new Promise<void>((r) => { child.once("exit", () => r()); child.kill("SIGTERM") }) }
     await new Promise((r) => setTimeout(r, 100))
   }
   child.kill("SIGKILL")
-  throw new Error(`${script} did not become ready`)
+  throw new Error(`${script} did not become ready (exit ${child.exitCode}); its last output:\n${tail}`)
 }
 
 export { freePort }

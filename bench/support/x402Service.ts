@@ -30,7 +30,7 @@ export const startServiceWorld = async () => {
       DATABASE_URL: pg.url,
       PORT: String(port),
       LOG_FORMAT: "json",
-      LOG_LEVEL: "Warning",
+      LOG_LEVEL: "Warn",
       SIWE_DOMAIN: "bench.local",
       SIWE_URI: "http://bench.local",
       RATE_LIMIT_NONCE_PER_MINUTE: "0",

@@ -1,35 +1,11 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import {
-  BadRequestError,
-  ConflictError,
-  NotFoundError,
-  NotImplementedError,
-  OutOfScopeError,
-  ServiceUnavailableError,
-  UpstreamTimeoutError,
-  UpstreamUnavailableError
-} from "../api/Errors.ts"
+import { BadRequestError, NotFoundError, OutOfScopeError, ServiceUnavailableError, UpstreamTimeoutError, UpstreamUnavailableError } from "../api/Errors.ts"
 import { Authorization } from "../auth/Middleware.ts"
-import { GasTokenChoice, UserOpBuild } from "../domain/Operations.ts"
-import { Address, ChainId, Hash32, PageLimit, Id, TextOfLength, Text } from "../domain/Primitives.ts"
-import {
-  Agent,
-  AgentsPage,
-  AgentStat,
-  EvaluatorStatus,
-  HireBuild,
-  Job,
-  JobOpBuild,
-  ManagedConnection,
-  ManagedConnectStart,
-  ManagedDepositBuild,
-  MandateSummary
-} from "./Domain.ts"
+import { Address, ChainId, Id, PageLimit, Text, TextOfLength } from "../domain/Primitives.ts"
+import { Agent, AgentsPage, AgentStat, EvaluatorStatus, Job, ManagedConnection, ManagedConnectStart } from "./Domain.ts"
 
 const upstream = [UpstreamUnavailableError, UpstreamTimeoutError] as const
-const builds = [BadRequestError, NotFoundError, OutOfScopeError, ServiceUnavailableError, NotImplementedError, ...upstream] as const
-const PositiveAmount = Schema.Finite.check(Schema.isGreaterThan(0))
 
 /** The stream's query; also decoded by the node-level route (`Http.ts`). */
 export const StreamQuery = Schema.Struct({ wallets: Schema.optionalKey(Text) })
@@ -65,16 +41,6 @@ export class MarketplaceApi extends HttpApiGroup.make("marketplace")
       success: Schema.Array(Agent),
       error: [BadRequestError, OutOfScopeError, ...upstream]
     }),
-    HttpApiEndpoint.post("hireBuild", "/marketplace/agents/hire/build", {
-      payload: Schema.Struct({
-        agentWallet: Address,
-        chainId: ChainId,
-        perJobBudget: PositiveAmount,
-        delegateeAddress: Address
-      }),
-      success: HireBuild,
-      error: builds
-    }),
     HttpApiEndpoint.get("getAgent", "/marketplace/agents/:wallet", {
       params: { wallet: Address },
       success: Agent,
@@ -84,35 +50,10 @@ export class MarketplaceApi extends HttpApiGroup.make("marketplace")
       success: Schema.Array(Job),
       error: upstream
     }),
-    HttpApiEndpoint.post("createJobBuild", "/marketplace/jobs/create/build", {
-      payload: Schema.Struct({
-        mandateId: Hash32,
-        agentWallet: Address,
-        description: TextOfLength(1, 4000),
-        chainId: ChainId
-      }),
-      success: JobOpBuild,
-      error: builds
-    }),
-    HttpApiEndpoint.post("fundJobBuild", "/marketplace/jobs/fund/build", {
-      payload: Schema.Struct({ mandateId: Hash32, jobId: Id, perJobBudget: PositiveAmount, chainId: ChainId }),
-      success: JobOpBuild,
-      error: builds
-    }),
     HttpApiEndpoint.get("getJob", "/marketplace/jobs/:chainId/:jobId", {
       params: { chainId: ChainId, jobId: Id },
       success: Job,
       error: [NotFoundError, ...upstream]
-    }),
-    // Beyond the contract: mandates are grants like any other (docs/marketplace.md, "Mandates as grants").
-    HttpApiEndpoint.get("listMandates", "/marketplace/mandates", {
-      success: Schema.Array(MandateSummary),
-      error: [NotImplementedError]
-    }),
-    HttpApiEndpoint.post("revokeMandate", "/marketplace/mandates/:mandateId/revoke", {
-      params: { mandateId: Hash32 },
-      success: UserOpBuild,
-      error: builds
     }),
     HttpApiEndpoint.get("managedConnection", "/marketplace/managed/connection", {
       success: ManagedConnection,
@@ -126,20 +67,8 @@ export class MarketplaceApi extends HttpApiGroup.make("marketplace")
       query: { requestId: TextOfLength(1, 512) },
       success: ManagedConnection,
       error: [NotFoundError, ...upstream]
-    }),
-    HttpApiEndpoint.post("managedDepositBuild", "/marketplace/managed/deposit/build", {
-      payload: Schema.Struct({
-        chainId: ChainId,
-        amount: PositiveAmount,
-        tokenSymbol: TextOfLength(1, 64),
-        tokenAddress: Address,
-        gasToken: Schema.optionalKey(GasTokenChoice)
-      }),
-      success: ManagedDepositBuild,
-      // 409 when no managed wallet is connected.
-      error: [...builds, ConflictError]
     })
   )
   .middleware(Authorization)
-  .annotateMerge(OpenApi.annotations({ title: "Marketplace", description: "Read-only proxy of the agent marketplace." }))
+  .annotateMerge(OpenApi.annotations({ title: "Marketplace", description: "Read-only proxy of the agent marketplace; its operation builds are the Hiring group's." }))
 {}

@@ -8,15 +8,9 @@ import { HttpApiBuilder } from "effect/http-api"
 import { contractOf } from "../api/Contract.ts"
 import { NodeRoutes } from "../api/NodeServer.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
-import { AccountRulesLive } from "../owner/Live.ts"
-import { OperationBuilderLive, RelayHooksLive } from "../userops/Live.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
-import { Hiring, HiringLive } from "./Hiring.ts"
-import { AuditLive } from "../audit/Recorder.ts"
-import { JobWatcherLive } from "./JobWatcher.ts"
 import { LocalJobs } from "./LocalJobs.ts"
-import { MandateGrants } from "./MandateGrants.ts"
-import { ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
+import { ManagedWalletsSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
 import { ManagedWallets, Marketplace, MarketplaceCallers, MarketplaceServiceLive } from "./Marketplace.ts"
 import { MarketplaceApi, MarketplaceStreamApi, StreamQuery } from "./Api.ts"
 import { MarketplaceUpstreamLive } from "./MarketplaceUpstream.ts"
@@ -29,8 +23,6 @@ export const MarketplaceHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const m = yield* Marketplace
     const callers = yield* MarketplaceCallers
-    const hiring = yield* Hiring
-    const grants = yield* MandateGrants
     const localJobs = yield* LocalJobs
     const signer = Effect.gen(function*() {
       return (yield* CurrentSigner).address
@@ -43,21 +35,15 @@ export const MarketplaceHandlers = HttpApiBuilder.group(
       searchAgents: ({ query }) =>
         m.searchAgents({ query: query.query, chainIds: query.chainIds, topK: query.topK }),
       getAgent: ({ params }) => m.getAgent(params.wallet),
-      hireBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.hire(s, payload)),
       listJobs: () => Effect.flatMap(callerAddresses, (addresses) => m.listJobs(addresses)),
       getJob: ({ params }) =>
         Effect.flatMap(callerAddresses, (addresses) =>
           localJobs.serves(params.chainId)
             ? localJobs.get(addresses, params.chainId, params.jobId)
             : m.getJob(addresses, params.chainId, params.jobId)),
-      createJobBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.createJob(s, payload)),
-      fundJobBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.fundJob(s, payload)),
-      listMandates: () => Effect.flatMap(signer, grants.list),
-      revokeMandate: ({ params }) => Effect.flatMap(signer, (s) => grants.revoke(s, params.mandateId)),
       managedConnection: () => Effect.flatMap(signer, m.managedConnection),
       managedConnect: () => Effect.flatMap(signer, m.managedConnect),
-      managedConnectStatus: ({ query }) => Effect.flatMap(signer, (s) => m.managedConnectStatus(s, query.requestId)),
-      managedDepositBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.managedDeposit(s, payload))
+      managedConnectStatus: ({ query }) => Effect.flatMap(signer, (s) => m.managedConnectStatus(s, query.requestId))
     })
   })
 )
@@ -115,9 +101,10 @@ export const MarketplaceStreamRoute = Layer.effectDiscard(Effect.gen(function*()
 
 /**
  * Services of the marketplace, without HTTP and without a chain: what the handlers (and
- * tests, benchmarks) need. The operation builds answer 501 here (`Hiring.layerUnavailable`).
+ * tests, benchmarks) need. Every job is then read from the upstream (`LocalJobs.layerNone`);
+ * the operation builds are hiring's (`hiring/`), served only with a chain.
  */
-export const MarketplaceServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, Hiring.layerUnavailable, MandateGrants.layerUnavailable, LocalJobs.layerNone).pipe(
+export const MarketplaceServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, LocalJobs.layerNone).pipe(
   Layer.provideMerge(MarketplaceUpstreamLive),
   Layer.provideMerge(ManagedWallets.layerMemory),
   Layer.provideMerge(MarketplaceCallers.layerSignerOnly)
@@ -135,17 +122,18 @@ export const MarketplaceLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceSt
 )
 
 /**
- * What the service runs: the same handlers, with the stores (managed wallets, mandates)
- * backed by PostgreSQL, the caller's addresses by the accounts, and the operation builds
- * on the one shared `OperationBuilder`. Needs SqlClient, HttpClient, Accounts and the chain stack.
+ * The marketplace's services as the service runs them: the managed wallets in PostgreSQL, the
+ * caller's addresses from the accounts, and the jobs of the local ACP contracts read from their
+ * chains. Shared (one instance) by the handlers below and the hiring port the composition builds
+ * from them (`Server.ts`). Needs SqlClient, HttpClient, Accounts and the chains.
  */
+export const MarketplaceAppServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, LocalJobs.layer).pipe(
+  Layer.provideMerge(MarketplaceUpstreamLive),
+  Layer.provideMerge(Layer.mergeAll(ManagedWalletsSql, MarketplaceCallersFromAccounts)),
+  Layer.provide(TokenRegistry.layer)
+)
+
+/** What the service runs: the same handlers on `MarketplaceAppServices`. */
 export const MarketplaceAppLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceStreamHandlers, MarketplaceStreamRoute).pipe(
-  Layer.provide(
-    Layer.mergeAll(HiringLive, MandateGrants.layer, LocalJobs.layer, JobWatcherLive.pipe(Layer.provide(AuditLive))).pipe(
-      Layer.provideMerge(Layer.mergeAll(MarketplaceServiceLive, StatsHubLive)),
-      Layer.provideMerge(MarketplaceUpstreamLive),
-      Layer.provideMerge(Layer.mergeAll(ManagedWalletsSql, MandatesSql, MarketplaceCallersFromAccounts)),
-      Layer.provide(Layer.mergeAll(OperationBuilderLive, TokenRegistry.layer, RelayHooksLive, AccountRulesLive))
-    )
-  )
+  Layer.provide(MarketplaceAppServices)
 )

@@ -8,6 +8,7 @@ import { approvalsDocs } from "./approvals.ts"
 import { authDocs } from "./auth.ts"
 import { delegationsDocs } from "./delegations.ts"
 import { devDocs } from "./dev.ts"
+import { hiringDocs } from "./hiring.ts"
 import examples from "./examples.json" with { type: "json" }
 import { launchpadDocs } from "./launchpad.ts"
 import { marketplaceDocs } from "./marketplace.ts"
@@ -27,6 +28,7 @@ export const operationDocs: Readonly<Record<string, OperationDoc>> = {
   ...activityDocs,
   ...notificationsDocs,
   ...marketplaceDocs,
+  ...hiringDocs,
   ...launchpadDocs,
   ...devDocs,
   ...permissionsDocs,

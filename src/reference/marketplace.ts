@@ -2,8 +2,6 @@ import type { OperationDoc } from "./Reference.ts"
 
 const session = "Any session."
 const proxy = "Nothing; reads the upstream marketplace."
-const build = (what: string) =>
-  `Answers the unsigned account operation that ${what}, its \`typedData\` (EIP-712) and a simulation: sign and send it to \`POST /userops\`.`
 
 export const marketplaceDocs: Record<string, OperationDoc> = {
   "marketplace.listAgents": {
@@ -24,12 +22,6 @@ export const marketplaceDocs: Record<string, OperationDoc> = {
     caller: session,
     chain: proxy
   },
-  "marketplace.hireBuild": {
-    summary: "Build a hire (a mandate)",
-    description: `Grants an agent a mandate: a delegation with a per-job budget in the marketplace's payment token. ${build("enables it")}`,
-    caller: "The owner of the hiring account.",
-    chain: "Nothing until relayed; then the mandate's delegation is enabled on chain."
-  },
   "marketplace.getAgent": {
     summary: "Read one agent",
     description: "One agent by its wallet address (a name is never an identity: 400).",
@@ -42,35 +34,11 @@ export const marketplaceDocs: Record<string, OperationDoc> = {
     caller: session,
     chain: proxy
   },
-  "marketplace.createJobBuild": {
-    summary: "Build a job",
-    description: `Creates a job for a hired agent under a mandate. ${build("creates the job")}`,
-    caller: "The owner of the mandate.",
-    chain: "Nothing until relayed; then the job is created on chain."
-  },
-  "marketplace.fundJobBuild": {
-    summary: "Build a job's funding",
-    description: `Funds a job from the mandate's budget. ${build("funds it")}`,
-    caller: "The owner of the mandate.",
-    chain: "Nothing until relayed; then the budget moves into the job's escrow."
-  },
   "marketplace.getJob": {
     summary: "Read one job",
     description: "One job by chain and id: its agent, budget, funding and state.",
     caller: session,
     chain: "Reads the job; changes nothing."
-  },
-  "marketplace.listMandates": {
-    summary: "List mandates",
-    description: "The signer's mandates (grants to hired agents) with their budgets and status.",
-    caller: "The owner.",
-    chain: "Nothing."
-  },
-  "marketplace.revokeMandate": {
-    summary: "Build a mandate's revoke",
-    description: `Revokes a mandate like any grant. ${build("disables its delegation")}`,
-    caller: "The owner of the mandate.",
-    chain: "Nothing until relayed; then the mandate's delegation is disabled on chain."
   },
   "marketplace.managedConnection": {
     summary: "The managed wallet connection",
@@ -89,12 +57,6 @@ export const marketplaceDocs: Record<string, OperationDoc> = {
     description: "The state of a connect flow started with `POST /marketplace/managed/connect`.",
     caller: "The session that started it.",
     chain: "Nothing."
-  },
-  "marketplace.managedDepositBuild": {
-    summary: "Build a deposit to the managed wallet",
-    description: `Moves tokens from the signer's account to its connected managed wallet (409 when none is connected). ${build("transfers them")}`,
-    caller: "The owner of the account.",
-    chain: "Nothing until relayed; then the transfer executes."
   },
   "marketplaceStream.stream": {
     summary: "Live agent stats (SSE)",

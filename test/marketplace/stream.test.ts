@@ -74,7 +74,8 @@ describe("marketplace over HTTP", () => {
             body: JSON.stringify({ agentWallet: wallet(3), chainId: 8453, perJobBudget: 5, delegateeAddress: wallet(9) })
           })
         )
-        assert.strictEqual(hire.status, 501)
+        // The proxy alone serves no operation build: hiring is its own group, served only with the chains (test/hiring/).
+        assert.oneOf(hire.status, [404, 405])
       })
     ))
 

@@ -1,5 +1,5 @@
 /**
- * The marketplace's operation builds: hiring by mandate (`hire/build`), the job
+ * Hiring's operation builds: hiring by mandate (`hire/build`), the job
  * creation and approve-and-fund under a mandate, and the deposit to the connected
  * managed (custodial) agent wallet. Every operation goes through the one
  * `OperationBuilder` (stored before answering, relayed through `POST /userops`).
@@ -9,7 +9,8 @@ import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { encodeFunctionData, erc20Abi, getAddress, type Hex } from "viem"
 import { Accounts } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
-import { BadRequest, Conflict, NotFound, NotImplemented, OutOfScope } from "../api/Errors.ts"
+import { BadRequest, Conflict, NotFound, OutOfScope } from "../api/Errors.ts"
+import type { UpstreamError } from "../api/Upstream.ts"
 import { type BuildError, type BuiltOperation, OperationBuilder } from "../builds/OperationBuilder.ts"
 import { mapUpstream } from "../builds/Wire.ts"
 import { Chains } from "../chain/Chains.ts"
@@ -35,8 +36,7 @@ import {
 } from "./Mandate.ts"
 import { mandateDelegation, missingMandateEnforcers } from "./MandateDelegation.ts"
 import { makeStanding } from "./MandateStanding.ts"
-import { ManagedWallets, Marketplace } from "./Marketplace.ts"
-import type { UpstreamError } from "./MarketplaceUpstream.ts"
+import { HiringMarket } from "./Market.ts"
 
 export interface HiringConfig {
   /** The ACP contract on the served chain; overrides the vendored deployment (required on chains without one). */
@@ -86,9 +86,8 @@ export interface DepositInput {
   readonly gasToken?: "USDC" | "USDT"
 }
 
-/** `NotImplemented` only from `layerUnavailable` (a marketplace served without a chain). */
-type HireError = BadRequest | NotFound | BuildError | UpstreamError | NotImplemented
-type JobError = BadRequest | NotFound | OutOfScope | BuildError | NotImplemented
+type HireError = BadRequest | NotFound | BuildError | UpstreamError
+type JobError = BadRequest | NotFound | OutOfScope | BuildError
 
 /** The simulation's decline reason when the configured marketplace contract has no code on the chain. */
 export const CONTRACT_MISSING = "marketplace_contract_missing"
@@ -99,23 +98,16 @@ export class Hiring extends Context.Service<Hiring, {
   fundJob(signer: Address, input: FundJobInput): Effect.Effect<JobOpBuild, JobError>
   managedDeposit(signer: Address, input: DepositInput): Effect.Effect<
     ManagedDepositBuild,
-    BadRequest | NotFound | Conflict | BuildError | NotImplemented
+    BadRequest | NotFound | Conflict | BuildError
   >
-}>()("das/marketplace/Hiring") {
-  /** For the marketplace served without a chain (tests, the stream benchmark): every build is a 501. */
-  static readonly layerUnavailable = Layer.sync(Hiring, () => {
-    const no = () => Effect.fail(new NotImplemented({ message: "Operation builds need the chain and the operation builder." }))
-    return Hiring.of({ hire: no, createJob: no, fundJob: no, managedDeposit: no })
-  })
-}
+}>()("das/hiring/Hiring") {}
 
 const short = (a: string) => `${a.slice(0, 6)}…${a.slice(-4)}`
 const lower = (a: string) => a.toLowerCase()
 
 export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
-  const marketplace = yield* Marketplace
+  const market = yield* HiringMarket
   const mandates = yield* Mandates
-  const managed = yield* ManagedWallets
   const accounts = yield* Accounts
   const builder = yield* OperationBuilder
   const chains = yield* Chains
@@ -189,9 +181,9 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     const overrides = yield* deploymentOn(input.chainId)
     const { network, accounts: stack } = yield* chains.get(input.chainId)
     // By wallet only, through the upstream: an unknown wallet is a 404, never a name match.
-    const agent = yield* marketplace.getAgent(input.agentWallet)
+    const agent = yield* market.agent(input.agentWallet)
     const account = yield* accounts.resolve(signer, { chainId: input.chainId })
-    const evaluator = yield* marketplace.evaluator
+    const evaluator = yield* market.evaluator
     const now = new Date()
     const draft = yield* draftMandate({
       signer: lower(signer),
@@ -200,7 +192,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
       agentWallet: lower(agent.walletAddress),
       delegatee: lower(input.delegateeAddress),
       perJobBudget: input.perJobBudget,
-      evaluator: Option.fromNullishOr(evaluator.wallet).pipe(Option.map(lower)),
+      evaluator: Option.map(evaluator, lower),
       now,
       salt: 0n,
       deployments: overrides
@@ -330,7 +322,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
 
   const managedDeposit = Effect.fn("Hiring.managedDeposit")(function*(signer: Address, input: DepositInput) {
     yield* chains.get(input.chainId)
-    const wallet = yield* managed.get(signer)
+    const wallet = yield* market.managedWallet(signer)
     if (Option.isNone(wallet)) {
       return yield* new Conflict({ message: "No managed agent wallet is connected: connect one first (POST /marketplace/managed/connect)." })
     }
@@ -373,7 +365,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
   return Hiring.of({ hire, createJob, fundJob, managedDeposit })
 })
 
-/** Requires the marketplace services, the accounts, the one builder, the chain and the token registry. */
+/** Requires the marketplace port (`HiringMarket`), the mandates, the accounts, the one builder, the chains and the token registry. */
 export const HiringLive = Layer.effect(
   Hiring,
   Effect.gen(function*() {

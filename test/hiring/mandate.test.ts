@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { decodeFunctionData, erc20Abi, getAddress } from "viem"
 import type { Address } from "../../src/domain/Primitives.ts"
-import { acpAbi } from "../../src/marketplace/AcpAbi.ts"
+import { acpAbi } from "../../src/hiring/AcpAbi.ts"
 import {
   checkCreate,
   checkFund,
@@ -14,8 +14,8 @@ import {
   policySummary,
   selectors,
   toBaseUnits
-} from "../../src/marketplace/Mandate.ts"
-import { wallet } from "./FakeUpstream.ts"
+} from "../../src/hiring/Mandate.ts"
+import { wallet } from "../marketplace/FakeUpstream.ts"
 
 const signer = wallet(0x5) as Address
 const account = wallet(0xacc) as Address

@@ -307,7 +307,7 @@ export interface MandateRecord extends Mandate {
 export class Mandates extends Context.Service<Mandates, {
   save(m: MandateRecord): Effect.Effect<void>
   get(signer: Address, mandateId: Hash32): Effect.Effect<Option.Option<MandateRecord>>
-}>()("das/marketplace/Mandates") {
+}>()("das/hiring/Mandates") {
   static readonly layerMemory = Layer.sync(Mandates, () => {
     const byId = new Map<string, MandateRecord>()
     return Mandates.of({

@@ -15,9 +15,9 @@ import { viemChainOf } from "../../src/chain/Chain.ts"
 import { agentCommerceAbi } from "../../src/chain/contracts/AgentCommerce.ts"
 import { Network } from "../../src/chain/Network.ts"
 import { Chains } from "../../src/chain/Chains.ts"
-import { acpAbi } from "../../src/marketplace/AcpAbi.ts"
-import { mandateRedeemArgs } from "../../src/marketplace/MandateDelegation.ts"
-import { watchOnce } from "../../src/marketplace/JobWatcher.ts"
+import { acpAbi } from "../../src/hiring/AcpAbi.ts"
+import { mandateRedeemArgs } from "../../src/hiring/MandateDelegation.ts"
+import { watchOnce } from "../../src/hiring/JobWatcher.ts"
 import { EntryNotifierLive } from "../../src/notifications/EntryNotifier.ts"
 import { AuditLive } from "../../src/audit/Recorder.ts"
 import { TokenRegistry } from "../../src/tokens/TokenRegistry.ts"
@@ -25,7 +25,7 @@ import { makeAttacker, redeemCall, refused, succeeds } from "../delegations/atta
 import { newSession, relay, signOp } from "../delegations/helpers.ts"
 import { mint } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
-import { agentFixture, fakeUpstream } from "./FakeUpstream.ts"
+import { agentFixture, fakeUpstream } from "../marketplace/FakeUpstream.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -49,7 +49,7 @@ describe("a mandate on the local chain", () => {
         yield* mint("usd", owner.account.address as Hex, 100)
 
         // Hire: the local ACP contract is the default; the summary states only what the chain enforces.
-        const hire = yield* owner.api.marketplace.hireBuild({
+        const hire = yield* owner.api.hiring.hireBuild({
           payload: { agentWallet: provider.address, chainId: net.chainId, perJobBudget: 25, delegateeAddress: runtime.account.address }
         })
         assert.include(hire.policySummary, "The chain enforces each of these limits")
@@ -113,7 +113,7 @@ describe("a mandate on the local chain", () => {
         )
 
         // The owner's lane over HTTP: create the job, fund it (approve + set budget), both mined on the local ACP contract.
-        const create = yield* owner.api.marketplace.createJobBuild({
+        const create = yield* owner.api.hiring.createJobBuild({
           payload: { mandateId: hire.mandateId, agentWallet: provider.address, description: "Summarise the filings", chainId: net.chainId }
         })
         assert.isTrue(create.simulation?.willSucceed, `the contract is there: the build can execute (${JSON.stringify(create.simulation)})`)
@@ -121,7 +121,7 @@ describe("a mandate on the local chain", () => {
         assert.strictEqual(created.outcome, "mined")
         const jobId = yield* Effect.promise(() => agent.publicClient.readContract({ address: acp, abi: agentCommerceAbi, functionName: "jobCount" }))
         assert.strictEqual(jobId, agentJob + 1n)
-        const fund = yield* owner.api.marketplace.fundJobBuild({
+        const fund = yield* owner.api.hiring.fundJobBuild({
           payload: { mandateId: hire.mandateId, jobId: jobId.toString(), perJobBudget: 20, chainId: net.chainId }
         })
         assert.strictEqual((yield* relay(owner.api, yield* signOp(owner.key, fund.userOp))).outcome, "mined")
@@ -210,42 +210,42 @@ describe("a mandate on the local chain", () => {
         assert.lengthOf(yield* theirSteps, 4)
 
         // A grant like any other: listed, frozen with the account (on chain), revoked by a gasless risk-reducing build.
-        const listed = (yield* owner.api.marketplace.listMandates()).find((x) => x.mandateId === hire.mandateId)
+        const listed = (yield* owner.api.hiring.listMandates()).find((x) => x.mandateId === hire.mandateId)
         assert.strictEqual(listed?.status, "active")
         assert.strictEqual(listed?.kind, "mandate")
-        assert.lengthOf(yield* runtime.api.marketplace.listMandates(), 0, "another signer sees none of them")
+        assert.lengthOf(yield* runtime.api.hiring.listMandates(), 0, "another signer sees none of them")
         const createAgain = redeemCall(as("createJob"), createJobCall(provider.address, judge, USD(1)))
         const freeze = yield* owner.api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
         assert.include(freeze.humanSummary ?? "", "1 marketplace mandate(s)")
         assert.strictEqual((yield* relay(owner.api, yield* signOp(owner.key, freeze.userOp))).outcome, "mined")
-        assert.strictEqual((yield* owner.api.marketplace.listMandates()).find((x) => x.mandateId === hire.mandateId)?.status, "frozen")
+        assert.strictEqual((yield* owner.api.hiring.listMandates()).find((x) => x.mandateId === hire.mandateId)?.status, "frozen")
         yield* refused(agent, watch, createAgain, "CannotUseADisabledDelegation")
         const unfreeze = yield* owner.api.accounts.buildRules({ payload: { intentType: "account_unfreeze" } })
         assert.include(unfreeze.humanSummary ?? "", "1 marketplace mandate(s)")
         assert.strictEqual((yield* relay(owner.api, yield* signOp(owner.key, unfreeze.userOp))).outcome, "mined")
         yield* succeeds(agent, createAgain)
         // The agent has now created its 2 jobs on chain: the mandate is exhausted, declined before anything is signed.
-        const exhausted = yield* owner.api.marketplace.createJobBuild({
+        const exhausted = yield* owner.api.hiring.createJobBuild({
           payload: { mandateId: hire.mandateId, agentWallet: provider.address, description: "one more", chainId: net.chainId }
         }).pipe(Effect.flip)
         assert.deepStrictEqual([exhausted._tag, (exhausted as { declineReason?: string }).declineReason], ["OutOfScope", "mandate_exhausted"])
         yield* refused(agent, watch, redeemCall(as("createJob"), createJobCall(provider.address, judge, USD(1))), "LimitedCallsEnforcer:limit-exceeded")
 
-        const foreign = yield* runtime.api.marketplace.revokeMandate({ params: { mandateId: hire.mandateId } }).pipe(Effect.flip)
+        const foreign = yield* runtime.api.hiring.revokeMandate({ params: { mandateId: hire.mandateId } }).pipe(Effect.flip)
         assert.strictEqual(foreign._tag, "NotFound")
-        const revoke = yield* owner.api.marketplace.revokeMandate({ params: { mandateId: hire.mandateId } })
+        const revoke = yield* owner.api.hiring.revokeMandate({ params: { mandateId: hire.mandateId } })
         assert.strictEqual(revoke.intentType, "delegation_revoke")
         assert.isTrue(revoke.riskReducing)
         assert.isTrue(revoke.gasless)
         const revoked = yield* relay(owner.api, yield* signOp(owner.key, revoke.userOp))
         assert.strictEqual(revoked.outcome, "mined")
-        const after = (yield* owner.api.marketplace.listMandates()).find((x) => x.mandateId === hire.mandateId)
+        const after = (yield* owner.api.hiring.listMandates()).find((x) => x.mandateId === hire.mandateId)
         assert.strictEqual(after?.status, "revoked")
         assert.strictEqual(after?.revokeTxHash, revoked.transactionHash)
         yield* refused(agent, watch, createAgain, "CannotUseADisabledDelegation")
-        const twice = yield* owner.api.marketplace.revokeMandate({ params: { mandateId: hire.mandateId } }).pipe(Effect.flip)
+        const twice = yield* owner.api.hiring.revokeMandate({ params: { mandateId: hire.mandateId } }).pipe(Effect.flip)
         assert.strictEqual(twice._tag, "BadRequest")
-        const underRevoked = yield* owner.api.marketplace.fundJobBuild({
+        const underRevoked = yield* owner.api.hiring.fundJobBuild({
           payload: { mandateId: hire.mandateId, jobId: jobId.toString(), perJobBudget: 1, chainId: net.chainId }
         }).pipe(Effect.flip)
         assert.deepStrictEqual([underRevoked._tag, (underRevoked as { declineReason?: string }).declineReason], ["OutOfScope", "mandate_revoked"])

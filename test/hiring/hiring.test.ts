@@ -18,10 +18,10 @@ import { pollUserOp } from "../../src/client/poll.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { recoverLegSigner } from "../../src/delegations/Caveats.ts"
 import type { Eip712TypedData, UserOperation } from "../../src/domain/Operations.ts"
-import { acpAbi } from "../../src/marketplace/AcpAbi.ts"
+import { acpAbi } from "../../src/hiring/AcpAbi.ts"
 import { mint } from "../support/TestChain.ts"
 import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
-import { agentFixture, approve, fakeUpstream, wallet } from "./FakeUpstream.ts"
+import { agentFixture, approve, fakeUpstream, wallet } from "../marketplace/FakeUpstream.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -78,11 +78,11 @@ describe("marketplace operation builds", () => {
         const delegatee = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
 
         // Hire: resolved by wallet through the upstream; unknown wallet → 404.
-        const unknown = yield* failure(owner.api.marketplace.hireBuild({
+        const unknown = yield* failure(owner.api.hiring.hireBuild({
           payload: { agentWallet: wallet(0xdead), chainId: net.chainId, perJobBudget: 25, delegateeAddress: delegatee }
         }))
         assert.strictEqual(unknown.tag, "NotFound")
-        const hire = yield* owner.api.marketplace.hireBuild({
+        const hire = yield* owner.api.hiring.hireBuild({
           payload: { agentWallet: AGENT, chainId: net.chainId, perJobBudget: 25, delegateeAddress: delegatee }
         })
         assert.isTrue(fake.state.requests.some((r) => r.path === `/agents/wallet/${AGENT}`))
@@ -126,7 +126,7 @@ describe("marketplace operation builds", () => {
         assert.strictEqual(enabled.outcome, "mined")
 
         // Job creation: the provider is the mandate's agent.
-        const create = yield* owner.api.marketplace.createJobBuild({
+        const create = yield* owner.api.hiring.createJobBuild({
           payload: { mandateId: hire.mandateId, agentWallet: AGENT, description: "Summarise the filings", chainId: net.chainId }
         })
         const [createCall] = stack.decodeExecute(create.userOp.callData as Hex)!
@@ -138,13 +138,13 @@ describe("marketplace operation builds", () => {
         assert.strictEqual(create.simulation?.willSucceed, false, "honest: no contract at the configured address")
         assert.strictEqual(create.simulation?.declineReason, "marketplace_contract_missing")
 
-        const mismatch = yield* failure(owner.api.marketplace.createJobBuild({
+        const mismatch = yield* failure(owner.api.hiring.createJobBuild({
           payload: { mandateId: hire.mandateId, agentWallet: wallet(0xbad), description: "x", chainId: net.chainId }
         }))
         assert.deepStrictEqual(mismatch, { tag: "OutOfScope", reason: "provider_not_allowed" })
 
         // Fund: approve exactly the budget to the escrow, then set the job's budget; above the cap → cap_exceeded.
-        const fund = yield* owner.api.marketplace.fundJobBuild({
+        const fund = yield* owner.api.hiring.fundJobBuild({
           payload: { mandateId: hire.mandateId, jobId: "42", perJobBudget: 10, chainId: net.chainId }
         })
         const [approveCall, budgetCall] = stack.decodeExecute(fund.userOp.callData as Hex)!
@@ -154,21 +154,21 @@ describe("marketplace operation builds", () => {
           decodeFunctionData({ abi: acpAbi, data: budgetCall!.data! }).args,
           [42n, 10_000_000n, getAddress(net.tokens.usd.address)]
         )
-        const over = yield* failure(owner.api.marketplace.fundJobBuild({
+        const over = yield* failure(owner.api.hiring.fundJobBuild({
           payload: { mandateId: hire.mandateId, jobId: "42", perJobBudget: 25.01, chainId: net.chainId }
         }))
         assert.deepStrictEqual(over, { tag: "OutOfScope", reason: "cap_exceeded" })
 
         // Another signer's mandate, or none: 404.
-        const foreign = yield* failure(other.api.marketplace.fundJobBuild({
+        const foreign = yield* failure(other.api.hiring.fundJobBuild({
           payload: { mandateId: hire.mandateId, jobId: "42", perJobBudget: 1, chainId: net.chainId }
         }))
         assert.strictEqual(foreign.tag, "NotFound")
-        const foreignCreate = yield* failure(other.api.marketplace.createJobBuild({
+        const foreignCreate = yield* failure(other.api.hiring.createJobBuild({
           payload: { mandateId: hire.mandateId, agentWallet: AGENT, description: "x", chainId: net.chainId }
         }))
         assert.strictEqual(foreignCreate.tag, "NotFound")
-        const missing = yield* failure(owner.api.marketplace.createJobBuild({
+        const missing = yield* failure(owner.api.hiring.createJobBuild({
           payload: { mandateId: `0x${"ab".repeat(32)}`, agentWallet: AGENT, description: "x", chainId: net.chainId }
         }))
         assert.strictEqual(missing.tag, "NotFound")
@@ -176,19 +176,19 @@ describe("marketplace operation builds", () => {
         // Managed deposit: 409 until a managed wallet is connected; then a custodial transfer, relayed and mined.
         const usd = net.tokens.usd
         const depositPayload = { chainId: net.chainId, amount: 12.5, tokenSymbol: "usdc", tokenAddress: usd.address.toLowerCase() }
-        const notConnected = yield* failure(owner.api.marketplace.managedDepositBuild({ payload: depositPayload }))
+        const notConnected = yield* failure(owner.api.hiring.managedDepositBuild({ payload: depositPayload }))
         assert.strictEqual(notConnected.tag, "Conflict")
         const start = yield* owner.api.marketplace.managedConnect()
         const managedWallet = privateKeyToAccount(generatePrivateKey()).address.toLowerCase()
         approve(fake.state, start.requestId, managedWallet)
         assert.isTrue((yield* owner.api.marketplace.managedConnectStatus({ query: { requestId: start.requestId } })).connected)
-        const wrongToken = yield* failure(owner.api.marketplace.managedDepositBuild({
+        const wrongToken = yield* failure(owner.api.hiring.managedDepositBuild({
           payload: { ...depositPayload, tokenAddress: net.tokens.usdt.address.toLowerCase() }
         }))
         assert.strictEqual(wrongToken.tag, "BadRequest")
 
         yield* mint("usd", owner.account.address as Hex, 50)
-        const deposit = yield* owner.api.marketplace.managedDepositBuild({ payload: depositPayload })
+        const deposit = yield* owner.api.hiring.managedDepositBuild({ payload: depositPayload })
         assert.strictEqual(deposit.intentType, "managed_deposit")
         assert.isTrue(deposit.custodial)
         assert.strictEqual(deposit.managedAgentWallet, managedWallet)

@@ -13,13 +13,12 @@
  * already-disabled or already-enabled mandate.
  */
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
 import { decodeFunctionResult, type Hash, type Hex } from "viem"
 import { DelegationManager } from "@metamask/delegation-abis"
 import { Accounts } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
 import { AccountRules } from "../owner/Rules.ts"
-import { BadRequest, NotFound, NotImplemented } from "../api/Errors.ts"
+import { BadRequest, NotFound } from "../api/Errors.ts"
 import { type BuildError, OperationBuilder } from "../builds/OperationBuilder.ts"
 import { Chains } from "../chain/Chains.ts"
 import { disableCalls, disabledDelegationsCall, disabledPermissionIds, reenableCalls } from "../delegations/Caveats.ts"
@@ -27,42 +26,17 @@ import type { UserOpBuild } from "../domain/Operations.ts"
 import type { Address } from "../domain/Primitives.ts"
 import { RelayHooks } from "../userops/RelayHooks.ts"
 import type { MandateSummary } from "./Domain.ts"
-import type { MandateRecord } from "./Mandate.ts"
+import { type MandateGrantRow, MandateGrantRows } from "./Repository.ts"
 
 export class MandateGrants extends Context.Service<MandateGrants, {
-  list(signer: Address): Effect.Effect<ReadonlyArray<MandateSummary>, NotImplemented>
-  revoke(signer: Address, mandateId: string): Effect.Effect<UserOpBuild, BadRequest | NotFound | BuildError | NotImplemented>
-}>()("das/marketplace/MandateGrants") {
-  static readonly layer = Layer.effect(MandateGrants, Effect.suspend(() => make))
-  /** For the marketplace served without a chain (tests, the stream benchmark): 501. */
-  static readonly layerUnavailable = Layer.sync(MandateGrants, () => {
-    const no = () => Effect.fail(new NotImplemented({ message: "Mandates need the chain and the operation builder." }))
-    return MandateGrants.of({ list: no, revoke: no })
-  })
+  list(signer: Address): Effect.Effect<ReadonlyArray<MandateSummary>>
+  revoke(signer: Address, mandateId: string): Effect.Effect<UserOpBuild, BadRequest | NotFound | BuildError>
+}>()("das/hiring/MandateGrants") {
+  static readonly layer = Layer.effect(MandateGrants, Effect.suspend(() => make)).pipe(Layer.provide(MandateGrantRows.layer))
 }
-
-interface Row {
-  readonly mandate_id: string
-  readonly account_id: string
-  readonly account_address: string
-  readonly chain_id: number
-  readonly agent_wallet: string
-  readonly delegatee_address: string
-  readonly per_job_budget: number
-  readonly evaluator: string
-  readonly delegation: MandateRecord["delegation"]
-  readonly created_at: Date
-  readonly expires_at: Date
-  readonly revoked_at: Date | null
-  readonly revoke_tx_hash: string | null
-  readonly enable_status: string | null
-  readonly frozen: boolean
-}
-
-const lower = (s: string) => s.toLowerCase()
 
 const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+  const rows = yield* MandateGrantRows
   const accounts = yield* Accounts
   const builder = yield* OperationBuilder
   const chains = yield* Chains
@@ -70,17 +44,7 @@ const make = Effect.gen(function*() {
   const hooks = yield* RelayHooks
   const dmOf = (chainId: number) => Effect.map(chains.serving(chainId), (net) => net.network.delegation.DelegationManager)
 
-  const select = (where: ReturnType<typeof sql.and>) =>
-    sql<Row>`
-      SELECT m.mandate_id, m.account_id, m.account_address, m.chain_id, m.agent_wallet, m.delegatee_address,
-             m.per_job_budget, m.evaluator, m.delegation, m.created_at, m.expires_at, m.revoked_at, m.revoke_tx_hash,
-             (SELECT o.outcome FROM user_operations o WHERE o.user_op_hash = m.enable_user_op_hash
-              ORDER BY (o.outcome = 'mined') DESC LIMIT 1) AS enable_status,
-             a.frozen
-      FROM marketplace_mandates m JOIN accounts a ON a.id = m.account_id
-      WHERE ${where} ORDER BY m.created_at DESC`.pipe(Effect.orDie)
-
-  const statusOf = (r: Row, now: Date): MandateSummary["status"] =>
+  const statusOf = (r: MandateGrantRow, now: Date): MandateSummary["status"] =>
     r.revoked_at !== null
       ? "revoked"
       : r.expires_at.getTime() <= now.getTime()
@@ -91,7 +55,7 @@ const make = Effect.gen(function*() {
       ? "frozen"
       : "active"
 
-  const toSummary = (r: Row, now: Date): MandateSummary => ({
+  const toSummary = (r: MandateGrantRow, now: Date): MandateSummary => ({
     mandateId: r.mandate_id,
     kind: "mandate",
     accountId: r.account_id,
@@ -116,14 +80,13 @@ const make = Effect.gen(function*() {
     )
 
   const list = Effect.fn("MandateGrants.list")(function*(signer: Address) {
-    const rows = yield* select(sql.and([sql`m.signer_address = ${lower(signer)}`]))
+    const found = yield* rows.ofSigner(signer)
     const now = new Date()
-    return rows.map((r) => toSummary(r, now))
+    return found.map((r) => toSummary(r, now))
   })
 
   const revoke = Effect.fn("MandateGrants.revoke")(function*(signer: Address, mandateId: string) {
-    const rows = yield* select(sql.and([sql`m.signer_address = ${lower(signer)}`, sql`m.mandate_id = ${lower(mandateId)}`]))
-    const row = rows[0]
+    const row = yield* rows.one(signer, mandateId)
     if (row === undefined) return yield* new NotFound({ message: `No mandate ${mandateId}` })
     if (row.revoked_at !== null) return yield* new BadRequest({ message: `Mandate ${mandateId} is already revoked.` })
     const account: Account = yield* accounts.findById(signer, row.account_id)
@@ -149,12 +112,8 @@ const make = Effect.gen(function*() {
   yield* hooks.registerOnExecuted("delegation_revoke", "marketplace.mandates.revoke", (op, receipt) => {
     const net = chains.find(op.chainId)
     if (net === undefined) return Effect.void
-    const ids = disabledPermissionIds(net.accounts, net.network.delegation.DelegationManager, op.userOp.callData as Hex).map(lower)
-    return ids.length === 0 ? Effect.void : sql`
-      UPDATE marketplace_mandates SET revoked_at = now(), revoke_tx_hash = ${lower(receipt.transactionHash)}
-      WHERE mandate_id IN ${sql.in(ids)} AND lower(account_address) = ${lower(op.userOp.sender)} AND chain_id = ${op.chainId}
-        AND revoked_at IS NULL`
-      .pipe(Effect.orDie, Effect.asVoid)
+    const ids = disabledPermissionIds(net.accounts, net.network.delegation.DelegationManager, op.userOp.callData as Hex)
+    return ids.length === 0 ? Effect.void : rows.markRevoked({ ids, sender: op.userOp.sender, chainId: op.chainId, txHash: receipt.transactionHash })
   })
 
   // The account freeze disables every mandate that can be live on chain: not revoked, not expired, and
@@ -162,22 +121,18 @@ const make = Effect.gen(function*() {
   // may already be out). The unfreeze re-enables exactly those that are disabled and still grantable.
   yield* rules.registerFreezePlan("marketplace.mandates", (account) =>
     Effect.gen(function*() {
-      const rows = yield* select(sql.and([
-        sql`m.account_id = ${account.id}`,
-        sql`m.revoked_at IS NULL`,
-        sql`m.expires_at > now()`
-      ]))
-      const states = yield* Effect.forEach(rows, (r) => Effect.map(disabledOnChain(r.chain_id, r.mandate_id), (d) => ({ r, d })), {
+      const live = yield* rows.grantableOf(account.id)
+      const states = yield* Effect.forEach(live, (r) => Effect.map(disabledOnChain(r.chain_id, r.mandate_id), (d) => ({ r, d })), {
         concurrency: 8
       })
       const dm = yield* dmOf(account.chainId)
-      const live = states.filter((s) => !s.d).map((s) => s.r.delegation)
+      const on = states.filter((s) => !s.d).map((s) => s.r.delegation)
       const off = states.filter((s) => s.d).map((s) => s.r.delegation)
       return {
-        freeze: disableCalls(dm, live),
+        freeze: disableCalls(dm, on),
         unfreeze: reenableCalls(dm, off),
         // One description serves both directions: a frozen account has only disabled ones, a live one only live ones.
-        description: live.length > 0 ? `${live.length} marketplace mandate(s)` : off.length > 0 ? `${off.length} marketplace mandate(s)` : ""
+        description: on.length > 0 ? `${on.length} marketplace mandate(s)` : off.length > 0 ? `${off.length} marketplace mandate(s)` : ""
       }
     }))
 

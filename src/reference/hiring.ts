@@ -1,0 +1,44 @@
+import type { OperationDoc } from "./Reference.ts"
+
+const build = (what: string) =>
+  `Answers the unsigned account operation that ${what}, its \`typedData\` (EIP-712) and a simulation: sign and send it to \`POST /userops\`.`
+
+export const hiringDocs: Record<string, OperationDoc> = {
+  "hiring.hireBuild": {
+    summary: "Build a hire (a mandate)",
+    description: "Grants an agent a mandate on the chain `chainId` names (any chain served; otherwise a 400 listing them): a delegation " +
+      `with a per-job budget in the marketplace's payment token, which that chain enforces. ${build("enables it")}`,
+    caller: "The owner of the hiring account.",
+    chain: "Nothing until relayed; then the mandate's delegation is enabled on chain."
+  },
+  "hiring.createJobBuild": {
+    summary: "Build a job",
+    description: `Creates a job for a hired agent under a mandate. ${build("creates the job")}`,
+    caller: "The owner of the mandate.",
+    chain: "Nothing until relayed; then the job is created on chain."
+  },
+  "hiring.fundJobBuild": {
+    summary: "Build a job's funding",
+    description: `Funds a job from the mandate's budget. ${build("funds it")}`,
+    caller: "The owner of the mandate.",
+    chain: "Nothing until relayed; then the budget moves into the job's escrow."
+  },
+  "hiring.listMandates": {
+    summary: "List mandates",
+    description: "The signer's mandates (grants to hired agents) with their budgets and status.",
+    caller: "The owner.",
+    chain: "Nothing."
+  },
+  "hiring.revokeMandate": {
+    summary: "Build a mandate's revoke",
+    description: `Revokes a mandate like any grant. ${build("disables its delegation")}`,
+    caller: "The owner of the mandate.",
+    chain: "Nothing until relayed; then the mandate's delegation is disabled on chain."
+  },
+  "hiring.managedDepositBuild": {
+    summary: "Build a deposit to the managed wallet",
+    description: `Moves tokens from the signer's account to its connected managed wallet (409 when none is connected). ${build("transfers them")}`,
+    caller: "The owner of the account.",
+    chain: "Nothing until relayed; then the transfer executes."
+  }
+}
