@@ -4,7 +4,7 @@
  * service and the follower records the settlement; the chain is rewound past its block and
  * grows again without it: the owner's entry is compensated (`reorged`), the payment is no
  * longer settled and its budget is held again (not spent), as the owner's balance on chain
- * shows; the facilitator's very transaction is then included again: recorded anew exactly once,
+ * shows, and the smart-account agent's copy of the entry is compensated too; the facilitator's very transaction is then included again: recorded anew exactly once,
  * and the budget debited once.
  */
 import { assert, it } from "@effect/vitest"
@@ -81,15 +81,19 @@ it.live("a settlement reorged out is no longer settled and its budget held again
       })
 
     yield* Effect.gen(function*() {
-      const p = yield* ownerAndAgent(facilitator.address, { budget: 1, perAction: 0.5 }, { fund })
+      // The delegate is the agent's smart account: its own log holds a copy of the payment's entry, which follows too.
+      const p = yield* ownerAndAgent(facilitator.address, { budget: 1, perAction: 0.5 }, { fund, delegate: "account" })
       const owner = p.owner.account.address as Address
       const before = yield* balanceOf(owner)
       const spent = Effect.map(p.owner.api.delegations.get({ params: { delegationId: p.grantId } }), (g) => g.spentToDate.find((s) => s.token.symbol === "USDC")!)
       const payments = p.owner.api.payments.list({ query: { delegationId: p.grantId } }).pipe(Effect.orDie)
-      const x402Entries = p.owner.api.activity.list({ query: { limit: 50, delegationId: p.grantId } }).pipe(
-        Effect.orDie,
-        Effect.map((page) => [...page.items].reverse().filter((e) => e.action === "x402_payment"))
-      )
+      const entriesOf = (api: typeof p.owner.api) =>
+        api.activity.list({ query: { limit: 50, delegationId: p.grantId } }).pipe(
+          Effect.orDie,
+          Effect.map((page) => [...page.items].reverse().filter((e) => e.action === "x402_payment"))
+        )
+      const x402Entries = entriesOf(p.owner.api)
+      const agentEntries = entriesOf(p.agentSession.api)
 
       const snapshot = yield* rpc(fork.rpcUrl, "evm_snapshot")
       const res = yield* Effect.promise(() => p.pay(`${resource.url}/report`, { maxAmount: USD(0.05) }))
@@ -118,6 +122,7 @@ it.live("a settlement reorged out is no longer settled and its budget held again
       ])
       const compensated = yield* waitFor("the compensating entry", Effect.map(x402Entries, (e) => e.length >= 2 ? e : undefined))
       assert.deepStrictEqual(compensated.map((e) => [e.status, e.txHash]), [["executed", tx], ["reorged", tx]])
+      assert.deepStrictEqual((yield* agentEntries).map((e) => [e.status, e.amount, e.txHash]), [["executed", 0.01, tx], ["reorged", 0.01, tx]])
 
       // The facilitator's very transaction is included again: recorded anew, once; the budget debited once.
       assert.strictEqual(yield* rpc(fork.rpcUrl, "eth_sendRawTransaction", [raw]), tx)
@@ -133,9 +138,12 @@ it.live("a settlement reorged out is no longer settled and its budget held again
       ])
       const entries = yield* waitFor("the new entry", Effect.map(x402Entries, (e) => e.length >= 3 ? e : undefined))
       assert.deepStrictEqual(entries.map((e) => e.status), ["executed", "reorged", "executed"])
+      const agentAll = yield* waitFor("the agent's new entry", Effect.map(agentEntries, (e) => e.length >= 3 ? e : undefined))
+      assert.deepStrictEqual(agentAll.map((e) => e.status), ["executed", "reorged", "executed"])
       // Passes later, nothing more is written.
       yield* Effect.sleep(Duration.seconds(1))
       assert.lengthOf(yield* x402Entries, 3)
+      assert.lengthOf(yield* agentEntries, 3)
       assert.strictEqual((yield* spent).spent, 0.01)
     }).pipe(Effect.provide(context))
   }).pipe(Effect.scoped), { timeout: 180_000 })

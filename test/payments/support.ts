@@ -16,7 +16,7 @@ import { payingFetch } from "../../src/payments/x402/PayingFetch.ts"
 import { serviceAuthorizer } from "../../src/payments/x402/ServiceAuthorizer.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { newSession, type Session, session, signLeg, signOp } from "../delegations/helpers.ts"
-import { mint } from "../support/TestChain.ts"
+import { mint, testNetwork } from "../support/TestChain.ts"
 import { TestServer } from "../support/TestServer.ts"
 import { scope } from "./x402/support.ts"
 
@@ -45,7 +45,8 @@ export const deployAccount = (owner: Address) =>
     const chains = yield* Chains
     const stack = (yield* Effect.orDie(chains.get(net.chainId))).accounts
     const { address, factory, factoryData } = yield* Effect.orDie(stack.counterfactualAccount(owner, 0n))
-    const deployer = privateKeyToAccount(Redacted.value(net.deployerKey)).address
+    // The run's deployer (a dev account of the chain, and of a fork of it).
+    const deployer = privateKeyToAccount(Redacted.value(testNetwork().deployerKey)).address
     yield* Effect.promise(async () => {
       const client = createPublicClient({ transport: http(net.rpcUrl) })
       const hash = await client.request({ method: "eth_sendTransaction", params: [{ from: deployer, to: factory, data: factoryData }] } as never) as Hex
