@@ -117,6 +117,8 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   finalizeReservation(id: string, txHash: string): Effect.Effect<void>
   /** A reservation to final with the units that moved (an x402 `upto` payment settles at most what it reserved). */
   finalizeReservationUnits(id: string, units: bigint, txHash: string): Effect.Effect<void>
+  /** A final reservation whose transaction left the chain: held again (`units` until `expiresAt`), as before it settled. */
+  reholdReservation(id: string, units: bigint, expiresAt: Date): Effect.Effect<void>
   /** Releases the reservation if the failed operation is the one bound to it (or none is and it is still reserved). */
   releaseForFailedOperation(id: string, operationId: string): Effect.Effect<void>
   /** Releases reserved reservations of other builds at the same (chain, sender, nonce). */
@@ -309,6 +311,11 @@ const make = Effect.gen(function*() {
       run(sql`
         UPDATE delegation_reservations SET status = 'final', units = ${units.toString()}, settled_at = now(), tx_hash = ${txHash}
         WHERE id = ${id} AND status <> 'final'`),
+    reholdReservation: (id, units, expiresAt) =>
+      run(sql`
+        UPDATE delegation_reservations SET status = 'reserved', units = ${units.toString()}, expires_at = ${expiresAt},
+          settled_at = NULL, tx_hash = NULL
+        WHERE id = ${id}`),
     releaseForFailedOperation: (id, operationId) =>
       run(sql`
         UPDATE delegation_reservations SET status = 'released', settled_at = now()

@@ -8,7 +8,8 @@
  * 2. if the cursor's block is no longer on the chain (a reorg), walk back over the stored
  *    block hashes to the last block the chain still has; every inclusion recorded above
  *    it left the chain: its operation is `submitted` again and a compensating `reorged`
- *    entry follows its entry (never rewritten);
+ *    entry follows its entry (never rewritten); a redemption's features undo what they
+ *    recorded for it (RedemptionHooks `unwound`: an x402 payment is unsettled, its budget held again);
  * 3. read the next blocks (up to `FOLLOWER_BATCH_BLOCKS`, never past head −
  *    `FOLLOWER_CONFIRMATIONS`): the EntryPoint's `UserOperationEvent`s of managed
  *    accounts and the DelegationManager's `RedeemedDelegation`s of known delegations;
@@ -31,6 +32,7 @@ import { runLoop } from "../platform/Loop.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { Relay } from "../userops/Relay.ts"
 import { FollowerLog } from "./FollowerLog.ts"
+import { RedemptionHooks, RedemptionHooksLive } from "./RedemptionHooks.ts"
 import { disablesOf, type ObservedEvent, redemptionsOf } from "./Redeemed.ts"
 
 export const FollowerConfig = Config.all({
@@ -69,6 +71,7 @@ const makeChainFollower = (net: ChainNetwork) =>
     const sql = yield* SqlClient.SqlClient
     const relay = yield* Relay
     const follower = yield* FollowerLog
+    const hooks = yield* RedemptionHooks
     const config = yield* FollowerConfig
     const { network, chainId } = net
     const client = net.chain.client
@@ -121,12 +124,14 @@ const makeChainFollower = (net: ChainNetwork) =>
     /** Inclusions above `fork` left the chain: compensated, their operations reopened. */
     const unwind = (fork: bigint) =>
       Effect.gen(function*() {
-        const orphans = yield* sql<{ block_hash: string; log_index: number; tx_hash: string; user_op_hash: string | null; account_id: string; audit_event_id: string | null }>`
+        const orphans = yield* sql<{ block_hash: string; log_index: number; tx_hash: string; kind: string; user_op_hash: string | null; account_id: string; audit_event_id: string | null }>`
           UPDATE chain_inclusions SET status = 'orphaned'
           WHERE chain_id = ${chainId} AND block_number > ${fork.toString()} AND status = 'live'
-          RETURNING block_hash, log_index, tx_hash, user_op_hash, account_id, audit_event_id`
+          RETURNING block_hash, log_index, tx_hash, kind, user_op_hash, account_id, audit_event_id`
         for (const o of orphans) {
           if (o.user_op_hash !== null) yield* relay.reopen(chainId, o.user_op_hash, o.tx_hash)
+          // What a feature changed for the redemption (an x402 payment's settlement and its budget) follows the chain.
+          if (o.kind === "redemption") yield* hooks.unwound(chainId, { blockHash: o.block_hash, logIndex: o.log_index, txHash: o.tx_hash })
           yield* log.compensate({ key: `reorg:${o.block_hash}:${o.log_index}`, accountId: o.account_id, entryId: o.audit_event_id, txHash: o.tx_hash })
         }
         yield* sql`DELETE FROM chain_blocks WHERE chain_id = ${chainId} AND block_number > ${fork.toString()}`
@@ -278,7 +283,7 @@ export const ChainFollowerLive = Layer.effect(
     )
     return ChainFollower.of({ followOnce, followChain })
   })
-)
+).pipe(Layer.provide(RedemptionHooksLive))
 
 /**
  * Runs passes every `FOLLOWER_INTERVAL` (`0 seconds` turns it off), at once again while it is

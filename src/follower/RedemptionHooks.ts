@@ -20,13 +20,28 @@ export interface RedemptionClaim {
 /** `undefined`: not this hook's; the follower records it as any redemption. */
 export type RedemptionHook = (chainId: number, redemption: ObservedRedemption) => Effect.Effect<RedemptionClaim | undefined>
 
+/** A redemption the follower recorded whose block left the chain (a reorg). */
+export interface UnwoundRedemption {
+  readonly blockHash: string
+  readonly logIndex: number
+  readonly txHash: string
+}
+
+/** Undoes what a hook's claim changed for a redemption no longer on chain (the follower compensates the entry itself). */
+export type UnwindHook = (chainId: number, redemption: UnwoundRedemption) => Effect.Effect<void>
+
 export class RedemptionHooks extends Context.Service<RedemptionHooks, {
   register(name: string, hook: RedemptionHook): Effect.Effect<void>
   /** The first claim of the registered hooks, or `undefined`. */
   claim(chainId: number, redemption: ObservedRedemption): Effect.Effect<RedemptionClaim | undefined>
+  /** What a feature undoes when a redemption's block leaves the chain. */
+  registerUnwind(name: string, hook: UnwindHook): Effect.Effect<void>
+  /** Runs every unwind hook for a redemption whose block left the chain, inside the follower's pass. */
+  unwound(chainId: number, redemption: UnwoundRedemption): Effect.Effect<void>
 }>()("das/follower/RedemptionHooks") {
   static readonly layer = Layer.sync(RedemptionHooks, () => {
     const hooks: Array<{ readonly name: string; readonly hook: RedemptionHook }> = []
+    const unwinds: Array<{ readonly name: string; readonly hook: UnwindHook }> = []
     return RedemptionHooks.of({
       // Registering the same name twice (a layer built twice) keeps one entry.
       register: (name, hook) =>
@@ -40,6 +55,14 @@ export class RedemptionHooks extends Context.Service<RedemptionHooks, {
             if (claimed !== undefined) return claimed
           }
           return undefined
+        }),
+      registerUnwind: (name, hook) =>
+        Effect.sync(() => {
+          if (!unwinds.some((h) => h.name === name)) unwinds.push({ name, hook })
+        }),
+      unwound: (chainId, redemption) =>
+        Effect.forEach(unwinds, ({ hook, name }) => hook(chainId, redemption).pipe(Effect.withSpan(`RedemptionHooks.unwind.${name}`)), {
+          discard: true
         })
     })
   })

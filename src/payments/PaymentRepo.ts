@@ -72,6 +72,10 @@ export class PaymentRepo extends Context.Service<PaymentRepo, {
   lockByHash(chainId: number, paymentHash: string): Effect.Effect<PaymentRow | undefined>
   /** Records the settlement the chain showed (a settlement seen again, after a reorg, replaces it). */
   settle(id: string, settlement: Settlement): Effect.Effect<void>
+  /** Locks the payments settled by the redemption at (block hash, log index) (`FOR UPDATE`); inside a transaction. */
+  lockSettledAt(chainId: number, blockHash: string, logIndex: number): Effect.Effect<ReadonlyArray<PaymentRow>>
+  /** A settlement whose block left the chain: the payment is authorized again (until its deadline), as before it settled. */
+  unsettle(id: string): Effect.Effect<void>
   findById(id: string): Effect.Effect<PaymentRow | undefined>
   /** A grant's payments, newest first (at most 200). */
   listByDelegation(delegationId: string, status: ListedStatus | undefined): Effect.Effect<ReadonlyArray<PaymentRow>>
@@ -145,6 +149,14 @@ const make = Effect.gen(function*() {
       run(sql`
         UPDATE x402_payments SET status = 'settled', settled_units = ${s.settledUnits.toString()}, tx_hash = ${s.txHash},
           block_hash = ${s.blockHash}, log_index = ${s.logIndex}, audit_event_id = ${s.auditEventId ?? null}, settled_at = now()
+        WHERE id = ${id}`),
+    lockSettledAt: (chainId, blockHash, logIndex) =>
+      rows(sql`SELECT * FROM x402_payments WHERE chain_id = ${chainId} AND block_hash = ${blockHash} AND log_index = ${logIndex}
+               AND status = 'settled' FOR UPDATE`),
+    unsettle: (id) =>
+      run(sql`
+        UPDATE x402_payments SET status = 'authorized', settled_units = NULL, tx_hash = NULL, block_hash = NULL,
+          log_index = NULL, audit_event_id = NULL, settled_at = NULL
         WHERE id = ${id}`),
     findById: (id) => rows(sql`SELECT * FROM x402_payments WHERE id = ${id}`).pipe(Effect.map((r) => r[0])),
     listByDelegation: (delegationId, status) =>

@@ -14,6 +14,12 @@
  * - the payment's record (resource URL, offer, reservation) is settled with the transaction and
  *   the owner's entry.
  *
+ * When the settlement's block leaves the chain (a reorg), the follower compensates the owner's
+ * entry and this hook undoes the rest (the agent's copy of the entry gets its `reorged` entry too): the payment is `authorized` again, its reservation held
+ * again (the amount signed, until the deadline), because the same payment may still be included
+ * before its deadline; if it is, it settles anew exactly as the first time (one live settlement,
+ * one debit).
+ *
  * Lock order as the relay's settlements: the reservation's row before the owner's log head.
  */
 import type { Delegation } from "@metamask/smart-accounts-kit"
@@ -25,7 +31,7 @@ import type { DelegationEnvironment } from "../chain/Network.ts"
 import { DelegationRepo } from "../delegations/DelegationRepo.ts"
 import { fromUnits } from "../delegations/Policy.ts"
 import type { ObservedRedemption } from "../follower/Redeemed.ts"
-import { RedemptionHooks, RedemptionHooksLive } from "../follower/RedemptionHooks.ts"
+import { RedemptionHooks, RedemptionHooksLive, type UnwoundRedemption } from "../follower/RedemptionHooks.ts"
 import { makeBudgetAlerts } from "../notifications/BudgetAlerts.ts"
 import { Notifications } from "../notifications/Notifications.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
@@ -154,7 +160,37 @@ export const SettlementsLive = Layer.effectDiscard(Effect.gen(function*() {
       return { ownerEntryId, delegateEntryId }
     })
 
+  const unwind = (chainId: number, r: UnwoundRedemption) =>
+    Effect.gen(function*() {
+      for (const p of yield* repo.lockSettledAt(chainId, r.blockHash, r.logIndex)) {
+        if (p.reservation_id !== null) yield* grants.reholdReservation(p.reservation_id, BigInt(p.amount), p.valid_before)
+        yield* repo.unsettle(p.id)
+        // The follower compensates the owner's entry (the inclusion names it); the agent's copy is this feature's.
+        const grant = yield* grants.findById(p.delegation_id)
+        const delegate = grant === undefined ? undefined : yield* grants.accountByAddress(lower(grant.delegatee_address), chainId)
+        if (delegate === undefined || delegate.id === p.account_id) continue
+        const token = tokens.byAddress(chainId, p.asset)
+        const units = BigInt(p.settled_units ?? "0")
+        yield* recorder.record({
+          accountId: delegate.id,
+          declineId: `reorg:x402-via:${r.blockHash}:${r.logIndex}`,
+          actor: p.facilitator,
+          action: X402_ACTION,
+          ...(token === undefined ? { token: p.asset } : { amount: fromUnits(units, token.decimals), token: token.symbol }),
+          recipient: p.pay_to,
+          chain: chains.nameOf(chainId),
+          chainId,
+          status: "reorged",
+          declineReason: "reorged: the payment's settlement is no longer on chain",
+          provenance: "onchain_reorg",
+          txHash: r.txHash,
+          delegationId: p.delegation_id
+        }).pipe(Effect.asVoid, Effect.catchTag("AuditDuplicate", () => Effect.void))
+      }
+    })
+
   yield* hooks.register("payments.x402", settle)
+  yield* hooks.registerUnwind("payments.x402", unwind)
 })).pipe(
   Layer.provide(Layer.mergeAll(
     RedemptionHooksLive,

@@ -28,6 +28,9 @@ export type MappedPermission =
 export type MappedType = MappedPermission["type"]
 export type MappedRequest = PermissionRequest<MappedPermission>
 
+/** The standard's revocation types (@metamask/7715-permission-types): no budget, only approvals set back to none. */
+const REVOCATION_TYPES: ReadonlyArray<string> = ["erc20-token-revocation", "token-approval-revocation"]
+
 export const MAPPED_TYPES: ReadonlyArray<MappedType> = [
   "native-token-stream",
   "native-token-periodic",
@@ -126,6 +129,16 @@ export const decodeRequest = (raw: unknown, supported: SupportedPermissions): De
   if (!isRecord(permission)) return refuse("permission", "permission must be an object { type, isAdjustmentAllowed, data }")
   const type = permission["type"]
   if (typeof type !== "string") return refuse("permission.type", "permission.type must be a string")
+  if (REVOCATION_TYPES.includes(type)) {
+    // The chain could hold these (the Delegation Framework's ApprovalRevocationEnforcer allows approve(spender, 0) and
+    // the like, nothing else), but a grant here is a budget of token movements: one that moves nothing is not built yet.
+    return refuse(
+      "permission.type",
+      `${type} is not supported by this deployment: its grants are budgets of token movements, and a grant that may only ` +
+        `revoke approvals is not built here yet; supported: ${Object.keys(supported).join(", ")}`,
+      supported
+    )
+  }
   if (!(MAPPED_TYPES as ReadonlyArray<string>).includes(type)) {
     return refuse("permission.type", `permission type ${JSON.stringify(type)} cannot be held by this service's grants; supported: ${Object.keys(supported).join(", ")}`, supported)
   }

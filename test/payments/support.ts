@@ -1,13 +1,14 @@
 /**
  * Steps of the x402-through-the-service tests: an owner's grant to an agent's own key (EOA)
- * made through the service, the agent's session, its paying fetch through the service, and
+ * or to its smart account, made through the service, the agent's session, its paying fetch through the service, and
  * reads of what the service recorded (payments, reservations, the owner's log).
  */
 import { assert } from "@effect/vitest"
 import type { Delegation } from "@metamask/smart-accounts-kit"
-import { Duration, Effect, Exit } from "effect"
+import { Duration, Effect, Exit, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Address, Hex } from "viem"
+import { type Address, createPublicClient, type Hex, http } from "viem"
+import { Chains } from "../../src/chain/Chains.ts"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Network } from "../../src/chain/Network.ts"
 import type { GrantContext } from "../../src/payments/x402/Authorizer.ts"
@@ -15,7 +16,7 @@ import { payingFetch } from "../../src/payments/x402/PayingFetch.ts"
 import { serviceAuthorizer } from "../../src/payments/x402/ServiceAuthorizer.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { newSession, type Session, session, signLeg, signOp } from "../delegations/helpers.ts"
-import { mint } from "../support/TestChain.ts"
+import { mint, testNetwork } from "../support/TestChain.ts"
 import { TestServer } from "../support/TestServer.ts"
 import { scope } from "./x402/support.ts"
 
@@ -26,33 +27,66 @@ export interface GrantLimits {
   /** Redeemers besides the agent; default: the facilitator of the test. */
   readonly redeemers?: { readonly mode: "delegate" | "named" | "redelegation"; readonly addresses?: ReadonlyArray<Address> }
   readonly recipients?: ReadonlyArray<Address>
+  /** ISO time; default: the service's default lifetime. */
+  readonly expiresAt?: string
 }
+
+export interface AgentOptions {
+  /** The grant's delegate: the agent's own key (default), or its smart account (account 0, deployed first: ERC-1271). */
+  readonly delegate?: "key" | "account"
+  /** How the owner's account gets its 10 USDC (default: the run's chain's mint). */
+  readonly fund?: (owner: Address) => Effect.Effect<void>
+}
+
+/** Deploys the signer's account 0 on the chain the test serves (anyone may send its factory call). */
+export const deployAccount = (owner: Address) =>
+  Effect.gen(function*() {
+    const net = yield* Network
+    const chains = yield* Chains
+    const stack = (yield* Effect.orDie(chains.get(net.chainId))).accounts
+    const { address, factory, factoryData } = yield* Effect.orDie(stack.counterfactualAccount(owner, 0n))
+    // The run's deployer (a dev account of the chain, and of a fork of it).
+    const deployer = privateKeyToAccount(Redacted.value(testNetwork().deployerKey)).address
+    yield* Effect.promise(async () => {
+      const client = createPublicClient({ transport: http(net.rpcUrl) })
+      const hash = await client.request({ method: "eth_sendTransaction", params: [{ from: deployer, to: factory, data: factoryData }] } as never) as Hex
+      await client.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+      if ((await client.getCode({ address })) === undefined) throw new Error(`the account ${address} was not deployed`)
+    })
+    return address
+  })
 
 /**
  * An owner (10 USDC) and an agent (its own key) holding the owner's grant, made through the
  * service; the agent's session and its one-line paying fetch through the service.
  */
-export const ownerAndAgent = (facilitator: Address, limits: GrantLimits = {}) =>
+export const ownerAndAgent = (facilitator: Address, limits: GrantLimits = {}, options: AgentOptions = {}) =>
   Effect.gen(function*() {
     const net = yield* Network
     const { baseUrl } = yield* TestServer
     const owner = yield* newSession()
-    // The deployer mints for every file running at once: a nonce race is retried.
-    for (let attempt = 0; ; attempt++) {
-      const minted = yield* Effect.exit(mint("usd", owner.account.address as Hex, 10))
-      if (Exit.isSuccess(minted)) break
-      if (attempt === 4) return yield* Effect.die(new Error("minting failed five times"))
-      yield* Effect.sleep(Duration.millis(200))
+    if (options.fund !== undefined) {
+      yield* options.fund(owner.account.address as Address)
+    } else {
+      // The deployer mints for every file running at once: a nonce race is retried.
+      for (let attempt = 0; ; attempt++) {
+        const minted = yield* Effect.exit(mint("usd", owner.account.address as Hex, 10))
+        if (Exit.isSuccess(minted)) break
+        if (attempt === 4) return yield* Effect.die(new Error("minting failed five times"))
+        yield* Effect.sleep(Duration.millis(200))
+      }
     }
     const agentKey = generatePrivateKey()
     const agent = privateKeyToAccount(agentKey)
     const agentSession = yield* session(agentKey)
+    const delegate = options.delegate === "account" ? yield* deployAccount(agent.address) : agent.address
     const build = yield* owner.api.delegations.build({
       payload: {
         name: "x402 agent",
         kind: "agent",
-        delegateeAddress: agent.address,
+        delegateeAddress: delegate,
         chainId: net.chainId,
+        ...(limits.expiresAt === undefined ? {} : { expiresAt: limits.expiresAt }),
         budgets: [{ token: { symbol: "USDC" }, amount: limits.budget ?? 1 }],
         perActionMax: { token: { symbol: "USDC" }, amount: limits.perAction ?? 0.5 },
         maxActions: limits.maxActions ?? 10,
@@ -81,7 +115,7 @@ export const ownerAndAgent = (facilitator: Address, limits: GrantLimits = {}) =>
       grant: { ...leg.delegation, signature } as unknown as Delegation,
       scope: { tokens: [net.tokens.usd.address], recipients: (limits.recipients ?? []).map((r) => r) }
     }
-    return { owner, agent, agentKey, agentSession, grantId: created.id, pay, authorizer, context, baseUrl, token }
+    return { owner, agent, agentKey, agentSession, delegate, grantId: created.id, pay, authorizer, context, baseUrl, token }
   })
 
 export type Parties = Effect.Success<ReturnType<typeof ownerAndAgent>>

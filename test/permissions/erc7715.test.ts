@@ -198,7 +198,15 @@ describe("what cannot be held exactly is refused, naming the field", () => {
     ["from another account", { ...base(), from: addr(0xbad) }, "from", "not the signer's account"],
     ["no permission", { ...base(), permission: null }, "permission"],
     ["an unknown type", { ...base(), permission: { ...base().permission, type: "nft-lease" } }, "permission.type", "supported: "],
-    ["a revocation type", { ...base(), permission: { type: "erc20-token-revocation", isAdjustmentAllowed: false, data: {} } }, "permission.type", "erc20-token-periodic"],
+    ["a revocation type", { ...base(), permission: { type: "erc20-token-revocation", isAdjustmentAllowed: false, data: {} } }, "permission.type", "may only revoke approvals is not built here yet; supported: "],
+    ["an approval-revocation type", {
+      ...base(),
+      permission: {
+        type: "token-approval-revocation",
+        isAdjustmentAllowed: false,
+        data: { erc20Approve: true, erc721Approve: false, erc721SetApprovalForAll: false, permit2Approve: false, permit2Lockdown: false, permit2InvalidateNonces: false }
+      }
+    }, "permission.type", "erc20-token-periodic"],
     ["isAdjustmentAllowed missing", { ...base(), permission: { ...base().permission, isAdjustmentAllowed: "yes" } }, "permission.isAdjustmentAllowed"],
     ["an amount as a number", withData({ periodAmount: 10_000_000 }), "permission.data.periodAmount", "hex quantity"],
     ["a negative amount", withData({ periodAmount: "-0x1" }), "permission.data.periodAmount"],
