@@ -52,6 +52,12 @@ const awaitingExamples = new Set([
   "approvals.approve",
   "approvals.deny",
   "approvals.build",
+  "approvals.askChange",
+  "approvals.listChanges",
+  "approvals.getChange",
+  "approvals.buildChange",
+  "approvals.acceptChange",
+  "approvals.declineChange",
   "payments.authorize",
   "payments.list",
   "payments.get"

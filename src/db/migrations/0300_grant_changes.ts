@@ -23,6 +23,7 @@ export default Effect.gen(function*() {
       delegate_address text NOT NULL,
       requested_by text NOT NULL,
       changes jsonb NOT NULL,
+      diff jsonb NOT NULL,
       reason text NOT NULL,
       summary text NOT NULL,
       status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'accepting', 'accepted', 'declined', 'expired')),
