@@ -20,6 +20,16 @@ import { SignedUserOp, UserOpBuild } from "../domain/Operations.ts"
 import { Address, Hash32, HexString, Id, TextOfLength } from "../domain/Primitives.ts"
 
 const approvalId = { approvalId: ApprovalId }
+
+/** A webhook the owner registered for an approver who does not sign in here. */
+const ApproverContact = Schema.Struct({
+  id: Schema.String,
+  approver: Address,
+  url: Schema.String,
+  createdAt: Schema.String,
+  /** Shown once, at creation: verify each delivery's signature with it. */
+  secret: Schema.String
+}).annotate({ identifier: "ApproverContact" })
 const changeId = { changeId: GrantChangeId }
 const common = [BadRequestError, NotFoundError, ConflictError, ServiceUnavailableError, UpstreamUnavailableError, UpstreamTimeoutError] as const
 
@@ -109,7 +119,25 @@ export class ApprovalsApi extends HttpApiGroup.make("approvals")
       payload: Schema.Struct({ reason: TextOfLength(1, 500) }),
       success: GrantChangeRequest,
       error: common
-    }).annotate(OpenApi.Description, "The owner declines a pending change request; the agent is told. 409 once settled.")
+    }).annotate(OpenApi.Description, "The owner declines a pending change request; the agent is told. 409 once settled."),
+    // Approvers who do not sign in here (docs/approvals.md).
+    HttpApiEndpoint.post("addContact", "/approvals/contacts", {
+      payload: Schema.Struct({ approver: Address, url: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(2048)) }),
+      success: ApproverContact.pipe(HttpApiSchema.status(201)),
+      error: common
+    }).annotate(
+      OpenApi.Description,
+      "The owner registers a signed webhook for an approver its grants name: that approver's notifications of this owner's requests are delivered there (Standard Webhooks signature; the secret is shown now only)."
+    ),
+    HttpApiEndpoint.get("listContacts", "/approvals/contacts", {
+      success: Schema.Array(ApproverContact.mapFields(({ secret: _, ...rest }) => rest)),
+      error: common
+    }).annotate(OpenApi.Description, "The owner's approver webhooks (never the secret)."),
+    HttpApiEndpoint.delete("removeContact", "/approvals/contacts/:contactId", {
+      params: { contactId: Schema.String.check(Schema.isPattern(/^whe_[0-9a-f-]{36}$/)) },
+      success: HttpApiSchema.NoContent,
+      error: common
+    }).annotate(OpenApi.Description, "Removes an approver webhook; its pending deliveries are dead-lettered.")
   )
   .middleware(Authorization)
   .annotateMerge(OpenApi.annotations({ title: "Approvals", description: "Approvals above a threshold (docs/approvals.md)." }))

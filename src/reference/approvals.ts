@@ -92,5 +92,27 @@ export const approvalsDocs: Record<string, OperationDoc> = {
     description: "The owner declines a pending change request with a reason; the agent is told. 409 once settled.",
     caller: "The grant's owner.",
     chain: "Changes nothing on chain."
+  },
+  "approvals.addContact": {
+    summary: "Register a webhook for an approver",
+    description:
+      "For an approver who does not sign in here: the owner registers a signed webhook (Standard Webhooks) that receives " +
+      "every notification of the owner's approval requests that approver is named in (opened, approved, denied, expired, " +
+      "executed), with the deep link. The secret is shown now only. 400 when the address is no approver of the owner's grants " +
+      "or the URL is refused.",
+    caller: "A grant's owner.",
+    chain: "Nothing."
+  },
+  "approvals.listContacts": {
+    summary: "List approver webhooks",
+    description: "The owner's approver webhooks (approver, URL, when made; never the secret).",
+    caller: "A grant's owner.",
+    chain: "Reads only; changes nothing."
+  },
+  "approvals.removeContact": {
+    summary: "Remove an approver webhook",
+    description: "Removes one of the owner's approver webhooks; its pending deliveries are dead-lettered. Anyone else's is a 404.",
+    caller: "A grant's owner.",
+    chain: "Nothing."
   }
 }

@@ -58,6 +58,9 @@ const awaitingExamples = new Set([
   "approvals.buildChange",
   "approvals.acceptChange",
   "approvals.declineChange",
+  "approvals.addContact",
+  "approvals.listContacts",
+  "approvals.removeContact",
   "payments.authorize",
   "payments.list",
   "payments.get"
