@@ -101,6 +101,12 @@ export class ApprovalRepo extends Context.Service<ApprovalRepo, {
   partiesOf(signer: string): Effect.Effect<Parties>
   /** The signers behind `addresses` (a key's own address, or the signer of an account at one). */
   signersOf(addresses: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>>
+  /** Whether one of the owner's grants names `approver` in its approval rule. */
+  namesApprover(owner: string, approver: string): Effect.Effect<boolean>
+  /** The owner's approver contacts: live webhook endpoints under `approver:<owner>:…` identities (Contacts.ts). */
+  contactsOf(owner: string): Effect.Effect<ReadonlyArray<{ readonly id: string; readonly identity: string; readonly url: string; readonly created_at: Date }>>
+  /** Which of `identities` have a live webhook endpoint. */
+  liveIdentities(identities: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>>
 }>()("das/approvals/ApprovalRepo") {
   static readonly layer = Layer.effect(ApprovalRepo, make())
 }
@@ -185,7 +191,23 @@ function make() {
         addresses.length === 0 ? Effect.succeed([]) : strings(sql`
           SELECT DISTINCT signer_address AS value FROM accounts WHERE address IN ${sql.in(addresses as Array<string>)}
           UNION SELECT DISTINCT signer_address FROM accounts WHERE signer_address IN ${sql.in(addresses as Array<string>)}`)
-          .pipe(Effect.map((xs) => xs.map((x) => x.value)))
+          .pipe(Effect.map((xs) => xs.map((x) => x.value))),
+      namesApprover: (owner, approver) =>
+        Effect.map(
+          Effect.orDie(sql`SELECT 1 FROM delegations WHERE signer_address = ${owner}
+                           AND (policy_set -> 'approval' -> 'approvers') ? ${approver} LIMIT 1`),
+          (rows) => rows.length > 0
+        ),
+      contactsOf: (owner) =>
+        Effect.orDie(sql<{ id: string; identity: string; url: string; created_at: Date }>`
+          SELECT id, signer_address AS identity, url, created_at FROM webhook_endpoints
+          WHERE signer_address LIKE ${`approver:${owner}:%`} AND deleted_at IS NULL ORDER BY created_at, id`),
+      liveIdentities: (identities) =>
+        identities.length === 0 ? Effect.succeed([]) : Effect.map(
+          Effect.orDie(sql<{ value: string }>`SELECT DISTINCT signer_address AS value FROM webhook_endpoints
+                                              WHERE signer_address IN ${sql.in(identities as Array<string>)} AND deleted_at IS NULL`),
+          (rows) => rows.map((r) => r.value)
+        )
     })
   })
 }

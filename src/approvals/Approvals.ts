@@ -31,6 +31,7 @@ import type { ApprovalRequest } from "../domain/Approvals.ts"
 import type { UserOpBuild } from "../domain/Operations.ts"
 import { Notifications, type Tone } from "../notifications/Notifications.ts"
 import { ApprovalRepo, type ApprovalRow, type SignatureRow } from "./ApprovalRepo.ts"
+import { ApproverContacts } from "./Contacts.ts"
 
 /** How long a request waits for its approvals (and its approvals stay good on chain); never past the grant's expiry. */
 export const ApprovalTtl = Config.Duration("APPROVALS_TTL").pipe(Config.withDefault(Duration.hours(24)))
@@ -120,6 +121,7 @@ const make = Effect.gen(function*() {
   const delegations = yield* Delegations
   const gate = yield* ApprovalGate
   const hooks = yield* RelayHooks
+  const contacts = yield* ApproverContacts
   const ttl = yield* ApprovalTtl
 
   const render = (row: ApprovalRow) =>
@@ -147,7 +149,9 @@ const make = Effect.gen(function*() {
   const tell = (row: ApprovalRow, tone: Tone, title: string, body: string, withAgent: boolean) =>
     Effect.gen(function*() {
       const behind = yield* repo.signersOf([...row.approvers, ...(withAgent ? [row.delegate_address] : [])])
-      const who = new Set([row.owner_signer, ...behind, ...(withAgent ? [row.requested_by] : [])])
+      // Approvers who do not sign in here: the webhooks their owner registered for them (Contacts.ts).
+      const reachable = yield* contacts.reachable(row.owner_signer, row.approvers)
+      const who = new Set([row.owner_signer, ...behind, ...reachable, ...(withAgent ? [row.requested_by] : [])])
       yield* Effect.forEach(who, (signer) =>
         notifications.notify(signer as Address, {
           tone,
@@ -419,5 +423,5 @@ type Shape = Effect.Success<typeof make>
 
 export class Approvals extends Context.Service<Approvals, Shape>()("das/approvals/Approvals") {
   /** Registers into the delegations feature's ApprovalGate and the relay's hooks; settles due requests every `APPROVALS_SWEEP_INTERVAL`. */
-  static readonly layer = Layer.effect(Approvals, make).pipe(Layer.provide(Layer.mergeAll(ApprovalRepo.layer, AuditLive)))
+  static readonly layer = Layer.effect(Approvals, make).pipe(Layer.provide(Layer.mergeAll(ApprovalRepo.layer, AuditLive, ApproverContacts.layer)))
 }

@@ -32,6 +32,7 @@ import { argumentCapEnforcerAbi, argumentCapEnforcerBytecode, transferCapEnforce
 import { agentCommerceAbi, agentCommerceBytecode } from "./contracts/AgentCommerce.ts"
 import { panicFreezeEnforcerAbi, panicFreezeEnforcerBytecode } from "./contracts/PanicFreeze.ts"
 import { recoveryAbi, recoveryBytecode } from "./contracts/Recovery.ts"
+import { spendGuardAbi, spendGuardBytecode } from "./contracts/SpendGuard.ts"
 import { permitStablecoinAbi, permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
 import { freePort, LocalNetworkError, spawnGuarded, waitReady } from "./LocalProcesses.ts"
 import { defaultChainName, type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
@@ -66,6 +67,7 @@ export interface LocalNetworkDescription extends NetworkDescription {
   readonly tokenPaymaster: NonNullable<NetworkDescription["tokenPaymaster"]>
   readonly marketplace: NonNullable<NetworkDescription["marketplace"]>
   readonly recovery: NonNullable<NetworkDescription["recovery"]>
+  readonly spendGuard: NonNullable<NetworkDescription["spendGuard"]>
   /** Funded with 10,000 ETH and the tokens' minter: for tests and the devnet faucet. */
   readonly deployerKey: Redacted.Redacted<Hex>
   readonly devKey: Redacted.Redacted<Hex>
@@ -267,6 +269,8 @@ export const make = (options: LocalNetworkOptions = {}) =>
       PanicFreezeEnforcer: yield* deploy("PanicFreezeEnforcer", panicFreezeEnforcerAbi as Abi, panicFreezeEnforcerBytecode, [delegation.DelegationManager]),
       Recovery: yield* deploy("Recovery", recoveryAbi as Abi, recoveryBytecode, [delegation.DelegationManager])
     }
+    // A grant's replacement checks the old grant's spend with it (SpendGuard.sol); last, so no earlier address moves.
+    const spendGuardAddress = yield* deploy("SpendGuard", spendGuardAbi as Abi, spendGuardBytecode, [])
 
     yield* Fiber.join(altoReady)
 
@@ -288,6 +292,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
       tokenPaymaster: { address: tokenPaymasterAddress },
       marketplace: { acp: acpAddress },
       recovery: { address: accountContracts.Recovery },
+      spendGuard: { address: spendGuardAddress },
       deployerKey: Redacted.make(ANVIL_KEYS.deployer),
       devKey: Redacted.make(ANVIL_KEYS.deployer)
     }
@@ -348,6 +353,7 @@ export const toJson = (d: LocalNetworkDescription) => ({
   tokenPaymaster: d.tokenPaymaster,
   marketplace: d.marketplace,
   recovery: d.recovery,
+  spendGuard: d.spendGuard,
   deployerKey: Redacted.value(d.deployerKey)
 })
 export type LocalNetworkJson = ReturnType<typeof toJson>
@@ -377,7 +383,8 @@ export const configEnvOf = (nets: LocalNetworkJson | ReadonlyArray<LocalNetworkJ
     paymaster: net.paymaster.address,
     ...(net.tokenPaymaster === undefined ? {} : { tokenPaymaster: net.tokenPaymaster.address }),
     ...(net.marketplace === undefined ? {} : { acp: net.marketplace.acp }),
-    ...(net.recovery === undefined ? {} : { recovery: net.recovery.address })
+    ...(net.recovery === undefined ? {} : { recovery: net.recovery.address }),
+    ...(net.spendGuard === undefined ? {} : { spendGuard: net.spendGuard.address })
   }))
   return {
     CHAINS: JSON.stringify(chains),

@@ -62,6 +62,8 @@ export interface NetworkDescription {
   readonly devKey?: Redacted.Redacted<Hex> | undefined
   /** The guardians-and-recovery contract (Recovery.sol); a configured network names it with `RECOVERY_ADDRESS`. Absent: no guardians. */
   readonly recovery?: { readonly address: Address } | undefined
+  /** The SpendGuard contract (SpendGuard.sol) a grant's replacement checks the old grant's spend with; `SPEND_GUARD_ADDRESS`. Absent: grants cannot be replaced. */
+  readonly spendGuard?: { readonly address: Address } | undefined
 }
 
 /** Names of well-known chains; any other is `Chain <id>` unless its configuration names it. */
@@ -131,7 +133,8 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   tokenPaymasterAddress: AddressConfig("TOKEN_PAYMASTER_ADDRESS").pipe(Config.option),
   acp: AddressConfig("MARKETPLACE_ACP_CONTRACT").pipe(Config.option),
   anchorKey: HexConfig("ANCHOR_PRIVATE_KEY").pipe(Config.option),
-  recoveryAddress: AddressConfig("RECOVERY_ADDRESS").pipe(Config.option)
+  recoveryAddress: AddressConfig("RECOVERY_ADDRESS").pipe(Config.option),
+  spendGuardAddress: AddressConfig("SPEND_GUARD_ADDRESS").pipe(Config.option)
 }).pipe(
   Config.map((c): NetworkDescription => {
     const delegation: DelegationEnvironment = Option.isSome(c.delegationJson)
@@ -153,7 +156,8 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
       tokenPaymaster: Option.isSome(c.tokenPaymasterAddress) ? { address: c.tokenPaymasterAddress.value } : undefined,
       marketplace: Option.isSome(c.acp) ? { acp: c.acp.value } : undefined,
       anchorKey: Option.getOrUndefined(c.anchorKey) as Redacted.Redacted<Hex> | undefined,
-      recovery: Option.isSome(c.recoveryAddress) ? { address: c.recoveryAddress.value } : undefined
+      recovery: Option.isSome(c.recoveryAddress) ? { address: c.recoveryAddress.value } : undefined,
+      spendGuard: Option.isSome(c.spendGuardAddress) ? { address: c.spendGuardAddress.value } : undefined
     }
   })
 )
@@ -178,7 +182,8 @@ export const ChainJson = Schema.Struct({
   paymaster: Schema.optionalKey(AddressSchema),
   tokenPaymaster: Schema.optionalKey(AddressSchema),
   acp: Schema.optionalKey(AddressSchema),
-  recovery: Schema.optionalKey(AddressSchema)
+  recovery: Schema.optionalKey(AddressSchema),
+  spendGuard: Schema.optionalKey(AddressSchema)
 })
 export type ChainJson = typeof ChainJson.Type
 
@@ -236,6 +241,7 @@ export const configuredNetworks: Effect.Effect<Option.Option<ReadonlyArray<Netwo
         tokenPaymaster: c.tokenPaymaster === undefined ? undefined : { address: c.tokenPaymaster as Address },
         marketplace: c.acp === undefined ? undefined : { acp: c.acp as Address },
         recovery: c.recovery === undefined ? undefined : { address: c.recovery as Address },
+        spendGuard: c.spendGuard === undefined ? undefined : { address: c.spendGuard as Address },
         anchorKey: Option.getOrUndefined(anchorKey) as Redacted.Redacted<Hex> | undefined
       })
     }

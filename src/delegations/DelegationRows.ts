@@ -30,6 +30,17 @@ const JsonArray = <A>(identifier: string) =>
 
 const PolicySetJson = JsonObject<PolicySet>("PolicySetJson")
 export const LegsJson = JsonArray<Leg>("LegsJson")
+/**
+ * What a replaced grant had spent when its replacement was built (docs/approvals.md, "Asking for
+ * more"): units per budget token (lowercase address) and actions. The replacement's on-chain
+ * limits are its totals less these; its reads add them back.
+ */
+export interface Carried {
+  readonly units: Readonly<Record<string, string>>
+  readonly actions: number
+}
+const CarriedJson = JsonObject<Carried>("CarriedJson")
+
 const StoredStatus = Schema.Literals(["pending", "active", "failed", "revoked"])
 
 export const DelegationRow = Schema.Struct({
@@ -52,6 +63,9 @@ export const DelegationRow = Schema.Struct({
   enable_tx_hash: Schema.NullOr(Schema.String),
   failure_reason: Schema.NullOr(Schema.String),
   created_at: Schema.Date,
+  /** The grant this one replaced (asking for more) and what that one had spent. */
+  replaces: Schema.NullOr(Schema.String),
+  carried: Schema.NullOr(CarriedJson),
   /** The account's freeze (joined from `accounts`). */
   frozen: Schema.Boolean
 })
@@ -70,7 +84,9 @@ export const BuildRow = Schema.Struct({
   human_summary: Schema.String,
   legs: LegsJson,
   user_op_hash: Schema.String,
-  expires_at: Schema.Date
+  expires_at: Schema.Date,
+  replaces: Schema.NullOr(Schema.String),
+  carried: Schema.NullOr(CarriedJson)
 })
 export type BuildRow = typeof BuildRow.Type
 
@@ -125,6 +141,7 @@ export interface NewBuild {
   readonly userOpHash: string
   readonly createdAt: Date
   readonly expiresAt: Date
+  readonly replaces?: { readonly delegationId: string; readonly carried: Carried }
 }
 
 export interface NewDelegation {
@@ -143,6 +160,7 @@ export interface NewDelegation {
   readonly humanSummary: string
   readonly legs: ReadonlyArray<Leg>
   readonly enableUserOpHash: string
+  readonly replaces?: { readonly delegationId: string; readonly carried: Carried }
 }
 
 export interface NewReservation {

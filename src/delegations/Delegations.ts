@@ -22,9 +22,12 @@ import type { ActionInput } from "./Policy.ts"
 import { makeReads, type Signer } from "./Reads.ts"
 import { RedemptionRepo } from "../follower/RedemptionRepo.ts"
 import { makeRevokeFreeze } from "./RevokeFreeze.ts"
+import { type ChangeLine, type ChangePreview, type GrantChanges, makeReplace } from "./Replace.ts"
+import type { Carried } from "./DelegationRepo.ts"
 
 export { type ApprovedAction, type Reservation, ReservationTtl } from "./Actions.ts"
 export { type BuildInput, type CreateInput, EnableWait, MinLifetime } from "./Enable.ts"
+export type { ChangeLine, GrantChanges } from "./Replace.ts"
 
 export class Delegations extends Context.Service<Delegations, {
   build(signer: Signer, input: BuildInput): Effect.Effect<typeof DelegationBuild.Type, BadRequest | NotFound | BuildError>
@@ -59,6 +62,19 @@ export class Delegations extends Context.Service<Delegations, {
   /** A reservation's status, and whether it still holds budget. */
   reservationState(reservationId: string): Effect.Effect<{ readonly status: string; readonly held: boolean } | undefined>
   revoke(signer: Signer, id: string): Effect.Effect<UserOpBuild, BadRequest | NotFound | BuildError>
+  /** Changes to a grant checked against it (its owner's or its holder's lane): the new terms and the plain difference (asking for more). */
+  previewChange(signer: Signer, id: string, changes: GrantChanges): Effect.Effect<ChangePreview, BadRequest | NotFound | Conflict>
+  /** The owner's one operation that replaces the grant, its spend carried over (Replace.ts). */
+  buildReplacement(
+    signer: Signer,
+    id: string,
+    changes: GrantChanges
+  ): Effect.Effect<
+    { readonly build: typeof DelegationBuild.Type; readonly diff: ReadonlyArray<ChangeLine>; readonly carried: Carried },
+    BadRequest | NotFound | Conflict | BuildError
+  >
+  /** The delegation a signer's enable operation created, if any (its id and stored status). */
+  enableOutcome(signerAddress: string, userOpHash: string): Effect.Effect<{ readonly id: string; readonly status: string } | undefined>
   /** Relay policy check (registered for `delegated_action`): re-checks the action's reservation under the row lock. */
   beforeSubmit(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }): Effect.Effect<void, OutOfScope>
 }>()("das/delegations/Delegations") {
@@ -72,6 +88,8 @@ const make = Effect.gen(function*() {
   const enable = yield* makeEnable(reads)
   const actions = yield* makeActions(reads)
   const revokeFreeze = yield* makeRevokeFreeze(reads)
+  const replace = yield* makeReplace(reads, enable)
+  const repo = yield* DelegationRepo
 
   // The relay hooks (Actions.ts), then the account freeze plan (RevokeFreeze.ts).
   yield* registerSettlement(actions, enable, revokeFreeze)
@@ -81,5 +99,28 @@ const make = Effect.gen(function*() {
   const { list, get, snapshots, redemptions } = reads
   const { reserve, act, request, beforeSubmit, buildApproved, releaseHeld, reservationState } = actions
   const { revoke } = revokeFreeze
-  return Delegations.of({ build, create, list, get, snapshots, redemptions, reserve, act, request, buildApproved, releaseHeld, reservationState, revoke, beforeSubmit })
+  const enableOutcome = (signerAddress: string, userOpHash: string) =>
+    Effect.gen(function*() {
+      const built = yield* repo.findBuildByHash(userOpHash.toLowerCase(), signerAddress.toLowerCase())
+      return built === undefined ? undefined : yield* repo.findByBuild(built.id)
+    })
+  return Delegations.of({
+    build: (signer, input) => build(signer, input),
+    create,
+    list,
+    get,
+    snapshots,
+    redemptions,
+    reserve,
+    act,
+    request,
+    buildApproved,
+    releaseHeld,
+    reservationState,
+    revoke,
+    beforeSubmit,
+    previewChange: replace.preview,
+    buildReplacement: replace.buildReplacement,
+    enableOutcome
+  })
 })

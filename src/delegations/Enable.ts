@@ -10,18 +10,19 @@ import type { Address, Hex } from "viem"
 import { Accounts } from "../accounts/Accounts.ts"
 import { BadRequest, Conflict, UpstreamTimeout } from "../api/Errors.ts"
 import { OperationBuilder } from "../builds/OperationBuilder.ts"
+import type { Call } from "../chain/Accounts4337.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import type { UserOpReceipt as BundlerReceipt, UserOpLog } from "../chain/Bundler.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { enableCalls, enabledPermissionIds, legTypedData, randomSalt, recoverLegSigner } from "./Caveats.ts"
-import { DelegationRepo, type Leg } from "./DelegationRepo.ts"
-import type { DelegationBuild } from "./Domain.ts"
+import { type Carried, DelegationRepo, type Leg } from "./DelegationRepo.ts"
+import type { DelegationBuild, PolicySet } from "./Domain.ts"
 import { grantTermsOf, makeGrant } from "./Grant.ts"
 import { isNativeSymbol, nativeToken } from "../tokens/Native.ts"
 import type { PeriodInput } from "./Periods.ts"
-import { humanSummary, makePolicySet } from "./Policy.ts"
+import { fromUnits, humanSummary, makePolicySet, toUnits } from "./Policy.ts"
 import { type ApprovalRuleInput, approverProblem } from "./ApprovalRule.ts"
 import { delegateProblem, type RedeemersInput } from "./Redeemers.ts"
 import type { StreamInput } from "./Streams.ts"
@@ -53,6 +54,18 @@ export interface BuildInput {
   readonly accountId?: string
   readonly redeemers?: RedeemersInput
   readonly approval?: ApprovalRuleInput
+}
+
+/**
+ * A grant that replaces another (asking for more, docs/approvals.md): the same operation first
+ * runs `leading` (disable the old grant, check its spend is still `carried`: Replace.ts), and
+ * the new grant's on-chain budgets and action count are its totals less what was carried.
+ */
+export interface Replacement {
+  readonly delegationId: string
+  readonly carried: Carried
+  readonly leading: ReadonlyArray<Call>
+  readonly summary: string
 }
 
 export interface CreateInput {
@@ -93,7 +106,7 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
   // ---------------------------------------------------------------------------------
   // Build
 
-  const build = Effect.fn("Delegations.build")(function*(signer: Signer, input: BuildInput) {
+  const build = Effect.fn("Delegations.build")(function*(signer: Signer, input: BuildInput, replacement?: Replacement) {
     const net = yield* chains.get(input.chainId)
     const { network, accounts: stack } = net
     const dm = network.delegation.DelegationManager
@@ -116,7 +129,9 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     if (selfApproval !== undefined) return yield* new BadRequest({ message: selfApproval.message, details: { field: selfApproval.field } })
     // One delegation for the whole grant, every limit a caveat (Grant.ts); a limit the chain
     // cannot hold is a 400, never a grant that silently enforces less.
-    const terms = grantTermsOf(policy, decimalsOf, { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }, now)
+    const onChain = replacement === undefined ? policy : lowered(policy, replacement.carried, decimalsOf)
+    if (typeof onChain === "string") return yield* new BadRequest({ message: onChain, details: { field: "changes" } })
+    const terms = grantTermsOf(onChain, decimalsOf, { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }, now)
     const grant = terms === undefined
       ? { _tag: "Invalid" as const, message: "a budget or the per-action maximum cannot be expressed in its token's units" }
       : makeGrant(network.delegation, terms)
@@ -128,14 +143,18 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
       delegation: grant.delegation,
       scope: grant.scope
     }]
-    const summary = humanSummary(policy, delegatee, input.name)
+    const summary = humanSummary(policy, delegatee, input.name) + (replacement === undefined ? "" : ` ${replacement.summary}`)
     const buildId = `dbl_${crypto.randomUUID()}`
     const built = yield* builder.build({
       account,
       intentType: "delegation_enable",
-      calls: enableCalls(dm, legs.map((l) => l.delegation)),
-      humanSummary: `Enable delegation "${input.name}". ${summary}`,
-      metadata: { delegationBuildId: buildId, permissionIds: legs.map((l) => l.permissionId) }
+      calls: [...(replacement?.leading ?? []), ...enableCalls(dm, legs.map((l) => l.delegation))],
+      humanSummary: `${replacement === undefined ? "Enable" : "Replace the grant with"} delegation "${input.name}". ${summary}`,
+      metadata: {
+        delegationBuildId: buildId,
+        permissionIds: legs.map((l) => l.permissionId),
+        ...(replacement === undefined ? {} : { replacesDelegationId: replacement.delegationId })
+      }
     })
     const expiresAt = new Date(built.build.expiresAt ?? new Date(now.getTime() + 10 * 60_000).toISOString())
     yield* repo.insertBuild({
@@ -152,7 +171,8 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
       legs,
       userOpHash: built.build.userOpHash,
       createdAt: now,
-      expiresAt
+      expiresAt,
+      ...(replacement === undefined ? {} : { replaces: { delegationId: replacement.delegationId, carried: replacement.carried } })
     })
     const simulation = built.build.simulation
     if (simulation === null) return yield* Effect.die(new Error("builder answered no simulation"))
@@ -196,6 +216,8 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
       const allEnabled = row.legs.every((l) => enabled.has(lower(l.permissionId)))
       if (allEnabled) {
         yield* repo.activate(row.id, outcome.transactionHash)
+        // A replacement: the same operation disabled the grant it replaces (its first call; the chain refuses it otherwise).
+        if (row.replaces !== null) yield* retireReplaced(row.replaces, outcome.transactionHash)
         yield* repo.insertSnapshot({
           id: `psn_${crypto.randomUUID()}`,
           delegationId: row.id,
@@ -208,6 +230,15 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
         yield* repo.failPending(row.id, "the operation executed without enabling every delegation")
       }
     }).pipe(repo.withTransaction, Effect.orDie)
+
+  const retireReplaced = (oldId: string, txHash: string) =>
+    Effect.gen(function*() {
+      const old = yield* repo.findById(oldId)
+      if (old === undefined) return
+      yield* repo.disableLegs(old.legs.map((l) => lower(l.permissionId)), old.delegator_address, txHash)
+      const revoked = yield* repo.revokeFullyDisabled([old.id], txHash)
+      if (revoked.length > 0) yield* repo.releaseForDelegations(revoked)
+    })
 
   const answerEnable = (id: string) =>
     Effect.gen(function*() {
@@ -319,7 +350,8 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
         policySet: dbuild.policy_set,
         humanSummary: dbuild.human_summary,
         legs: signedLegs,
-        enableUserOpHash: userOpHash
+        enableUserOpHash: userOpHash,
+        ...(dbuild.replaces === null || dbuild.carried === null ? {} : { replaces: { delegationId: dbuild.replaces, carried: dbuild.carried } })
       })
       if (!inserted) return yield* new Conflict({ message: "This enable operation is already being relayed; repeat the request" })
       // The enable's audit entry (written when it settles, through the relay or around it) names the delegation.
@@ -351,6 +383,29 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
 })
 
 export type Enable = Effect.Success<ReturnType<typeof makeEnable>>
+
+/**
+ * The policy as the chain holds a replacement: every budget and the action count less what the
+ * replaced grant had spent (so the new totals are limits of the whole); a message when a new
+ * total is not above what was spent.
+ */
+const lowered = (policy: PolicySet, carried: Carried, decimalsOf: (address: string) => number): PolicySet | string => {
+  const budgets: Array<PolicySet["budgets"][number]> = []
+  for (const b of policy.budgets) {
+    const address = lower(b.token.address ?? "")
+    const decimals = decimalsOf(address)
+    const spent = BigInt(carried.units[address] ?? "0")
+    const total = toUnits(b.amount, decimals) ?? 0n
+    if (total <= spent) {
+      return `changes: the new ${b.token.symbol} budget (${b.amount}) must be above what the grant already spent (${fromUnits(spent, decimals)})`
+    }
+    budgets.push({ ...b, amount: fromUnits(total - spent, decimals) })
+  }
+  if (policy.maxActions <= carried.actions) {
+    return `changes: the new maxActions (${policy.maxActions}) must be above the actions the grant already took (${carried.actions})`
+  }
+  return { ...policy, budgets, maxActions: policy.maxActions - carried.actions }
+}
 
 export const failureText = (failure: BundlerReceipt | string) =>
   typeof failure === "string" ? failure : `reverted: ${failure.reason ?? "the operation's call reverted"}`

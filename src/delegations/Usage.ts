@@ -25,7 +25,7 @@ import { Effect } from "effect"
 import { decodeFunctionResult, encodeFunctionData, type Hash, type Hex, hexToBigInt, slice } from "viem"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import type { Delegation as DfDelegation } from "./Caveats.ts"
-import { DelegationRepo } from "./DelegationRepo.ts"
+import { type Carried, DelegationRepo } from "./DelegationRepo.ts"
 import type { PolicySet } from "./Domain.ts"
 import { periodArgs, type GrantScope } from "./Grant.ts"
 import { currentPeriod } from "./Periods.ts"
@@ -38,6 +38,8 @@ export interface UsageRow {
   readonly chain_id: number
   readonly policy_set: PolicySet
   readonly legs: ReadonlyArray<{ readonly permissionId: Hash; readonly delegation: DfDelegation; readonly scope?: GrantScope }>
+  /** A replacement grant (asking for more): what the grant it replaced had spent, counted as this one's (its on-chain limits are lower by as much). */
+  readonly carried?: Carried | null
 }
 
 export interface TokenUse {
@@ -52,6 +54,8 @@ export interface TokenUse {
 export interface Use {
   readonly perToken: ReadonlyMap<string, TokenUse>
   readonly actionsUsed: number
+  /** Executed actions only (without open reservations). */
+  readonly actionsExecuted: number
 }
 
 interface ChainUse {
@@ -196,8 +200,9 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
       const r = rows.find((x) => x.token_address === token)
       const c = fromChain?.perToken.get(token)
       const final = BigInt(r?.final_units ?? "0")
+      const carried = BigInt(row.carried?.units[token] ?? "0")
       perToken.set(token, {
-        executed: c === undefined || c.spent < final ? final : c.spent,
+        executed: carried + (c === undefined || c.spent < final ? final : c.spent),
         open: BigInt(r?.open_units ?? "0"),
         ...(c === undefined ? {} : { chainAvailable: c.available })
       })
@@ -205,7 +210,8 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
     const finalN = rows.reduce((n, r) => n + r.final_n, 0)
     const openN = rows.reduce((n, r) => n + r.open_n, 0)
     const executedN = fromChain === undefined || Number(fromChain.calls) < finalN ? finalN : Number(fromChain.calls)
-    return { perToken, actionsUsed: executedN + openN } satisfies Use
+    const carriedN = row.carried?.actions ?? 0
+    return { perToken, actionsUsed: carriedN + executedN + openN, actionsExecuted: carriedN + executedN } satisfies Use
   })
 
   /** `PolicyState` fields for `evaluate`: used units per token (executed + open) and the action count. */

@@ -86,3 +86,63 @@ export const ApprovalRequest = Schema.Struct({
   link: Schema.String
 }).annotate({ identifier: "ApprovalRequest" })
 export type ApprovalRequest = typeof ApprovalRequest.Type
+
+// --- Asking for more (issue 25, item 3) ---------------------------------------------------------
+
+export const GrantChangeStatus = Schema.Literals(["pending", "accepting", "accepted", "declined", "expired"]).annotate({
+  identifier: "GrantChangeStatus",
+  description: "`pending` → `accepting` (the owner's replacement relayed) → `accepted` (the new grant enabled); or `declined` / `expired`."
+})
+export type GrantChangeStatus = typeof GrantChangeStatus.Type
+
+/** Change request ids: `gcr_` and a UUID. */
+export const GrantChangeId = Schema.String.check(
+  Schema.isPattern(/^gcr_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, {
+    description: "a grant change request id: gcr_ followed by a UUID"
+  })
+).annotate({ identifier: "GrantChangeId" })
+
+const SymbolRef = Schema.Struct({ symbol: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(20)) })
+const Positive = Schema.Finite.check(Schema.isGreaterThan(0))
+
+/** What the agent asks to change (at least one field); budgets are the new totals of the grant's own tokens. */
+export const GrantChanges = Schema.Struct({
+  budgets: Schema.optionalKey(Schema.Array(Schema.Struct({ token: SymbolRef, amount: Positive })).check(Schema.isMinLength(1), Schema.isMaxLength(8))),
+  perActionMax: Schema.optionalKey(Schema.Struct({ token: SymbolRef, amount: Positive })),
+  maxActions: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1), Schema.isLessThanOrEqualTo(1_000_000))),
+  expiresAt: Schema.optionalKey(Timestamp),
+  /** Recipients to add to the grant's allowlist (a grant that pays anyone needs none). */
+  addRecipients: Schema.optionalKey(
+    Schema.Array(Schema.Struct({ name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(80)), address: Address, chainId: ChainId }))
+      .check(Schema.isMinLength(1), Schema.isMaxLength(32))
+  )
+}).annotate({ identifier: "GrantChanges" })
+export type GrantChanges = typeof GrantChanges.Type
+
+export const GrantChangeRequest = Schema.Struct({
+  id: Schema.String,
+  status: GrantChangeStatus,
+  /** The request in plain language. */
+  summary: Schema.String,
+  /** The grant it would replace. */
+  delegationId: Schema.String,
+  chain: Schema.String,
+  chainId: ChainId,
+  /** The agent (the grant's delegate) that asks. */
+  agent: Address,
+  reason: Schema.String,
+  changes: GrantChanges,
+  /** Old and new terms, one line each, in plain terms. */
+  diff: Schema.Array(Schema.Struct({ field: Schema.String, from: Schema.String, to: Schema.String, text: Schema.String })),
+  /** After it, the request can no longer be accepted (`expired`). */
+  deadline: Timestamp,
+  createdAt: Timestamp,
+  /** The owner's decision. */
+  decision: Schema.optionalKey(Schema.Struct({ by: Address, at: Timestamp, reason: Schema.optionalKey(Schema.String) })),
+  /** The replacement grant, once enabled (the old one is revoked by the same operation). */
+  newDelegationId: Schema.optionalKey(Schema.String),
+  expiry: Schema.optionalKey(Schema.Struct({ reason: Schema.Literals(["deadline", "grant_revoked"]), at: Timestamp })),
+  /** The deep-link target (notifications carry it). */
+  link: Schema.String
+}).annotate({ identifier: "GrantChangeRequest" })
+export type GrantChangeRequest = typeof GrantChangeRequest.Type
