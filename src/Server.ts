@@ -27,7 +27,7 @@ import { FollowerLive } from "./follower/Live.ts"
 import { LaunchpadHandlers, LaunchpadLive } from "./launchpad/Http.ts"
 import { MarketplaceAppLive } from "./marketplace/Http.ts"
 import { NotificationsHandlers } from "./notifications/Http.ts"
-import { AccountsHandlers } from "./owner/Http.ts"
+import { AccountsHandlers, PanicHandlers } from "./owner/Http.ts"
 import { AccountRulesLive } from "./owner/Live.ts"
 import { PermissionsHandlers } from "./permissions/Http.ts"
 import { PaymentsHandlers } from "./payments/Http.ts"
@@ -41,6 +41,7 @@ export const HandlersLive = Layer.mergeAll(
   AuthHandlers,
   SessionHandlers,
   AccountsHandlers,
+  PanicHandlers,
   DelegationsHandlers,
   PermissionsHandlers,
   ApprovalsHandlers,

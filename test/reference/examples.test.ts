@@ -37,6 +37,9 @@ const upstreamGroups = new Set(["marketplace", "marketplaceStream", "launchpad"]
 const awaitingExamples = new Set([
   "accounts.buildAccountDelegation",
   "accounts.signAccountDelegation",
+  "accounts.getFunding",
+  "panic.listPanicAccounts",
+  "panic.buildPanicFreeze",
   "delegations.redemptions",
   "permissions.rpc",
   "permissions.request",
