@@ -671,10 +671,14 @@ const make = Effect.gen(function*() {
   const metaOf = (metadata: Schema.JsonObject) => Schema.decodeUnknownEffect(Meta)(metadata).pipe(Effect.orDie)
 
   // Only on execution, inside the relay's settling transaction: the label of what the chain now holds.
-  yield* hooks.registerOnExecuted("device_add", "owner_device_label", (op) =>
+  yield* hooks.registerOnExecuted("device_add", "owner_device_label", (op, receipt) =>
     Effect.gen(function*() {
       const { device } = yield* metaOf(op.build.metadata)
       if (device?.label !== undefined) yield* repo.upsertLabel(op.accountId, device.id, device.kind, device.label)
+      // A new EOA owner key replaced the old one on chain: the account follows it to its sign-in.
+      if (device?.kind === "eoa") {
+        yield* repo.changeOwnerKey({ accountId: op.accountId, oldSigner: op.signerAddress, newSigner: device.id, txHash: receipt.transactionHash })
+      }
     }))
   yield* hooks.registerOnExecuted("guardian_add", "owner_guardians", (op, receipt) =>
     Effect.gen(function*() {
