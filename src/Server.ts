@@ -30,8 +30,9 @@ import { HiringMarket } from "./hiring/Market.ts"
 import { MarketplaceAppLive, MarketplaceAppServices } from "./marketplace/Http.ts"
 import { ManagedWallets, Marketplace } from "./marketplace/Marketplace.ts"
 import { NotificationsHandlers } from "./notifications/Http.ts"
-import { AccountsHandlers } from "./owner/Http.ts"
+import { AccountsHandlers, PanicHandlers } from "./owner/Http.ts"
 import { AccountRulesLive } from "./owner/Live.ts"
+import { RecoveryWatcherLive } from "./owner/RecoveryWatcher.ts"
 import { PermissionsHandlers } from "./permissions/Http.ts"
 import { PaymentsHandlers } from "./payments/Http.ts"
 import { pagesRoutes } from "./reference/Http.ts"
@@ -58,6 +59,7 @@ export const HandlersLive = Layer.mergeAll(
   AuthHandlers,
   SessionHandlers,
   AccountsHandlers,
+  PanicHandlers,
   DelegationsHandlers,
   PermissionsHandlers,
   ApprovalsHandlers,
@@ -73,7 +75,9 @@ export const HandlersLive = Layer.mergeAll(
   // Run with the relay whatever the handlers need: the chain follower (the record of what executed)
   // and the account rules' hooks (the frozen flag follows executed freezes).
   FollowerLive.pipe(Layer.provide(FollowerEntriesLive)),
-  AccountRulesLive
+  AccountRulesLive,
+  // Guardians' approvals, starts and executions on the owner's log (and an executed recovery's new key).
+  RecoveryWatcherLive
 )
 
 export const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(

@@ -97,6 +97,12 @@ export class Sessions extends Context.Service<Sessions, {
         const valid = yield* verifier.verifySiwe({ message, signature, domain: config.siweDomain, time: checked.value.verifyAt })
         if (!valid) return yield* new Unauthorized({ message: "Sign-in refused: the signature does not match the address" })
         const signer = normalizeAddress(address)
+        yield* accounts.ensurePrimary(signer)
+        const list = yield* accounts.list(signer)
+        // Every account this key had was handed to a new owner key on chain (a replaced key, a recovery).
+        if (list.length === 0) {
+          return yield* new Unauthorized({ message: "Sign-in refused: this key no longer signs for any account here (it was replaced on chain)" })
+        }
         const token = randomBytes(32).toString("base64url")
         const ttl = Duration.toMillis(config.sessionTtl)
         const messageExpiry = checked.value.expiresAt?.getTime()
@@ -115,8 +121,6 @@ export class Sessions extends Context.Service<Sessions, {
             INSERT INTO sessions (id, token_hash, signer_address, created_at, expires_at)
             VALUES (${crypto.randomUUID()}, ${hashToken(token)}, ${signer}, ${now}, ${expiresAt})`
         })).pipe(Effect.catchTag("SqlError", Effect.die))
-        yield* accounts.ensurePrimary(signer)
-        const list = yield* accounts.list(signer)
         return { token, signerAddress: signer, expiresAt, accounts: list }
       })
 

@@ -195,12 +195,6 @@ const make = Effect.gen(function*() {
     const callData = request.callData ?? stack.encodeExecute(calls)
 
     const sender = account.address as Address
-    const counterfactual = yield* stack.counterfactualAccount(account.signerAddress as Address, BigInt(account.index)).pipe(
-      Effect.orDie
-    )
-    if (counterfactual.address.toLowerCase() !== sender.toLowerCase()) {
-      return yield* Effect.die(new Error(`account ${account.id}: stored address is not the account stack's`))
-    }
     const [deployed, nonce, suggestedFees, tokenAllowance] = yield* mapUpstream(
       Effect.all([
         chain.isDeployed(sender),
@@ -209,6 +203,14 @@ const make = Effect.gen(function*() {
         tokenGas === undefined ? Effect.succeed(0n) : chain.erc20Allowance(tokenGas.token.address, sender, tokenGas.paymaster)
       ], { concurrency: "unbounded" })
     )
+    // The factory data while counterfactual. A deployed account may have changed hands since (its owner
+    // key replaced on chain, the account handed to the new key's sign-in): it no longer derives from them.
+    const counterfactual = deployed ? undefined : yield* stack.counterfactualAccount(account.signerAddress as Address, BigInt(account.index)).pipe(
+      Effect.orDie
+    )
+    if (counterfactual !== undefined && counterfactual.address.toLowerCase() !== sender.toLowerCase()) {
+      return yield* Effect.die(new Error(`account ${account.id}: stored address is not the account stack's`))
+    }
 
     // Sponsored fees are capped (the paymaster's signature binds them): no runaway price on the paymaster's deposit.
     const limits = sponsorLimits.get(net.chainId)!
@@ -216,7 +218,7 @@ const make = Effect.gen(function*() {
     const base = {
       sender,
       nonce,
-      ...(deployed ? {} : { factory: counterfactual.factory, factoryData: counterfactual.factoryData }),
+      ...(counterfactual === undefined ? {} : { factory: counterfactual.factory, factoryData: counterfactual.factoryData }),
       callData,
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,

@@ -19,7 +19,19 @@ import {
 import { Authorization } from "../auth/Middleware.ts"
 import { ChainId, Id, TextOfLength } from "../domain/Primitives.ts"
 import { Account } from "../accounts/Domain.ts"
-import { AccountRules, DelegationBuildRequest, DelegationToSign, Device, OwnerBuild, OwnerBuildRequest, SignDelegationRequest } from "./Wire.ts"
+import {
+  AccountRules,
+  DelegationBuildRequest,
+  DelegationToSign,
+  Device,
+  FundingRequest,
+  FundQuery,
+  OwnerBuild,
+  OwnerBuildRequest,
+  PanicAccount,
+  PanicFreezeRequest,
+  SignDelegationRequest
+} from "./Wire.ts"
 
 export { AccountRules, Device }
 
@@ -72,8 +84,38 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       payload: SignDelegationRequest,
       success: AccountRules,
       error: [BadRequestError, NotFoundError, ServiceUnavailableError]
+    }),
+    HttpApiEndpoint.get("getFunding", "/account/fund", {
+      query: FundQuery,
+      success: FundingRequest,
+      error: [BadRequestError, NotFoundError, ServiceUnavailableError]
     })
   )
   .middleware(Authorization)
   .annotateMerge(OpenApi.annotations({ title: "Accounts", description: "The signer's smart accounts, rules and devices." }))
+{}
+
+/** The panic key's own sign-in (docs/account.md, "The panic key over HTTP"): what it can freeze, and the freeze. */
+export class PanicApi extends HttpApiGroup.make("panic")
+  .add(
+    HttpApiEndpoint.get("listPanicAccounts", "/panic/accounts", {
+      success: Schema.Array(PanicAccount),
+      error: [ServiceUnavailableError]
+    }),
+    HttpApiEndpoint.post("buildPanicFreeze", "/panic/freeze/build", {
+      payload: PanicFreezeRequest,
+      success: OwnerBuild,
+      error: [
+        BadRequestError,
+        NotFoundError,
+        ConflictError,
+        OutOfScopeError,
+        ServiceUnavailableError,
+        UpstreamUnavailableError,
+        UpstreamTimeoutError
+      ]
+    })
+  )
+  .middleware(Authorization)
+  .annotateMerge(OpenApi.annotations({ title: "Panic key", description: "A panic key's own view: the accounts it can freeze, and the freeze." }))
 {}

@@ -1,12 +1,15 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { contractOf } from "../api/Contract.ts"
-import { NotFound } from "../api/Errors.ts"
+import { BadRequest, NotFound } from "../api/Errors.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
-import { OwnerAccountLive } from "./Live.ts"
+import { OwnerAccountLive, PanicKeysLive } from "./Live.ts"
 import { Accounts } from "../accounts/Accounts.ts"
-import { AccountsApi } from "./Api.ts"
+import { Chains } from "../chain/Chains.ts"
+import { AccountsApi, PanicApi } from "./Api.ts"
+import { fundingRequest } from "./Funding.ts"
 import { OwnerAccount } from "./OwnerAccount.ts"
+import { PanicKeys } from "./PanicKeys.ts"
 
 export const AccountsHandlers = HttpApiBuilder.group(
   contractOf(AccountsApi),
@@ -14,6 +17,8 @@ export const AccountsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const accounts = yield* Accounts
     const owner = yield* OwnerAccount
+    const panic = yield* PanicKeys
+    const chains = yield* Chains
     return handlers
       .handle("listAccounts", () => Effect.flatMap(CurrentSigner, (s) => accounts.list(s.address)))
       .handle("createAccount", ({ payload }) =>
@@ -36,15 +41,41 @@ export const AccountsHandlers = HttpApiBuilder.group(
       .handle("buildAccountDelegation", ({ payload }) =>
         Effect.gen(function*() {
           const signer = yield* CurrentSigner
-          return yield* owner.recoveryDelegationToSign(yield* accounts.resolve(signer.address, payload))
+          const account = yield* accounts.resolve(signer.address, payload)
+          if (payload.kind === "panic") return yield* panic.delegationToSign(account, payload)
+          for (const field of ["panicKey", "label"] as const) {
+            if (payload[field] !== undefined) return yield* new BadRequest({ message: `${field}: only with kind panic`, details: { field } })
+          }
+          return yield* owner.recoveryDelegationToSign(account)
         }))
       .handle("signAccountDelegation", ({ payload }) =>
         Effect.gen(function*() {
           const signer = yield* CurrentSigner
-          const of = yield* owner.delegationAccount(payload.delegationHash)
+          const recovery = yield* owner.delegationAccount(payload.delegationHash)
+          const panicKey = recovery === undefined ? yield* panic.delegationAccount(payload.delegationHash) : undefined
+          const of = recovery ?? panicKey
           if (of === undefined) return yield* new NotFound({ message: "No delegation of yours to sign with this hash", details: { field: "delegationHash" } })
           const account = yield* accounts.resolve(signer.address, { accountId: of.accountId })
-          return yield* owner.signDelegation(account, payload)
+          if (recovery !== undefined) return yield* owner.signDelegation(account, payload)
+          yield* panic.sign(account, payload)
+          return yield* owner.rules(account)
+        }))
+      .handle("getFunding", ({ query }) =>
+        Effect.gen(function*() {
+          const signer = yield* CurrentSigner
+          const account = yield* accounts.resolve(signer.address, query)
+          return yield* fundingRequest(yield* chains.serving(account.chainId), account, query)
         }))
   })
-).pipe(Layer.provide(OwnerAccountLive))
+).pipe(Layer.provide([OwnerAccountLive, PanicKeysLive]))
+
+export const PanicHandlers = HttpApiBuilder.group(
+  contractOf(PanicApi),
+  "panic",
+  Effect.fn(function*(handlers) {
+    const panic = yield* PanicKeys
+    return handlers
+      .handle("listPanicAccounts", () => Effect.flatMap(CurrentSigner, (s) => panic.accountsFor(s.address)))
+      .handle("buildPanicFreeze", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => panic.freeze(s.address, payload)))
+  })
+).pipe(Layer.provide(PanicKeysLive))

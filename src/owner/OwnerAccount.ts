@@ -19,7 +19,6 @@ import {
   formatUnits,
   type Hash,
   type Hex,
-  hashTypedData,
   parseUnits,
   toHex,
   zeroAddress
@@ -27,7 +26,6 @@ import {
 import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, Conflict, ServiceUnavailable } from "../api/Errors.ts"
 import { type BuildError, type Call, OperationBuilder } from "../builds/OperationBuilder.ts"
-import { fromWire } from "../builds/Wire.ts"
 import { isDelegationSignatureValid, sameAddress } from "../chain/AccountDelegations.ts"
 import { Chain } from "../chain/Chain.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
@@ -35,7 +33,6 @@ import {
   addPasskeyCall,
   keyIdHashOf,
   parsePasskeyPublicKey,
-  passkeyChallenge,
   passkeyStubSignature,
   readDevices,
   readPasskey,
@@ -55,11 +52,12 @@ import {
   setDelayCall,
   setSafeAddressCall
 } from "../chain/Recovery.ts"
-import type { IntentType, UserOpBuild } from "../domain/Operations.ts"
+import type { IntentType } from "../domain/Operations.ts"
 import { RelayHooks } from "../userops/RelayHooks.ts"
 import { OwnerRepo, type RecoveryDelegationRow } from "./OwnerRepo.ts"
 import { AccountRules } from "./Rules.ts"
-import { delegationDigest, delegationFromRow, delegationWire, deviceSignature, toSign } from "./Signing.ts"
+import { PanicKeys } from "./PanicKeys.ts"
+import { answerOf, delegationDigest, delegationFromRow, delegationWire, deviceSignature, toSign } from "./Signing.ts"
 import type {
   AccountRules as AccountRulesWire,
   DelegationToSign,
@@ -82,6 +80,12 @@ export const NO_THRESHOLD =
 
 export const NO_SWAP =
   "Swaps are not offered by this service: it holds stablecoins for delegated payments; swap through a wallet or a DEX aggregator."
+
+export const NO_FUND_OPERATION =
+  "account_fund is not an operation the account signs: funds come from outside. GET /account/fund answers the address, the chain and a payment request."
+
+export const PANIC_FREEZE_ELSEWHERE =
+  "panic_freeze is the panic key's own operation: it signs in with its own address and builds it with POST /panic/freeze/build."
 
 export const RECOVERY_DELEGATION_UNSIGNED = "recovery_delegation_unsigned"
 
@@ -113,6 +117,7 @@ const make = Effect.gen(function*() {
   const rulesService = yield* AccountRules
   const hooks = yield* RelayHooks
   const repo = yield* OwnerRepo
+  const panicKeys = yield* PanicKeys
 
   /** A chain read of the `Chain`-tagged helpers (Devices.ts, Recovery.ts), on the account's chain. */
   const onChain = <A, E>(net: ChainNetwork, effect: Effect.Effect<A, E, Chain>) =>
@@ -134,17 +139,7 @@ const make = Effect.gen(function*() {
       return { wire: { kind: "passkey" as const, keyId }, stub: passkeyStubSignature(keyId) }
     })
 
-  const answer = (net: ChainNetwork, account: Account, build: UserOpBuild, signWith: OwnerBuild["signWith"]): OwnerBuild => {
-    const digest = hashTypedData(net.accounts.userOperationTypedData(fromWire(build.userOp)))
-    return {
-      ...build,
-      accountId: account.id,
-      chainId: net.chainId,
-      signingDigest: digest,
-      webauthnChallenge: passkeyChallenge(digest),
-      signWith
-    }
-  }
+  const answer = answerOf
 
   const buildOp = (
     net: ChainNetwork,
@@ -489,6 +484,8 @@ const make = Effect.gen(function*() {
     const net = yield* chains.serving(account.chainId)
     if (request.intentType === "device_threshold") return yield* bad("intentType", NO_THRESHOLD)
     if (request.intentType === "swap") return yield* bad("intentType", NO_SWAP)
+    if (request.intentType === "account_fund") return yield* bad("intentType", NO_FUND_OPERATION)
+    if (request.intentType === "panic_freeze") return yield* bad("intentType", PANIC_FREEZE_ELSEWHERE)
     const signer = yield* signWithOf(net, account, request)
     switch (request.intentType) {
       case "account_freeze":
@@ -507,6 +504,30 @@ const make = Effect.gen(function*() {
       case "guardian_add":
       case "guardian_remove":
         return yield* buildGuardianChange(net, account, request, signer)
+      case "panic_install": {
+        const row = yield* panicKeys.installable(net, account, request.delegationHash)
+        const deployed = yield* net.chain.isDeployed(account.address as Address).pipe(Effect.mapError(chainDown(net)))
+        return yield* buildOp(net, account, signer, {
+          intentType: "panic_install",
+          // The record of the install on chain (and the deployment the delegation's ERC-1271 check needs).
+          calls: [{ to: account.address as Address, value: 0n, data: "0x" }],
+          humanSummary: `Install ${row.panic_key} ("${row.label}") as a panic key of account ${account.label} (${account.address})` +
+            (deployed ? "" : ", deploying the account") +
+            `: signing in with that key, it can freeze the account (disable its grants) and do nothing else; only a device unfreezes.`,
+          metadata: { panicDelegation: row.hash, panicKey: row.panic_key, delegate: row.delegate }
+        })
+      }
+      case "account_deploy": {
+        const deployed = yield* net.chain.isDeployed(account.address as Address).pipe(Effect.mapError(chainDown(net)))
+        if (deployed) return yield* new Conflict({ message: `Account ${account.address} is already deployed on chain ${net.chainId}`, details: { field: "intentType" } })
+        return yield* buildOp(net, account, signer, {
+          intentType: "account_deploy",
+          calls: [{ to: account.address as Address, value: 0n, data: "0x" }],
+          humanSummary: `Deploy account ${account.label} (${account.address}) on chain ${net.chainId} (${net.name}), with no other call: ` +
+            "its code is put at its address; what it holds and who signs for it do not change.",
+          metadata: { deploy: true }
+        })
+      }
     }
   })
 
@@ -581,12 +602,13 @@ const make = Effect.gen(function*() {
     const net = yield* chains.serving(account.chainId)
     const sender = account.address as Address
     const recovery = net.network.recovery?.address
-    const [deviceList, deployed, state, guardianLabels, delegations] = yield* Effect.all([
+    const [deviceList, deployed, state, guardianLabels, delegations, panicList] = yield* Effect.all([
       devices(account),
       net.chain.isDeployed(sender).pipe(Effect.mapError(chainDown(net))),
       recovery === undefined ? Effect.succeed(undefined) : onChain(net, readRecovery(recovery, sender)),
       repo.guardianLabels(account.id),
-      repo.recoveryDelegationsOf(account.id)
+      repo.recoveryDelegationsOf(account.id),
+      panicKeys.list(net, account)
     ], { concurrency: "unbounded" })
     const frozen = account.frozen
     const started = state?.started === null || state === undefined || recovery === undefined ? null : {
@@ -597,7 +619,15 @@ const make = Effect.gen(function*() {
     const signed = delegations.find((d) => d.signature !== null)
     const buildable: Array<IntentType> = frozen
       ? ["account_unfreeze", "send", ...(recovery === undefined ? [] : ["rules_update" as const])]
-      : ["account_freeze", "send", "device_add", "device_remove", ...(recovery === undefined ? [] : ["rules_update", "guardian_add", "guardian_remove"] as const)]
+      : [
+        "account_freeze",
+        "send",
+        "device_add",
+        "device_remove",
+        "panic_install",
+        ...(deployed ? [] : ["account_deploy" as const]),
+        ...(recovery === undefined ? [] : ["rules_update", "guardian_add", "guardian_remove"] as const)
+      ]
     return {
       accountId: account.id,
       address: lower(account.address),
@@ -615,7 +645,8 @@ const make = Effect.gen(function*() {
         nonce: state.nonce.toString(),
         started,
         delegation: signed === undefined ? null : yield* recoveryDelegationView(net, signed)
-      }
+      },
+      panicKeys: panicList
     } satisfies AccountRulesWire
   })
 
@@ -640,10 +671,14 @@ const make = Effect.gen(function*() {
   const metaOf = (metadata: Schema.JsonObject) => Schema.decodeUnknownEffect(Meta)(metadata).pipe(Effect.orDie)
 
   // Only on execution, inside the relay's settling transaction: the label of what the chain now holds.
-  yield* hooks.registerOnExecuted("device_add", "owner_device_label", (op) =>
+  yield* hooks.registerOnExecuted("device_add", "owner_device_label", (op, receipt) =>
     Effect.gen(function*() {
       const { device } = yield* metaOf(op.build.metadata)
       if (device?.label !== undefined) yield* repo.upsertLabel(op.accountId, device.id, device.kind, device.label)
+      // A new EOA owner key replaced the old one on chain: the account follows it to its sign-in.
+      if (device?.kind === "eoa") {
+        yield* repo.changeOwnerKey({ accountId: op.accountId, oldSigner: op.signerAddress, newSigner: device.id, txHash: receipt.transactionHash })
+      }
     }))
   yield* hooks.registerOnExecuted("guardian_add", "owner_guardians", (op, receipt) =>
     Effect.gen(function*() {

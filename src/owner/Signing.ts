@@ -14,7 +14,15 @@ import { delegationTypedData } from "../chain/AccountDelegations.ts"
 import type { ChainNetwork } from "../chain/Chains.ts"
 import { encodePasskeySignature, passkeyChallenge, readPasskey, verifyPasskeyAssertion } from "../chain/Devices.ts"
 import type { WebAuthnAssertion } from "../domain/Operations.ts"
-import type { AccountDelegation, AccountDelegationTypedData, DelegationToSign } from "./Wire.ts"
+import { fromWire } from "../builds/Wire.ts"
+import type { UserOpBuild } from "../domain/Operations.ts"
+import type { AccountDelegation, AccountDelegationTypedData, DelegationToSign, OwnerBuild } from "./Wire.ts"
+
+/** An operation's build as the owner's endpoints answer it: with the digest a passkey asserts over. */
+export const answerOf = (net: ChainNetwork, account: Account, build: UserOpBuild, signWith: OwnerBuild["signWith"]): OwnerBuild => {
+  const digest = hashTypedData(net.accounts.userOperationTypedData(fromWire(build.userOp)))
+  return { ...build, accountId: account.id, chainId: net.chainId, signingDigest: digest, webauthnChallenge: passkeyChallenge(digest), signWith }
+}
 
 const lower = (s: string) => s.toLowerCase()
 

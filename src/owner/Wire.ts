@@ -157,12 +157,29 @@ export const GuardianRemoveRequest = Schema.Struct({
   examples: [{ intentType: "guardian_remove", guardians: [EXAMPLE_ADDRESS], threshold: 0 }]
 })
 
+/** Installs a signed panic delegation (`POST /account/rules/delegations/build` with `kind: "panic"`, then `.../sign`). */
+export const PanicInstallRequest = Schema.Struct({
+  intentType: Schema.Literal("panic_install"),
+  ...scope,
+  delegationHash: Hash32
+}).annotate({
+  identifier: "PanicInstallRequest",
+  examples: [{ intentType: "panic_install", delegationHash: "0x3c9b1e5b4f0ad8a2d5f0b3b3b0a7a7f2c2dfd4e0f6b5c7d1a1e2f3a4b5c6d7e8" }]
+})
+
+/** Deploys the account (its factory call) without another operation: a zero-value call of the account to itself. */
+export const AccountDeployRequest = Schema.Struct({
+  intentType: Schema.Literal("account_deploy"),
+  ...scope
+}).annotate({ identifier: "AccountDeployRequest", examples: [{ intentType: "account_deploy" }] })
+
 /**
  * Answered with a 400 and the reason (docs/account.md): `device_threshold` (a HybridDeleGator accepts
- * any one of its signers), `swap` (not offered by this service, docs/decisions.md).
+ * any one of its signers), `swap` (not offered by this service, docs/decisions.md), `account_fund` (not an
+ * operation the account signs: `GET /account/fund`), `panic_freeze` (the panic key's own: `POST /panic/freeze/build`).
  */
 export const DeviceThresholdRequest = Schema.Struct({
-  intentType: Schema.Literals(["device_threshold", "swap"]),
+  intentType: Schema.Literals(["device_threshold", "swap", "account_fund", "panic_freeze"]),
   ...scope,
   threshold: Schema.optionalKey(Schema.Int)
 }).annotate({ identifier: "DeviceThresholdRequest" })
@@ -175,6 +192,8 @@ export const OwnerBuildRequest = Schema.Union([
   DeviceRemoveRequest,
   GuardianAddRequest,
   GuardianRemoveRequest,
+  PanicInstallRequest,
+  AccountDeployRequest,
   DeviceThresholdRequest
 ]).annotate({ identifier: "AccountRulesBuildRequest" })
 export type OwnerBuildRequest = typeof OwnerBuildRequest.Type
@@ -206,7 +225,7 @@ export const AccountDelegationTypedData = Schema.Struct({
 /** The account's delegation to the Recovery contract, for a device to sign (`POST /account/rules/delegations/build`). */
 export const DelegationToSign = Schema.Struct({
   delegationHash: Hash32,
-  kind: Schema.Literal("recovery"),
+  kind: Schema.Literals(["recovery", "panic"]),
   delegation: AccountDelegation,
   /** For an EOA device: `eth_signTypedData_v4`. */
   typedData: AccountDelegationTypedData,
@@ -233,8 +252,17 @@ export type OwnerBuild = typeof OwnerBuild.Type
 
 export const DelegationBuildRequest = Schema.Struct({
   accountId: Schema.optionalKey(Id),
-  chainId: Schema.optionalKey(ChainId)
-}).annotate({ identifier: "DelegationBuildRequest", examples: [{ chainId: 31337 }] })
+  chainId: Schema.optionalKey(ChainId),
+  /** `recovery` (default): the account's delegation to the Recovery contract; `panic`: a panic key's. */
+  kind: Schema.optionalKey(Schema.Literals(["recovery", "panic"])),
+  /** With `kind: "panic"`: the trusted contact's or cold key's address (it signs in with it; its own account redeems). */
+  panicKey: Schema.optionalKey(Address),
+  /** With `kind: "panic"`: a name for it. */
+  label: Schema.optionalKey(Label)
+}).annotate({
+  identifier: "DelegationBuildRequest",
+  examples: [{ chainId: 31337 }, { kind: "panic", panicKey: EXAMPLE_ADDRESS, label: "Bob (brother)" }]
+})
 
 export const SignDelegationRequest = Schema.Struct({
   delegationHash: Hash32,
@@ -296,6 +324,80 @@ export const RecoverySettings = Schema.Struct({
   delegation: Schema.NullOr(RecoveryDelegation)
 }).annotate({ identifier: "RecoverySettings" })
 
+/** A panic key as its owner sees it (`GET /account/rules`), read from the chain where it is held. */
+export const PanicKey = Schema.Struct({
+  delegationHash: Hash32,
+  /** The trusted contact's or cold key's address (its sign-in). */
+  panicKey: Address,
+  /** Its own account on this chain: the delegate, and the sender of its freeze. */
+  delegate: Address,
+  label: Schema.String,
+  /** Signed by a device (the install can be built). */
+  signed: Schema.Boolean,
+  /** Its `panic_install` executed. */
+  installedAt: Schema.NullOr(Timestamp),
+  /** Read from the chain: not disabled by the DelegationManager. */
+  enabledOnChain: Schema.Boolean,
+  /** Read from the chain: the account accepts its signature now. */
+  signatureValid: Schema.Boolean
+}).annotate({ identifier: "PanicKey" })
+
+/** What a panic key's own sign-in sees of an account it can freeze (`GET /panic/accounts`): nothing else. */
+export const PanicAccount = Schema.Struct({
+  delegationHash: Hash32,
+  /** The account it can freeze. */
+  account: Address,
+  chainId: ChainId,
+  label: Schema.String,
+  frozen: Schema.Boolean,
+  /** Read from the chain: the owner has not replaced it (disabled its delegation), and its signature still verifies. */
+  usable: Schema.Boolean,
+  /** The signed delegation, for safekeeping: with it the panic key's account freezes without this service. */
+  delegation: AccountDelegation
+}).annotate({ identifier: "PanicAccount" })
+
+export const PanicFreezeRequest = Schema.Struct({
+  delegationHash: Hash32,
+  signWith: Schema.optionalKey(SignWith)
+}).annotate({
+  identifier: "PanicFreezeRequest",
+  examples: [{ delegationHash: "0x3c9b1e5b4f0ad8a2d5f0b3b3b0a7a7f2c2dfd4e0f6b5c7d1a1e2f3a4b5c6d7e8" }]
+})
+
+/** An amount in token units as a string, e.g. `12.5` (at most the token's decimals). */
+export const UnitsString = Schema.String.check(
+  Schema.isPattern(/^(0|[1-9][0-9]{0,30})(\.[0-9]{1,18})?$/, { description: "a decimal amount in token units, e.g. 12.5" })
+).annotate({ identifier: "TokenUnits" })
+
+/** `GET /account/fund`: where and how to fund the account (nothing is signed; `account_fund`). */
+export const FundingRequest = Schema.Struct({
+  intentType: Schema.Literal("account_fund"),
+  accountId: Schema.String,
+  address: Address,
+  chainId: ChainId,
+  chainName: Schema.String,
+  deployed: Schema.Boolean,
+  /** The token to send (`ETH` for the native coin), with its contract on this chain. */
+  token: Schema.Struct({ symbol: Schema.String, address: Schema.NullOr(Address), decimals: Schema.Int }),
+  /** As asked, in token units. */
+  amount: Schema.NullOr(UnitsString),
+  /** An ERC-681 payment request (`ethereum:` URI) a wallet or QR code can take. */
+  paymentUri: Schema.String,
+  /** What the account holds of this token now, read from the chain (token units). */
+  balance: UnitsString,
+  /** Plain words: the address, the chain, and that any other chain loses the funds. */
+  humanSummary: Schema.String
+}).annotate({ identifier: "FundingRequest" })
+
+export const FundQuery = Schema.Struct({
+  accountId: Schema.optionalKey(Id),
+  chainId: Schema.optionalKey(ChainId),
+  /** `USDC`, `USDT`, ... or `ETH` (default `USDC`). */
+  token: Schema.optionalKey(TokenSymbol),
+  /** Token units, e.g. 25 or 12.5. */
+  amount: Schema.optionalKey(UnitsString)
+}).annotate({ identifier: "FundQuery" })
+
 export const AccountRules = Schema.Struct({
   accountId: Schema.String,
   address: Address,
@@ -309,6 +411,8 @@ export const AccountRules = Schema.Struct({
   /** Where withdraw-to-safety sends, read from the Recovery contract. */
   safeAddress: Schema.NullOr(Address),
   /** Null when this chain has no Recovery contract. */
-  recovery: Schema.NullOr(RecoverySettings)
+  recovery: Schema.NullOr(RecoverySettings),
+  /** The account's panic keys, newest first. */
+  panicKeys: Schema.optionalKey(Schema.Array(PanicKey))
 }).annotate({ identifier: "AccountRules" })
 export type AccountRules = typeof AccountRules.Type

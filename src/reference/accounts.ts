@@ -41,19 +41,30 @@ export const accountsDocs: Record<string, OperationDoc> = {
     chain: "Nothing; reads the account's devices."
   },
   "accounts.buildAccountDelegation": {
-    summary: "Build the account's delegation to the Recovery contract",
+    summary: "Build the account's delegation to the Recovery contract, or a panic key's",
     description:
       "Guardians can recover an account only through a delegation the owner signs to the Recovery contract; this answers " +
-      "that delegation's EIP-712 data (or the passkey challenge). Until it is signed, `guardian_add` is 409.",
+      "that delegation's EIP-712 data (or the passkey challenge). Until it is signed, `guardian_add` is 409. With " +
+      "`kind: \"panic\"` and `panicKey`, the delegation a panic key redeems to freeze the account and do nothing else " +
+      "(held on chain by its caveats); once signed, `panic_install` puts it on the record.",
     caller: "The account's signer.",
     chain: "Builds only; changes nothing."
   },
   "accounts.signAccountDelegation": {
-    summary: "Store the owner's signature of the recovery delegation",
+    summary: "Store the owner's signature of the recovery or panic delegation",
     description:
       "Checks the owner's signature (EOA or passkey assertion) of the delegation built by " +
       "`POST /account/rules/delegations/build` as the chain will, and keeps it for recoveries. 400 naming the field otherwise.",
     caller: "The account's signer.",
     chain: "Nothing until a recovery executes: the Recovery contract redeems the delegation then."
+  },
+  "accounts.getFunding": {
+    summary: "How to fund the account (account_fund)",
+    description:
+      "Funds come from outside, so `account_fund` is not an operation the account signs: this answers the account's address, " +
+      "the chain it is on, the token's contract there, what the account holds now and an ERC-681 payment request (`ethereum:` " +
+      "URI) for a wallet or a QR code. An unknown token or an amount with too many decimals is a 400 naming the field.",
+    caller: "The account's signer.",
+    chain: "Reads the balance and whether the account is deployed; changes nothing."
   }
 }

@@ -13,6 +13,7 @@ import examples from "./examples.json" with { type: "json" }
 import { launchpadDocs } from "./launchpad.ts"
 import { marketplaceDocs } from "./marketplace.ts"
 import { notificationsDocs } from "./notifications.ts"
+import { panicDocs } from "./panic.ts"
 import { paymentsDocs } from "./payments.ts"
 import { permissionsDocs } from "./permissions.ts"
 import { applyReference, type OperationDoc, type ReferenceExamples } from "./Reference.ts"
@@ -23,6 +24,7 @@ export const operationDocs: Readonly<Record<string, OperationDoc>> = {
   ...systemDocs,
   ...authDocs,
   ...accountsDocs,
+  ...panicDocs,
   ...delegationsDocs,
   ...useropsDocs,
   ...activityDocs,

@@ -17,7 +17,7 @@ import { eoaDevice, passkeyDevice, sendOwnerOp } from "../support/OwnerOps.ts"
 import { makeSoftwareAuthenticator } from "../support/SoftwareAuthenticator.ts"
 import { mint } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
-import { failure, newSession, usdcBalance } from "../delegations/helpers.ts"
+import { failure, newSession, session, usdcBalance } from "../delegations/helpers.ts"
 import { run, signed } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
@@ -93,7 +93,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
       assert.strictEqual(yield* usdcBalance(recipient), 7_500_000n)
     }))
 
-  it.effect("an EOA device replaces the owner key: the new key signs, the old key's own operation is refused by the chain", () =>
+  it.effect("an EOA device replaces the owner key: the new key signs (and signs in to it), the old key's own operation is refused by the chain", () =>
     Effect.gen(function*() {
       const stack = yield* AccountStack
       const owner = yield* newSession()
@@ -104,14 +104,17 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
       })
       assert.include(add.humanSummary ?? "", "Replace the owner key")
       assert.strictEqual((yield* run(owner.api, add, { kind: "eoa", key: owner.key })).outcome, "mined")
-      const devices = yield* owner.api.accounts.listDevices({ query: {} })
+      // The account follows the new key's sign-in (test/owner/keys.test.ts); the old key's session no longer finds it.
+      assert.strictEqual((yield* failure(owner.api.accounts.listDevices({ query: { accountId: owner.account.id } }))).tag, "NotFound")
+      const next = yield* session(newKey)
+      const devices = yield* next.api.accounts.listDevices({ query: { accountId: owner.account.id } })
       assert.deepStrictEqual(devices.map((d) => [d.address, d.label]), [[newAddress, "Hardware wallet"]])
 
-      // The new key signs the owner's next operation (the sign-in stays the old key's address).
+      // The new key signs the owner's next operation.
       const recipient = randomAddress()
       yield* mint("usd", owner.account.address as Address, 3)
-      const send = yield* owner.api.accounts.buildRules({ payload: { intentType: "send", to: recipient, token: "USDC", amount: 2 } })
-      assert.strictEqual((yield* run(owner.api, send, { kind: "eoa", key: newKey })).outcome, "mined")
+      const send = yield* next.api.accounts.buildRules({ payload: { intentType: "send", accountId: owner.account.id, to: recipient, token: "USDC", amount: 2 } })
+      assert.strictEqual((yield* run(next.api, send, { kind: "eoa", key: newKey })).outcome, "mined")
       assert.strictEqual(yield* usdcBalance(recipient), 2_000_000n)
 
       // The old key, straight to the bundler: AA24.

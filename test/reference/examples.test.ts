@@ -38,6 +38,9 @@ const upstreamGroups = new Set(["marketplace", "marketplaceStream", "hiring", "l
 const awaitingExamples = new Set([
   "accounts.buildAccountDelegation",
   "accounts.signAccountDelegation",
+  "accounts.getFunding",
+  "panic.listPanicAccounts",
+  "panic.buildPanicFreeze",
   "delegations.redemptions",
   "permissions.rpc",
   "permissions.request",

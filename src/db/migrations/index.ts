@@ -39,6 +39,7 @@ import approvalRequests from "./0270_approval_requests.ts"
 import x402Payments from "./0280_x402_payments.ts"
 import ownerAccount from "./0290_owner_account.ts"
 import grantChanges from "./0300_grant_changes.ts"
+import ownerPanicKeys from "./0310_owner_panic_keys.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -75,5 +76,6 @@ export const migrations = Migrator.fromRecord({
   "0270_approval_requests": approvalRequests,
   "0280_x402_payments": x402Payments,
   "0290_owner_account": ownerAccount,
-  "0300_grant_changes": grantChanges
+  "0300_grant_changes": grantChanges,
+  "0310_owner_panic_keys": ownerPanicKeys
 })
