@@ -7,9 +7,10 @@ import { DelegationsLive } from "../delegations/Http.ts"
 import { ApprovalGateLive, RelayHooksLive } from "../delegations/Ports.ts"
 import { Notifications } from "../notifications/Notifications.ts"
 import { ApprovalsApi } from "./Api.ts"
+import { ApprovalMetricsLive } from "./ApprovalMetrics.ts"
 import { Approvals } from "./Approvals.ts"
 
-export const ApprovalsLive = Approvals.layer.pipe(
+export const ApprovalsLive = Layer.merge(Approvals.layer, ApprovalMetricsLive).pipe(
   Layer.provide(Layer.mergeAll(DelegationsLive, ApprovalGateLive, RelayHooksLive, Notifications.layer))
 )
 
