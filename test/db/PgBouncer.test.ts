@@ -41,7 +41,6 @@ const startExpectingExit = (env: Record<string, string>) =>
     child.stderr!.on("data", (d) => (output += d))
     const timer = setTimeout(() => killGroup(child), 60_000)
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
-    if (process.env.PGB_DIAG) (await import("node:fs")).writeFileSync(`/tmp/pgb-${Date.now()}.log`, output)
     clearTimeout(timer)
     return { code, output }
   })
