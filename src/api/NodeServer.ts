@@ -109,6 +109,8 @@ export class NodeServer extends Server {
   private readonly routes = new Set<Registered>()
   private readonly sockets = new Set<net.Socket>()
   private draining = false
+  /** When the drain started (`Date.now()`). */
+  private drainedSince = 0
   /** The listener is closed (after the drain's delay). */
   private stopped = false
   private finished = false
@@ -166,7 +168,7 @@ export class NodeServer extends Server {
   }
 
   override close(callback?: (error?: Error) => void): this {
-    if (!this.draining) this.drain()
+    this.drain()
     // `net.Server`'s close, not `http.Server`'s: that one destroys idle connections at once,
     // resetting any whose client is just sending a request. `retire` closes them instead.
     const stop = () => {
@@ -174,14 +176,21 @@ export class NodeServer extends Server {
       net.Server.prototype.close.call(this, callback)
       this.checkFinished()
     }
-    const delayMs = this.hooks?.delayMs ?? 0
+    // The delay counts from the drain's start (the signal, usually before the close).
+    const delayMs = (this.hooks?.delayMs ?? 0) - (Date.now() - this.drainedSince)
     if (delayMs > 0) setTimeout(stop, delayMs).unref()
     else stop()
     return this
   }
 
-  private drain(): void {
+  /**
+   * Starts the drain (once): answers close their connections, idle ones close, the routes end
+   * their streams. The listener stays open until `close`.
+   */
+  drain(): void {
+    if (this.draining) return
     this.draining = true
+    this.drainedSince = Date.now()
     this.hooks?.started(this.sockets.size)
     for (const { route } of this.routes) route.close()
     for (const socket of this.sockets) this.retire(socket)
@@ -328,8 +337,12 @@ export const NodeServerLive = (
       deadlineMs: Duration.toMillis(deadline),
       delayMs: Option.match(lifecycle, { onNone: () => 0, onSome: (l) => Duration.toMillis(l.delay) }),
       started: (open) => {
-        const line = `the HTTP server stopped accepting connections; ${open} open`
-        run(Option.isSome(lifecycle) ? lifecycle.value.startDrain(line) : Effect.logInfo(`shutdown: ${line}`))
+        const line = `the HTTP server is draining; ${open} connection(s) open`
+        run(
+          Option.isSome(lifecycle)
+            ? Effect.andThen(lifecycle.value.startDrain("the HTTP server closed"), Effect.logInfo(`shutdown: ${line}`))
+            : Effect.logInfo(`shutdown: ${line}`)
+        )
       },
       finished: (cut) =>
         run(
@@ -338,6 +351,11 @@ export const NodeServerLive = (
             : Effect.logWarning(`shutdown: ${cut} HTTP connection(s) still open at the deadline; closed`)
         )
     })
+    // The process's drain (its signal) drains the server at once, before its layer closes it.
+    if (Option.isSome(lifecycle)) {
+      const remove = lifecycle.value.onDrainUnsafe(() => server.drain())
+      yield* Effect.addFinalizer(() => Effect.sync(remove))
+    }
     const accessLevel: LogLevel.Severity | undefined = options.accessLogLevel === "None"
       ? undefined
       : options.accessLogLevel === "All"

@@ -7,11 +7,12 @@ import { DelegationsLive } from "../delegations/Http.ts"
 import { ApprovalGateLive, RelayHooksLive } from "../delegations/Ports.ts"
 import { Notifications } from "../notifications/Notifications.ts"
 import { ApprovalsApi } from "./Api.ts"
+import { ApprovalMetricsLive } from "./ApprovalMetrics.ts"
 import { Approvals } from "./Approvals.ts"
 import { GrantChangeRequests } from "./Changes.ts"
 import { ApproverContacts } from "./Contacts.ts"
 
-export const ApprovalsLive = Layer.mergeAll(Approvals.layer, GrantChangeRequests.layer, ApproverContacts.layer).pipe(
+export const ApprovalsLive = Layer.mergeAll(Approvals.layer, GrantChangeRequests.layer, ApproverContacts.layer, ApprovalMetricsLive).pipe(
   Layer.provide(Layer.mergeAll(DelegationsLive, ApprovalGateLive, RelayHooksLive, Notifications.layer))
 )
 

@@ -171,6 +171,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
       [
         "--require", loopbackOnly,
         altoCli(),
+        "--das-listen-host", host,
         "--entrypoints", ENTRY_POINT_V07,
         "--executor-private-keys", ANVIL_KEYS.bundlerExecutor.toLowerCase(),
         "--utility-private-key", ANVIL_KEYS.bundlerUtility.toLowerCase(),
@@ -181,8 +182,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
         "--utility-wallet-monitor", "false",
         "--log-level", verbose ? "info" : "warn"
       ],
-      verbose,
-      { DAS_LISTEN_HOST: host }
+      verbose
     )
     const altoReady = yield* waitReady(
       "alto",

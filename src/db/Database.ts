@@ -4,7 +4,8 @@
  * `DATA_DIR/postgres`. Migrations run before anything else sees the database.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient } from "effect/sql"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -28,26 +29,72 @@ export const applicationName = Config.String("DATABASE_APPLICATION_NAME").pipe(
   Config.map((name) => name.slice(0, 63))
 )
 
+/** Fails the start with `message` (a configuration that cannot work). */
+const misconfigured = (message: string) => Effect.die(new Error(`database: ${message}`))
+
+/** The client options for a URL: one host as it is, several through the host locator (MultiHost.ts). */
+const connectionOf = (raw: string, name: string) =>
+  Effect.gen(function*() {
+    const several = yield* Effect.try({
+      try: () => parseMultiHostUrl(raw),
+      catch: (e) => new Error(e instanceof Error ? e.message : String(e))
+    }).pipe(Effect.orDie)
+    if (Option.isNone(several)) return { url: Redacted.make(raw), hosts: 1 }
+    const hosts = several.value
+    const locator = yield* makeHostLocator(hosts, { applicationName: name })
+    return { url: Redacted.make(hosts.firstHostUrl), stream: locator.stream, hosts: hosts.hosts.length }
+  })
+
+/**
+ * `DATABASE_POOLER=transaction`: `DATABASE_URL` reaches PostgreSQL through a pooler in
+ * transaction mode (PgBouncer's `pool_mode = transaction`; docs/operations.md, "PgBouncer"),
+ * where consecutive statements outside a transaction may run on different server connections.
+ * Every query goes through it, unprepared (no statement left behind on a server connection
+ * another client gets next); LISTEN, which holds a session, goes to `DATABASE_DIRECT_URL`.
+ */
+const pooledLayer = (pooledUrl: string, directUrl: string, maxConnections: number, name: string) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const pooled = yield* PgClient.make({ url: Redacted.make(pooledUrl), maxConnections, applicationName: name, prepare: false })
+    const { hosts: _, ...direct } = yield* connectionOf(directUrl, name)
+    const listener = yield* PgClient.make({ ...direct, maxConnections: 2, applicationName: name })
+    yield* Effect.logInfo("database: using DATABASE_URL through a transaction pooler; LISTEN on DATABASE_DIRECT_URL")
+    // SqlClient: the pooler. PgClient (whose only use is `listen`: NotificationHub): direct.
+    return Context.make(SqlClient.SqlClient, pooled).pipe(Context.add(PgClient.PgClient, listener))
+  })).pipe(Layer.provide(Reactivity.layer))
+
 /** The PostgreSQL client, from `DATABASE_URL` or an embedded server. */
 export const PgLive = Layer.unwrap(
   Effect.gen(function*() {
     const url = yield* Config.option(Config.Redacted("DATABASE_URL"))
+    const pooler = yield* Config.Literals(["none", "transaction"], "DATABASE_POOLER").pipe(Config.withDefault("none"))
+    const directUrl = yield* Config.option(Config.Redacted("DATABASE_DIRECT_URL"))
     const maxConnections = yield* poolSize
     const name = yield* applicationName
-    if (Option.isSome(url)) {
-      const several = yield* Effect.try({
-        try: () => parseMultiHostUrl(Redacted.value(url.value)),
-        catch: (e) => new Error(e instanceof Error ? e.message : String(e))
-      }).pipe(Effect.orDie)
-      if (Option.isNone(several)) {
-        yield* Effect.logInfo("database: using DATABASE_URL")
-        return PgClient.layer({ url: url.value, maxConnections, applicationName: name })
+    if (pooler === "transaction") {
+      if (Option.isNone(url)) return yield* misconfigured("DATABASE_POOLER=transaction needs DATABASE_URL (the pooler)")
+      if (Option.isNone(directUrl)) {
+        return yield* misconfigured(
+          "DATABASE_POOLER=transaction needs DATABASE_DIRECT_URL: PostgreSQL itself (or a session-mode pooler), " +
+            "for the notification streams' LISTEN, which a transaction pooler cannot keep"
+        )
       }
-      // Several hosts (a highly available database): connect to the one that fits, follow it.
-      const hosts = several.value
-      yield* Effect.logInfo(`database: using DATABASE_URL, ${hosts.hosts.length} hosts (${hosts.targetSessionAttrs})`)
-      return Layer.unwrap(Effect.map(makeHostLocator(hosts, { applicationName: name }), (locator) =>
-        PgClient.layer({ url: Redacted.make(hosts.firstHostUrl), stream: locator.stream, maxConnections, applicationName: name })))
+      if (Option.isSome(parseMultiHostUrl(Redacted.value(url.value)))) {
+        return yield* misconfigured(
+          "DATABASE_POOLER=transaction takes one host in DATABASE_URL (the pooler): target_session_attrs would " +
+            "probe the pooler, not the servers behind it; point the pooler at the current primary"
+        )
+      }
+      return pooledLayer(Redacted.value(url.value), Redacted.value(directUrl.value), maxConnections, name)
+    }
+    if (Option.isSome(directUrl)) return yield* misconfigured("DATABASE_DIRECT_URL is read only with DATABASE_POOLER=transaction")
+    if (Option.isSome(url)) {
+      return Layer.unwrap(Effect.map(connectionOf(Redacted.value(url.value), name), (c) => {
+        const { hosts, ...options } = c
+        return Layer.merge(
+          PgClient.layer({ ...options, maxConnections, applicationName: name }),
+          Layer.effectDiscard(Effect.logInfo(`database: using DATABASE_URL${hosts > 1 ? `, ${hosts} hosts` : ""}`))
+        )
+      }))
     }
     const dataDir = yield* Config.String("DATA_DIR").pipe(Config.withDefault(".data"))
     const pg = yield* startEmbeddedPostgres({ databaseDir: path.join(dataDir, "postgres"), avoidPorts: yield* httpPortToAvoid })

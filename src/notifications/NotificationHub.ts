@@ -21,7 +21,7 @@
  * ended (clients resume and replay) and the listener reconnects.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Config, Context, Duration, Effect, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
+import { Clock, Config, Context, Data, Deferred, Duration, Effect, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { BadRequest, ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
 import { normalizeAddress } from "../accounts/Accounts.ts"
@@ -112,6 +112,18 @@ const HEARTBEAT = encoder.encode(": heartbeat\n\n")
 const StreamRow = Schema.Struct({ ...NotificationRow.fields, seq: Schema.String, signer_address: Schema.String })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(StreamRow))
 
+/** How long the listener waits for its own probe. */
+const PROBE_TIMEOUT = Duration.seconds(5)
+
+/** The listener did not hear its own NOTIFY: LISTEN does not hold on this connection. */
+export class ListenerDeaf extends Data.TaggedError("ListenerDeaf")<{}> {
+  override get message() {
+    return `the notifications listener did not hear its own NOTIFY within ${Duration.format(PROBE_TIMEOUT)}: ` +
+      "its connection does not keep a session (a pooler in transaction mode?). Set DATABASE_POOLER=transaction " +
+      "and DATABASE_DIRECT_URL to PostgreSQL itself (docs/operations.md, \"PgBouncer\")"
+  }
+}
+
 export const make = Effect.fn("NotificationHub.make")(function*(config: NotificationHubConfig) {
   const sql = yield* SqlClient.SqlClient
   const pg = yield* PgClient.PgClient
@@ -171,8 +183,29 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
   }, Effect.orDie)
 
   const health = makeLoopHealth("notifications listener")
+  /** Settled by the first listener that hears its probe, or that does not (a start that cannot work). */
+  const firstProbe = yield* Deferred.make<void, ListenerDeaf>()
   const listenOnce = Effect.scoped(Effect.gen(function*() {
     const queue = yield* pg.listen(CHANNEL)
+    // The listener hears its own probe before it counts as up: a connection that only seems to
+    // listen (a transaction pooler's, whose server connection goes to other clients between
+    // statements) would otherwise drop every event in silence. Other processes' probes and
+    // events heard meanwhile are ignored or dispatched as usual.
+    const probe = `probe:${crypto.randomUUID()}`
+    yield* sql`SELECT pg_notify(${CHANNEL}, ${probe})`
+    const heard = yield* Effect.gen(function*() {
+      while (true) {
+        const payloads = (yield* Queue.takeAll(queue)).map((n) => n.payload)
+        yield* dispatch(payloads)
+        if (payloads.includes(probe)) return
+      }
+    }).pipe(Effect.timeoutOption(PROBE_TIMEOUT))
+    if (Option.isNone(heard)) {
+      const deaf = new ListenerDeaf()
+      yield* Deferred.fail(firstProbe, deaf)
+      return yield* Effect.fail(deaf)
+    }
+    yield* Deferred.succeed(firstProbe, undefined)
     yield* health.succeeded
     while (true) {
       const batch = yield* Queue.takeAll(queue)
@@ -187,6 +220,11 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
     Effect.retry(Schedule.spaced(Duration.seconds(1)))
   )
   yield* Effect.forkScoped(listener)
+  // A listener that cannot hear itself at the start is a configuration that cannot work: say so
+  // and stop. A database merely slow to connect is not waited for past three probes' time (the
+  // listener goes on trying, and logs).
+  const first = yield* Deferred.await(firstProbe).pipe(Effect.timeoutOption(Duration.times(PROBE_TIMEOUT, 3)), Effect.result)
+  if (first._tag === "Failure") return yield* Effect.die(first.failure)
   yield* withMetrics((metrics) =>
     Effect.gen(function*() {
       yield* metrics.gaugeOf(

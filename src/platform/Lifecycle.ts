@@ -1,6 +1,9 @@
 /**
  * The process's shutdown, as everything that takes work sees it (docs/operations.md,
- * "Shutdown"). A drain starts once (the HTTP server closing on SIGTERM starts it): from then
+ * "Shutdown"). A drain starts once: in the signal's own handler (`Lifecycle.layer` listens for
+ * SIGTERM and SIGINT ahead of the runtime's interruption), or when the HTTP server closes. The
+ * runtime's interruption then closes the layers from the top, each finalizer already seeing the
+ * drain (a loop waits for its pass instead of being cut). From then
  * on readiness answers 503, kept-alive connections close after their current request, open
  * streams end (their clients reconnect, elsewhere), and background loops stop after their
  * current pass. Whatever is still running at the deadline (`SHUTDOWN_DEADLINE`, counted from
@@ -18,6 +21,11 @@ export interface LifecycleShape {
   readonly startDrain: (reason: string) => Effect.Effect<void>
   /** Waits until the drain starts. */
   readonly whenDraining: Effect.Effect<void>
+  /**
+   * Calls `f` synchronously when the drain starts (at once if it has), for code outside any fiber
+   * (the HTTP server); returns its removal.
+   */
+  readonly onDrainUnsafe: (f: () => void) => () => void
   /** How long the drain may take, from its start. */
   readonly deadline: Duration.Duration
   /**
@@ -36,18 +44,47 @@ export const ShutdownConfig = Config.all({
 })
 
 export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("das/platform/Lifecycle") {
-  static readonly make = ({ deadline, delay }: { readonly deadline: Duration.Duration; readonly delay: Duration.Duration }) =>
+  static readonly make = (
+    { deadline, delay, signals = [] }: {
+      readonly deadline: Duration.Duration
+      readonly delay: Duration.Duration
+      /** Signals that start the drain in their own handler (the process's: `Lifecycle.layer`). */
+      readonly signals?: ReadonlyArray<NodeJS.Signals>
+    }
+  ) =>
     Effect.gen(function*() {
       const started = Latch.makeUnsafe(false)
+      const listeners = new Set<() => void>()
       let since: number | undefined
       const deadlineMs = Duration.toMillis(deadline)
-      const startDrain = (reason: string) =>
-        Effect.suspend(() => {
-          if (since !== undefined) return Effect.void
-          since = Date.now()
-          started.openUnsafe()
-          return Effect.logInfo(`shutdown: started (${reason}); draining for at most ${Duration.format(deadline)}`)
-        })
+      /** Flips the drain, synchronously: true if this call started it. */
+      const begin = (): boolean => {
+        if (since !== undefined) return false
+        since = Date.now()
+        started.openUnsafe()
+        for (const f of listeners) f()
+        listeners.clear()
+        return true
+      }
+      const logStart = (reason: string) =>
+        Effect.logInfo(`shutdown: started (${reason}); draining for at most ${Duration.format(deadline)}`)
+      const startDrain = (reason: string) => Effect.suspend(() => (begin() ? logStart(reason) : Effect.void))
+
+      if (signals.length > 0) {
+        const log = Effect.runForkWith(yield* Effect.context<never>())
+        const onSignal = (signal: NodeJS.Signals) => {
+          // Before anything else: readiness reads `since`, the server and the loops are told now.
+          if (begin()) log(logStart(signal))
+        }
+        // Prepended: the runtime's own listener (NodeRuntime.runMain, installed first) interrupts
+        // the main fiber, whose finalizers must already see the drain.
+        for (const signal of signals) process.prependListener(signal, onSignal)
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            for (const signal of signals) process.removeListener(signal, onSignal)
+          })
+        )
+      }
       // The last finalizer of the process's layers: every other part has stopped by then.
       yield* Effect.addFinalizer(() =>
         Effect.suspend(() =>
@@ -58,6 +95,14 @@ export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("das
         isDraining: () => since !== undefined,
         startDrain,
         whenDraining: started.await,
+        onDrainUnsafe: (f) => {
+          if (since !== undefined) {
+            f()
+            return () => {}
+          }
+          listeners.add(f)
+          return () => void listeners.delete(f)
+        },
         deadline,
         delay: Duration.min(delay, deadline),
         remaining: () =>
@@ -65,5 +110,9 @@ export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("das
       })
     })
 
-  static readonly layer = Layer.effect(Lifecycle, Effect.flatMap(ShutdownConfig, Lifecycle.make))
+  /** The process's: SIGTERM and SIGINT start the drain. */
+  static readonly layer = Layer.effect(
+    Lifecycle,
+    Effect.flatMap(ShutdownConfig, (config) => Lifecycle.make({ ...config, signals: ["SIGTERM", "SIGINT"] }))
+  )
 }

@@ -15,10 +15,17 @@ import { Network } from "../../src/chain/Network.ts"
 import { balances, makeAttacker, redeemCall, refused, succeeds, transfer } from "../delegations/attacker.ts"
 import { failure, newSession, relay, signOp } from "../delegations/helpers.ts"
 import { mint } from "../support/TestChain.ts"
-import { TestServerLive } from "../support/TestServer.ts"
+import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { approvalGrant, eventually, keyAddress, randomAddress, setOf, signApproval, USD, withApprovals } from "./support.ts"
 
 process.env.DO_NOT_TRACK = "1"
+
+/** One sample of a Prometheus text exposition (`name{labels}`, labels in the order prom-client writes them). */
+const sampleOf = (text: string, series: string): number => {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `))
+  assert.isDefined(line, `no ${series} in the scrape`)
+  return Number(line!.slice(series.length + 1))
+}
 
 layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: true })("approvals through the service", (it) => {
   it.effect("above the threshold: a pending request, 2 of 3 approvals, one execution; the chain refuses anything less", () =>
@@ -124,6 +131,37 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
       const log = yield* owner.api.activity.list({ query: { limit: 50, delegationId: g.id } })
       const steps = log.items.filter((e) => e.action === "approval_request" || e.action === "approval_signature").map((e) => e.status)
       for (const s of ["pending", "approved", "spent"]) assert.include(steps, s)
+    }))
+
+  it.effect("the approval queue on /metrics: pending per chain, the oldest's age, settled by outcome", () =>
+    Effect.gen(function*() {
+      const { metricsUrl } = yield* TestServer
+      const chainId = (yield* Network).chainId
+      const scrape = Effect.promise(() => fetch(metricsUrl).then((r) => r.text()))
+      const pending = `das_approval_requests{chain_id="${chainId}",status="pending"}`
+      const denied = `das_approval_requests{chain_id="${chainId}",status="denied"}`
+      const oldest = `das_approval_oldest_pending_seconds{chain_id="${chainId}"}`
+      const [owner, delegate, a1] = yield* Effect.all([newSession(), newSession(), newSession()])
+      yield* mint("usd", owner.account.address as Hex, 100)
+      const g = yield* approvalGrant(owner, delegate, 50, {
+        required: 1,
+        approvers: [keyAddress(a1)],
+        thresholds: [{ token: { symbol: "USDC" }, amount: 5 }]
+      })
+      const before = yield* scrape
+      const held = yield* failure(delegate.api.delegations.act({ params: { delegationId: g.id }, payload: { recipient: randomAddress(), amount: 12 } }))
+      const id = held.details["approvalId"] as string
+      yield* Effect.sleep("50 millis")
+      const queued = yield* scrape
+      assert.strictEqual(sampleOf(queued, pending), sampleOf(before, pending) + 1)
+      assert.isAbove(sampleOf(queued, oldest), 0)
+      // Every served chain is shown, a chain with nothing queued as 0.
+      assert.include(queued, `das_approval_requests{chain_id="31338",status="pending"}`)
+
+      yield* a1.api.approvals.deny({ params: { approvalId: id }, payload: { reason: "not this one" } })
+      const settled = yield* scrape
+      assert.strictEqual(sampleOf(settled, pending), sampleOf(before, pending))
+      assert.strictEqual(sampleOf(settled, denied), sampleOf(before, denied) + 1)
     }))
 
   it.effect("an approver of another grant sees and approves nothing of this one; revoking the grant expires its pending request", () =>

@@ -32,14 +32,17 @@ const isLoopback = (address: string) => address.startsWith("127.") || address ==
 
 const portOf = (url: string) => Number(new URL(url).port)
 
-/** A node process that listens as Alto does (`{ port: 0, host: "0.0.0.0" }`) under the preload; prints where it bound. */
-const boundUnderPreload = (env: Record<string, string>) =>
+/**
+ * A node process that listens as Alto does (`{ port: 0, host: "0.0.0.0" }`) under the preload,
+ * given `args` as Alto would be; prints where it bound and the arguments left for it.
+ */
+const boundUnderPreload = (args: ReadonlyArray<string>) =>
   Effect.promise(() =>
     new Promise<string>((resolve, reject) => {
       const preload = path.resolve(import.meta.dirname, "../../src/chain/loopback-only.cjs")
       const script =
-        `const s = require("node:net").createServer(); s.listen({ port: 0, host: "0.0.0.0" }, () => { console.log(s.address().address); s.close() })`
-      execFile(process.execPath, ["--require", preload, "-e", script], { env: { ...process.env, ...env } }, (error, stdout) =>
+        `const s = require("node:net").createServer(); s.listen({ port: 0, host: "0.0.0.0" }, () => { console.log(s.address().address, JSON.stringify(process.argv.slice(1))); s.close() })`
+      execFile(process.execPath, ["--require", preload, "-e", script, "--", ...args], (error, stdout) =>
         error ? reject(error) : resolve(stdout.trim()))
     })
   )
@@ -56,7 +59,11 @@ describe("listening on loopback by default", () => {
 
   it.effect("the preload binds Alto's every-interface listen to loopback, or to LOCAL_NETWORK_HOST's value", () =>
     Effect.gen(function*() {
-      assert.strictEqual(yield* boundUnderPreload({}), "127.0.0.1")
-      assert.strictEqual(yield* boundUnderPreload({ DAS_LISTEN_HOST: "0.0.0.0" }), "0.0.0.0")
+      assert.strictEqual(yield* boundUnderPreload(["--port", "1"]), `127.0.0.1 ["--port","1"]`)
+      // The host as an argument, taken out before Alto parses its own.
+      assert.strictEqual(
+        yield* boundUnderPreload(["--port", "1", "--das-listen-host", "0.0.0.0", "--safe-mode", "false"]),
+        `0.0.0.0 ["--port","1","--safe-mode","false"]`
+      )
     }))
 })

@@ -6,7 +6,7 @@
  * `Connection: close`, the stream ends (its client reconnects elsewhere), the slow requests
  * finish, and the process logs the start and end of its shutdown and exits 0 inside the
  * deadline. The figures against their goals (readiness 503 within 100 ms) are `bench/drain.ts`'s:
- * here the bounds are loose enough for a loaded test machine.
+ * here nothing is timed but the deadline.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -35,9 +35,12 @@ describe("graceful drain on SIGTERM", () => {
         const f = figures(run)
         console.log(describeFigures(f, deadlineMs))
 
-        // Readiness: 503 soon after the signal, and never 200 after its first 503.
+        // The drain starts in the signal's own handler (not when the runtime, later, closes the
+        // HTTP server); from then on readiness never answers 200. How soon is bench/drain.ts's.
+        assert.match(run.output, /shutdown: started \(SIGTERM\)/)
+        assert.isFalse(Number.isNaN(f.drainStartedMs), "no drain start logged")
         assert.isDefined(f.readiness503Ms, "readiness never answered 503")
-        assert.isAtMost(f.readiness503Ms!, 1000, "readiness did not turn 503 at the signal")
+        assert.strictEqual(f.readiness200AfterDrain, 0, "readiness answered 200 after the drain started")
         assert.strictEqual(f.readiness200After503, 0)
         // Every request whose connection the service had accepted was answered; nothing was reset.
         assert.deepStrictEqual(f.unanswered, [], "an accepted request went unanswered (reset or hung up)")
