@@ -124,12 +124,12 @@ export const seedScale = (options: SeedOptions) =>
               'agent', 'agent', ${delegateeSql}, $1, $2::jsonb, 'Up to 100 USDC',
               ${leg(delegatorSql, delegateeSql, hashOf("'perm:' || k"))},
               'active', ${hashOf("'build:' || k")}, '0x' || repeat('cd', 32),
-              now() - interval '1 day' + k * interval '1 millisecond', now() - interval '1 day'
+              now() - interval '1 day' + n * interval '1 millisecond', now() - interval '1 day'
        FROM ${from}`
     ]
     const params = (extra: ReadonlyArray<unknown>) => [options.chainId, JSON.stringify(policy), ...tokenParams, ...extra]
     // Other accounts' grants: k numbers them; account g = (k - 1) / grantsPerAccount + 1.
-    const others = "(SELECT k, (k - 1) / $7::int + 1 AS g FROM generate_series(1, $6::int) k) s"
+    const others = "(SELECT k, k AS n, (k - 1) / $7::int + 1 AS g FROM generate_series(1, $6::int) k) s"
     for (const text of grantInsert(
       others,
       "'acc_scale_' || g",
@@ -138,7 +138,7 @@ export const seedScale = (options: SeedOptions) =>
       // Ten of them (the first account's) are held by the big account's address.
       "CASE WHEN g = 1 THEN $8::text ELSE '0x' || lpad(to_hex(k), 40, 'd') END"
     )) yield* run(text, params([accounts * grantsPerAccount, grantsPerAccount, options.address]))
-    const own = "(SELECT 'own_' || j AS k FROM generate_series(1, 10) j) s"
+    const own = "(SELECT 'own_' || j AS k, j AS n FROM generate_series(1, 10) j) s"
     for (const text of grantInsert(own, `'${big}'`, "$6::text", "$7::text", "'0x' || lpad(md5(k), 40, 'd')")) {
       yield* run(text, params([options.signer, options.address]))
     }
