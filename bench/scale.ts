@@ -117,7 +117,7 @@ try {
         SIWE_DOMAIN: "bench.local",
         SIWE_URI: "http://bench.local",
         ...configEnvOf(network)
-      }, `http://127.0.0.1:${port}/health/ready`))
+      }, `http://127.0.0.1:${port}/health/ready`, 300))
       try {
         const get = (path: string, token: string) => async () => {
           const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${token}` } })

@@ -23,14 +23,14 @@ export const startPostgres = async () => {
   }
 }
 
-/** Starts `tsx <script>` with `env` and waits until `readyUrl` answers 2xx/4xx. */
-export const startProcess = async (script: string, env: Record<string, string>, readyUrl: string) => {
+/** Starts `tsx <script>` with `env` and waits (up to `readySeconds`) until `readyUrl` answers 2xx/4xx. */
+export const startProcess = async (script: string, env: Record<string, string>, readyUrl: string, readySeconds = 60) => {
   const child: ChildProcess = spawn(path.join(root, "node_modules/.bin/tsx"), [script], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"]
   })
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < readySeconds * 10; i++) {
     const ok = await fetch(readyUrl).then((r) => r.status < 500, () => false)
     if (ok) return { child, stop: () => new Promise<void>((r) => { child.once("exit", () => r()); child.kill("SIGTERM") }) }
     await new Promise((r) => setTimeout(r, 100))
