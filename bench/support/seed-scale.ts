@@ -75,7 +75,7 @@ export const seedScale = (options: SeedOptions) =>
     )
     yield* run(
       `INSERT INTO accounts (id, signer_address, idx, label, address, chain_id, type, purpose, deployment_status, created_at)
-       SELECT 'acc_scale_' || g, '0x' || lpad(to_hex(g), 40, 'e'), 0, 'Primary', '0x' || lpad(to_hex(g), 40, 'a'),
+       SELECT 'acc_scale_' || g, '0xe' || lpad(to_hex(g), 39, '0'), 0, 'Primary', '0xa' || lpad(to_hex(g), 39, '0'),
               $1, 'hybrid', 'primary', 'counterfactual', now() - interval '1 day'
        FROM generate_series(1, $2::int) g`,
       [options.chainId, accounts]
@@ -133,13 +133,13 @@ export const seedScale = (options: SeedOptions) =>
     for (const text of grantInsert(
       others,
       "'acc_scale_' || g",
-      "'0x' || lpad(to_hex(g), 40, 'e')",
-      "'0x' || lpad(to_hex(g), 40, 'a')",
+      "'0xe' || lpad(to_hex(g), 39, '0')",
+      "'0xa' || lpad(to_hex(g), 39, '0')",
       // Ten of them (the first account's) are held by the big account's address.
-      "CASE WHEN g = 1 THEN $8::text ELSE '0x' || lpad(to_hex(k), 40, 'd') END"
+      "CASE WHEN g = 1 THEN $8::text ELSE '0xd' || lpad(to_hex(k), 39, '0') END"
     )) yield* run(text, params([accounts * grantsPerAccount, grantsPerAccount, options.address]))
     const own = "(SELECT 'own_' || j AS k, j AS n FROM generate_series(1, 10) j) s"
-    for (const text of grantInsert(own, `'${big}'`, "$6::text", "$7::text", "'0x' || lpad(md5(k), 40, 'd')")) {
+    for (const text of grantInsert(own, `'${big}'`, "$6::text", "$7::text", "'0xc' || lpad(md5(k), 39, '0')")) {
       yield* run(text, params([options.signer, options.address]))
     }
     yield* run("ANALYZE")
