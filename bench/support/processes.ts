@@ -27,7 +27,8 @@ export const startPostgres = async () => {
 export const startProcess = async (script: string, env: Record<string, string>, readyUrl: string, readySeconds = 60) => {
   const child: ChildProcess = spawn(path.join(root, "node_modules/.bin/tsx"), [script], {
     cwd: root,
-    env: { ...process.env, ...env },
+    // The service's metrics listener on a free port unless told (its default, 9464, may be taken on a shared machine).
+    env: { ...process.env, METRICS_PORT: "0", ...env },
     stdio: ["ignore", "ignore", "inherit"]
   })
   for (let i = 0; i < readySeconds * 10; i++) {
