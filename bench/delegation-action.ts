@@ -179,6 +179,9 @@ try {
   console.log(`  in the service: its chain calls       p50 ${c.p50.toFixed(2)}  p99 ${c.p99.toFixed(2)}  (${own.own.length} traces)`)
   console.log(`  in the service: its own part          p50 ${o.p50.toFixed(2)}  p99 ${o.p99.toFixed(2)}`)
   console.log(`  chain calls per request (span names): ${own.names.join(", ")}`)
+  // Where the rest goes: every span of these requests, median duration × per request.
+  const { rows } = receiver.breakdown("POST", "/actions")
+  console.log(`  spans (median ms × per request): ${rows.slice(0, 25).map((r) => `${r.name} ${r.medianMs.toFixed(1)} × ${r.perRequest.toFixed(1)}`).join("; ")}`)
   report({ path: "delegated action p50 (service over its chain calls alone)", service: s.p50, baseline: f.p50, unit: "ms", goal: "(reference)", met: true })
   report({ path: "delegated action p99 (service over its chain calls alone)", service: s.p99, baseline: f.p99, unit: "ms", goal: "(reference)", met: true })
   report({
