@@ -12,14 +12,22 @@ import * as path from "node:path"
 import { root } from "./support/processes.ts"
 import type { Result } from "./support/results.ts"
 
-const all = ["http-read", "launchpad", "floor", "relay", "audit", "marketplace-stream", "follower", "chains"] as const
+const all = ["http-read", "launchpad", "floor", "relay", "delegation-action", "audit", "marketplace-stream", "follower", "chains", "scale"] as const
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : [...all]
 const limitMs = 150_000
+/**
+ * Longer runs: `scale` seeds and measures two sizes here (10k and 100k, ~10 minutes on 2 cores);
+ * its 1M size is `npx tsx bench/scale.ts` alone (or SCALE_SIZES=10000,100000,1000000 here).
+ */
+const limits: Record<string, number> = { scale: 1_200_000 }
+const extraEnv: Record<string, Record<string, string>> = {
+  scale: { SCALE_SIZES: process.env.SCALE_SIZES ?? "10000,100000", SCALE_SAMPLES: process.env.SCALE_SAMPLES ?? "20" }
+}
 
 const run = (name: string) =>
   new Promise<{ results: Array<Result>; ok: boolean; seconds: number }>((resolve) => {
     const started = Date.now()
-    const env = { ...process.env, BENCH_MAX_SECONDS: "115" }
+    const env = { ...process.env, BENCH_MAX_SECONDS: "115", ...extraEnv[name] }
     const child = spawn(path.join(root, "node_modules/.bin/tsx"), [`bench/${name}.ts`], { cwd: root, env, stdio: ["ignore", "pipe", "inherit"] })
     const results: Array<Result> = []
     let buffered = ""
@@ -32,7 +40,7 @@ const run = (name: string) =>
         else if (!line.startsWith("{")) console.log(`  [${name}] ${line}`)
       }
     })
-    const timer = setTimeout(() => child.kill("SIGKILL"), limitMs)
+    const timer = setTimeout(() => child.kill("SIGKILL"), limits[name] ?? limitMs)
     child.on("exit", (code) => {
       clearTimeout(timer)
       resolve({ results, ok: code === 0, seconds: (Date.now() - started) / 1000 })

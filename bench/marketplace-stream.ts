@@ -16,13 +16,17 @@
  * (both from the change itself, which includes waiting for the next poll, and
  * from the upstream's answer to that poll, which is the fan-out). The SSE phase measures
  * BENCH_ROUNDS changes (default 3), one per poll, after one unmeasured change (the warm-up),
- * and reports their median and spread.
+ * and reports their median and spread. Node's own floor is measured in the same run,
+ * round by round between the service's (BENCH_NODE_FLOOR=0 leaves it out): a bare
+ * `node:http` server (its own process) writing one pre-framed event to as many SSE clients
+ * (another process, the same client code), from the loop's start to the last client's read.
  * The server is the service's `NodeServer` (its node-level route serves the stream);
  * BENCH_PLAIN_SERVER=1 serves it through the HttpApi handler on a plain node server instead.
  * Stops by itself (hard limit BENCH_MAX_SECONDS, default 180).
  */
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { fork } from "node:child_process"
+import { createServer } from "node:http"
 import * as net from "node:net"
 import { type PerformanceEntry, PerformanceObserver } from "node:perf_hooks"
 import { runInNewContext } from "node:vm"
@@ -134,6 +138,37 @@ const runClients = () => {
 }
 
 // ---------------------------------------------------------------------------
+// Child process: node's floor, a bare node:http server (as bench/stream-node-floor.ts)
+// ---------------------------------------------------------------------------
+
+/**
+ * A bare `node:http` server holding every SSE response it gets (head and first bytes
+ * written, as the service's stream does). On `fire`, one event carrying `volume`, framed
+ * once as an HTTP/1.1 chunk (as the service's hub does), is written to every socket in one
+ * synchronous loop; it answers when the loop started. Its own process (file descriptors:
+ * 10,000 sockets each for it and for the service's server).
+ */
+const runFloorServer = () => {
+  const held = new Set<net.Socket>()
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform" })
+    res.write(": connected\nretry: 5000\n\n")
+    const socket = res.socket!
+    held.add(socket)
+    res.on("close", () => held.delete(socket))
+  })
+  server.listen(0, "127.0.0.1", () => process.send!({ kind: "listening", port: (server.address() as net.AddressInfo).port }))
+  process.on("message", (m: { kind: "fire"; volume: number } | { kind: "count" }) => {
+    if (m.kind === "count") return process.send!({ kind: "count", held: held.size })
+    const data = Buffer.from(`data: {"wallet":"0x${"ab".repeat(20)}","totalVolumeUsd":${m.volume},"jobs":42}\n\n`)
+    const chunk = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from("\r\n")])
+    const at = performance.timeOrigin + performance.now()
+    for (const socket of held) socket.write(chunk)
+    process.send!({ kind: "fired", at, loopMs: performance.timeOrigin + performance.now() - at })
+  })
+}
+
+// ---------------------------------------------------------------------------
 // Parent: server, upstream, measurements
 // ---------------------------------------------------------------------------
 
@@ -174,6 +209,40 @@ const steadyPolls = async (fake: FakeUpstream, hub: StatsHub["Service"], interva
   const polls = Effect.runSync(hub.stats).polls - p0
   const requests = fake.state.requests.length - r0
   return { polls, requests, perPoll: requests / Math.max(1, polls) }
+}
+
+/** Node's floor (runFloorServer) with `count` clients of its own. */
+const startFloor = async (count: number) => {
+  const server = fork(new URL(import.meta.url).pathname, ["floor-server"], { execArgv: process.execArgv, stdio: "inherit" })
+  const fromServer: Array<Record<string, unknown>> = []
+  server.on("message", (m: Record<string, unknown>) => fromServer.push(m))
+  await until(() => fromServer.some((m) => m.kind === "listening"), 20_000, "floor server")
+  const port = Number(fromServer.find((m) => m.kind === "listening")!.port)
+  const clients = fork(new URL(import.meta.url).pathname, ["clients"], { execArgv: process.execArgv, stdio: "inherit" })
+  const fromClients: Array<Record<string, unknown>> = []
+  clients.on("message", (m: Record<string, unknown>) => fromClients.push(m))
+  await until(() => fromClients.some((m) => m.kind === "ready"), 20_000, "floor client process")
+  clients.send({ kind: "open", url: `http://127.0.0.1:${port}/marketplace/agents/stream`, count } satisfies ToClient)
+  await until(() => fromClients.some((m) => m.kind === "opened"), 120_000, "floor SSE connections")
+  await wait(500)
+  return {
+    fire: async (volume: number) => {
+      const answered = fromClients.filter((m) => m.kind === "received").length
+      const fired = fromServer.filter((m) => m.kind === "fired").length
+      clients.send({ kind: "expect", volume } satisfies ToClient)
+      await wait(50)
+      server.send({ kind: "fire", volume })
+      await until(() => fromClients.filter((m) => m.kind === "received").length > answered, 30_000, "every floor client's event")
+      await until(() => fromServer.filter((m) => m.kind === "fired").length > fired, 5_000, "the floor's loop")
+      const got = fromClients.filter((m) => m.kind === "received").at(-1)!
+      const done = fromServer.filter((m) => m.kind === "fired").at(-1)!
+      return { last: Number(got.last) - Number(done.at), loopMs: Number(done.loopMs) }
+    },
+    stop: () => {
+      clients.send({ kind: "close" } satisfies ToClient)
+      server.kill()
+    }
+  }
 }
 
 const main = async () => {
@@ -223,6 +292,11 @@ const main = async () => {
     await wait(POLL_MS * 2)
     const mem = memory()
     const steady = await steadyPolls(fake, hub, 5)
+    // Node's floor in the same run: a bare node:http server in its own process, as many SSE
+    // clients in another, opened after the service's memory was measured; its rounds alternate
+    // with the service's, so drift on a shared machine hits both alike.
+    const floor = sseClients > 0 && process.env.BENCH_NODE_FLOOR !== "0" ? await startFloor(sseClients) : undefined
+    const floorRounds: Array<{ last: number; loopMs: number }> = []
     // BENCH_ROUNDS changes (default 3), one per poll, each round's fan-out measured alone, after
     // one unmeasured change that warms the write loop (a served stream writes one every poll).
     const rounds: Array<{ first: number; last: number; sinceChange: number; written: number; gcCount: number; gcMs: number; cpu: NodeJS.CpuUsage }> = []
@@ -246,6 +320,11 @@ const main = async () => {
       const written = Effect.runSync(hub.stats).deliveredAt ?? NaN
       // Collections that started between the upstream's answer and the last write (the fan-out itself).
       const during = gcs.filter((g) => performance.timeOrigin + g.startTime >= poll && performance.timeOrigin + g.startTime <= written)
+      if (floor !== undefined) {
+        await wait(200)
+        const f = await floor.fire(++marker)
+        if (round >= 0) floorRounds.push(f)
+      }
       if (round < 0) continue
       rounds.push({
         first: Number(got.first) - poll,
@@ -272,6 +351,25 @@ const main = async () => {
       met: fanOut <= 100,
       spread: fanOuts
     })
+    if (floor !== undefined) {
+      const floors = spread(floorRounds.map((r) => r.last))
+      // Round by round: the service's fan-out over node's in the same pass.
+      const ratios = spread(rounds.map((r, i) => r.last / floorRounds[i]!.last))
+      report({
+        path: `stream: upstream answer → last of ${sseClients}, over node:http's own fan-out (same run)`,
+        service: ratios.median,
+        baseline: 1,
+        unit: "ratio",
+        goal: "≤ 1.1×",
+        met: ratios.median <= 1.1,
+        spread: ratios
+      })
+      results.push(
+        ["  node:http floor: write → last client", `${floorRounds.map((r) => r.last.toFixed(1)).join(", ")} ms (median ${floors.median.toFixed(1)}; its loop ${floorRounds.map((r) => r.loopMs.toFixed(1)).join(", ")} ms)`],
+        ["  service / floor, round by round", `${rounds.map((r, i) => (r.last / floorRounds[i]!.last).toFixed(2)).join(", ")} (median ${ratios.median.toFixed(2)}×)`]
+      )
+      floor.stop()
+    }
     report({ path: `stream: server RSS over baseline, ${sseClients} clients`, service: rssMb, baseline: 0, unit: "MB", goal: "≤ 100 MB", met: rssMb <= 100 })
     results.push(
       ["SSE connections (real sockets)", `${opened.connected} connected, ${opened.failed} failed ${JSON.stringify(opened.reasons)} (opened in ${joined.toFixed(0)} ms)`],
@@ -357,6 +455,7 @@ const main = async () => {
 }
 
 if (process.argv[2] === "clients") runClients()
+else if (process.argv[2] === "floor-server") runFloorServer()
 else {
   main().catch((e) => {
     console.error(e)

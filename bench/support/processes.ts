@@ -23,17 +23,18 @@ export const startPostgres = async () => {
   }
 }
 
-/** Starts `tsx <script>` with `env` and waits until `readyUrl` answers 2xx/4xx. */
-export const startProcess = async (script: string, env: Record<string, string>, readyUrl: string) => {
+/** Starts `tsx <script>` with `env` and waits (up to `readySeconds`) until `readyUrl` answers 2xx/4xx. */
+export const startProcess = async (script: string, env: Record<string, string>, readyUrl: string, readySeconds = 60) => {
   const child: ChildProcess = spawn(path.join(root, "node_modules/.bin/tsx"), [script], {
     cwd: root,
-    env: { ...process.env, ...env },
+    // The service's metrics listener on a free port unless told (its default, 9464, may be taken on a shared machine).
+    env: { ...process.env, METRICS_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "inherit"]
   })
   // The service logs to stdout; its last lines say why it did not become ready.
   let tail = ""
   child.stdout!.on("data", (chunk: Buffer) => void (tail = (tail + chunk.toString("utf8")).slice(-4000)))
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < readySeconds * 10; i++) {
     if (child.exitCode !== null) break
     const ok = await fetch(readyUrl).then((r) => r.status < 500, () => false)
     if (ok) return { child, stop: () => new Promise<void>((r) => { child.once("exit", () => r()); child.kill("SIGTERM") }) }

@@ -94,5 +94,40 @@ export const startSpanReceiver = async () => {
       serverWindows: roots.map((r) => ({ start: Number(BigInt(r.startTimeUnixNano) / 1000n) / 1000, end: Number(BigInt(r.endTimeUnixNano) / 1000n) / 1000 }))
     }
   }
-  return { url, spans, breakdown, timeline, close: () => new Promise<void>((r) => server.close(() => r())) }
+  /**
+   * Per request (server span matching `method` and a path containing `urlPath`, started after
+   * `sinceMs` since the epoch): the time covered by spans whose name matches `external` (the
+   * union of their intervals: calls made at once count once), and the rest of the server span.
+   */
+  const ownTime = (method: string, urlPath: string, external: RegExp, sinceMs = 0) => {
+    const nanos = (t: string) => Number(BigInt(t) / 1000n) / 1000
+    const roots = spans.filter((s) => s.kind === 2)
+      .filter((s) => attr(s, "http.request.method") === method && (attr(s, "url.path") ?? attr(s, "http.url") ?? "").includes(urlPath))
+      .filter((s) => nanos(s.startTimeUnixNano) >= sinceMs)
+    const byTrace = new Map<string, Array<Span>>()
+    for (const s of spans) if (external.test(s.name)) byTrace.set(s.traceId, [...(byTrace.get(s.traceId) ?? []), s])
+    const names = new Map<string, number>()
+    const own: Array<number> = []
+    const chain: Array<number> = []
+    for (const r of roots) {
+      const calls = (byTrace.get(r.traceId) ?? []).map((s) => [nanos(s.startTimeUnixNano), nanos(s.endTimeUnixNano)] as const)
+        .sort((a, b) => a[0] - b[0])
+      for (const s of byTrace.get(r.traceId) ?? []) names.set(s.name, (names.get(s.name) ?? 0) + 1)
+      let covered = 0
+      let end = -Infinity
+      for (const [a, b] of calls) {
+        if (b <= end) continue
+        covered += b - Math.max(a, end)
+        end = b
+      }
+      chain.push(covered)
+      own.push(ms(r) - covered)
+    }
+    return {
+      own,
+      chain,
+      names: [...names].map(([n, c]) => `${n} × ${(c / Math.max(1, roots.length)).toFixed(1)}`)
+    }
+  }
+  return { url, spans, breakdown, timeline, ownTime, close: () => new Promise<void>((r) => server.close(() => r())) }
 }

@@ -36,7 +36,12 @@ export interface BundlerProxy {
   releaseHanging(): void
 }
 
-export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
+export const bundlerProxy = (
+  target: string,
+  initial: ProxyMode = "up",
+  /** Awaited when an `eth_sendUserOperation` arrives, before it is forwarded: what the bundler is shown at that moment. */
+  onSend?: (body: string) => Promise<void>
+) =>
   Effect.acquireRelease(
     Effect.promise(() =>
       new Promise<BundlerProxy & { close: () => void }>((resolve) => {
@@ -99,6 +104,7 @@ export const bundlerProxy = (target: string, initial: ProxyMode = "up") =>
               return
             }
             if (isSend) sends++
+            if (isSend && onSend !== undefined) await onSend(body)
             try {
               const answer = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
               const lost = mode === "lose-send-answer" && isSend

@@ -1,0 +1,202 @@
+/**
+ * The decision, measured (issue 30, item 4): `POST /delegations/{id}/actions` (evaluate the
+ * grant's policy and reserve under its row lock, then build the delegate's redeem operation)
+ * p50/p99 through the service, beside:
+ *   - its floor: the chain calls a build needs, timed alone from this process in the same
+ *     order (the delegate's code, EntryPoint nonce and fee data at once, then the bundler's
+ *     gas estimate of the same operation), alternated with the service's requests;
+ *   - the service's own part: each request's server span less the time covered by its chain
+ *     and bundler calls (the `Chain.*` and `Bundler.*` spans), from the service's own traces
+ *     exported to a loopback receiver. Goal: p99 ≤ 5 ms.
+ *
+ * One owner, one delegate (both smart accounts of the service), one active grant with room
+ * for every action; each action a different amount, so none is answered from an open build.
+ *
+ *   npx tsx bench/delegation-action.ts [actions=40]
+ */
+import { Effect, Exit, Redacted, Scope } from "effect"
+import { type Address, createPublicClient, createWalletClient, http, parseUnits } from "viem"
+import { formatUserOperationRequest } from "viem/account-abstraction"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { makeHybridDeleGator } from "../src/chain/Accounts4337.ts"
+import { viemChainOf } from "../src/chain/Chain.ts"
+import { permitStablecoinAbi } from "../src/chain/contracts/TokenPaymaster.ts"
+import { configEnvOf, fromJson, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
+import { makeClient } from "../src/client/Client.ts"
+import { signIn } from "../src/client/signIn.ts"
+import { fromWire } from "../src/builds/Wire.ts"
+import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+import { report } from "./support/results.ts"
+import { startSpanReceiver } from "./support/span-receiver.ts"
+
+const actions = Number(process.argv[2] ?? 40)
+const percentile = (values: ReadonlyArray<number>, q: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
+}
+
+const scope = Effect.runSync(Scope.make())
+const description = await Effect.runPromise(startLocalNetwork().pipe(Scope.provide(scope)))
+const network = toJson(description)
+const receiver = await startSpanReceiver()
+const pg = await startPostgres()
+const port = await freePort()
+const baseUrl = `http://127.0.0.1:${port}`
+const service = await startProcess("src/main.ts", {
+  DATABASE_URL: pg.url,
+  PORT: String(port),
+  LOG_FORMAT: "json",
+  SIWE_DOMAIN: "bench.local",
+  SIWE_URI: "http://bench.local",
+  RATE_LIMIT_NONCE_PER_MINUTE: "0",
+  RATE_LIMIT_SESSION_PER_MINUTE: "0",
+  RATE_LIMIT_BUILDS_PER_MINUTE: "0",
+  SPONSOR_QUOTA_OPS: "0",
+  SPONSOR_QUOTA_GAS: "0",
+  ANCHOR_INTERVAL: "0 seconds",
+  ...configEnvOf(network),
+  OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url
+}, `${baseUrl}/health/ready`)
+
+try {
+  const net = fromJson(network)
+  const chain = viemChainOf(net)
+  const client = createPublicClient({ chain, transport: http(net.rpcUrl), pollingInterval: 20 })
+  const deployer = createWalletClient({ chain, transport: http(net.rpcUrl), account: privateKeyToAccount(Redacted.value(net.deployerKey)) })
+  const stack = makeHybridDeleGator({ chainId: net.chainId, entryPoint: net.entryPoint, environment: net.delegation })
+  const ownerKey = generatePrivateKey()
+  const delegateKey = generatePrivateKey()
+
+  const setup = await Effect.runPromise(Effect.gen(function*() {
+    const owner = yield* makeClient({ baseUrl, token: (yield* signIn(baseUrl, privateKeyToAccount(ownerKey))).token })
+    const delegate = yield* makeClient({ baseUrl, token: (yield* signIn(baseUrl, privateKeyToAccount(delegateKey))).token })
+    const [ownerAccount] = yield* owner.accounts.listAccounts()
+    const [delegateAccount] = yield* delegate.accounts.listAccounts()
+    const build = yield* owner.delegations.build({
+      payload: {
+        name: "bench",
+        kind: "agent",
+        delegateeAddress: delegateAccount!.address,
+        chainId: net.chainId,
+        budgets: [{ token: { symbol: "USDC" }, amount: 1_000_000 }],
+        perActionMax: { token: { symbol: "USDC" }, amount: 1_000 },
+        maxActions: 1_000_000
+      }
+    })
+    const { signature: _s, ...unsigned } = fromWire(build.enableUserOp)
+    const signature = yield* stack.signUserOperation(ownerKey, unsigned)
+    const leg = build.delegations[0]!
+    const legSignature = yield* Effect.promise(() =>
+      privateKeyToAccount(ownerKey).signTypedData({
+        ...leg.typedData,
+        message: { ...leg.typedData.message, salt: BigInt(leg.typedData.message.salt) }
+      } as never)
+    )
+    const created = yield* owner.delegations.create({
+      payload: {
+        userOp: { ...build.enableUserOp, signature },
+        userOpHash: build.userOpHash,
+        intentType: "delegation_enable",
+        delegationSignatures: [{ permissionId: leg.permissionId, signature: legSignature }]
+      }
+    })
+    if (created.status !== "active") throw new Error(`the grant is ${created.status}`)
+    return { delegate, delegationId: created.id, owner: ownerAccount!.address as Address, delegateAddress: delegateAccount!.address as Address }
+  }))
+  // Money to move (the bundler's estimate simulates the transfer).
+  await client.waitForTransactionReceipt({
+    hash: await deployer.writeContract({
+      address: net.tokens.usd.address, abi: permitStablecoinAbi, functionName: "mint", args: [setup.owner, parseUnits("1000000", 6)]
+    })
+  })
+  const recipient = privateKeyToAccount(generatePrivateKey()).address
+
+  let k = 0
+  const act = () =>
+    Effect.runPromise(setup.delegate.delegations.act({
+      params: { delegationId: setup.delegationId },
+      // A different amount each time: never answered from an open identical build.
+      payload: { recipient, amount: Number((0.001 * ++k).toFixed(3)) }
+    }))
+  type Built = Awaited<ReturnType<typeof act>>
+  /** The chain calls of a build, from here: code, nonce and fees at once, then the bundler's estimate. */
+  const floor = async (built: Built) => {
+    const op = fromWire(built.userOp)
+    await Promise.all([
+      client.getCode({ address: setup.delegateAddress }),
+      client.readContract({
+        address: net.entryPoint,
+        abi: [{ type: "function", name: "getNonce", stateMutability: "view", inputs: [{ type: "address" }, { type: "uint192" }], outputs: [{ type: "uint256" }] }],
+        functionName: "getNonce",
+        args: [setup.delegateAddress, 0n]
+      }),
+      client.estimateFeesPerGas()
+    ])
+    const res = await fetch(net.bundlerUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_estimateUserOperationGas", params: [formatUserOperationRequest(op), net.entryPoint] })
+    })
+    const body = (await res.json()) as { result?: unknown; error?: { message: string } }
+    if (body.result === undefined) throw new Error(`bundler refused the estimate: ${body.error?.message}`)
+  }
+  const time = async (f: () => Promise<unknown>) => {
+    const t0 = performance.now()
+    await f()
+    return performance.now() - t0
+  }
+
+  // Warm both sides (JIT, pools, the bundler's caches).
+  let last = await act()
+  for (let i = 0; i < 5; i++) {
+    last = await act()
+    await floor(last)
+  }
+  const firstMeasured = performance.timeOrigin + performance.now()
+  const service: Array<number> = []
+  const floors: Array<number> = []
+  for (let i = 0; i < actions; i++) {
+    // Alternate which side goes first, so drift hits both alike.
+    if (i % 2 === 0) {
+      service.push(await time(async () => (last = await act())))
+      floors.push(await time(() => floor(last)))
+    } else {
+      floors.push(await time(() => floor(last)))
+      service.push(await time(async () => (last = await act())))
+    }
+  }
+  // The service exports its spans in batches: wait for the last ones.
+  await new Promise((r) => setTimeout(r, 7_000))
+  const own = receiver.ownTime("POST", "/actions", /^(Chain|Bundler)\./, firstMeasured)
+  const p = (xs: ReadonlyArray<number>) => ({ p50: percentile(xs, 0.5), p99: percentile(xs, 0.99) })
+  const s = p(service)
+  const f = p(floors)
+  const o = p(own.own)
+  const c = p(own.chain)
+  console.log(`POST /delegations/{id}/actions, ${actions} actions (ms)`)
+  console.log(`  through the service (client)          p50 ${s.p50.toFixed(2)}  p99 ${s.p99.toFixed(2)}`)
+  console.log(`  chain calls alone, from here (floor)  p50 ${f.p50.toFixed(2)}  p99 ${f.p99.toFixed(2)}`)
+  console.log(`  in the service: its chain calls       p50 ${c.p50.toFixed(2)}  p99 ${c.p99.toFixed(2)}  (${own.own.length} traces)`)
+  console.log(`  in the service: its own part          p50 ${o.p50.toFixed(2)}  p99 ${o.p99.toFixed(2)}`)
+  console.log(`  chain calls per request (span names): ${own.names.join(", ")}`)
+  // Where the rest goes: every span of these requests, median duration × per request.
+  const { rows } = receiver.breakdown("POST", "/actions")
+  console.log(`  spans (median ms × per request): ${rows.slice(0, 25).map((r) => `${r.name} ${r.medianMs.toFixed(1)} × ${r.perRequest.toFixed(1)}`).join("; ")}`)
+  report({ path: "delegated action p50 (service over its chain calls alone)", service: s.p50, baseline: f.p50, unit: "ms", goal: "(reference)", met: true })
+  report({ path: "delegated action p99 (service over its chain calls alone)", service: s.p99, baseline: f.p99, unit: "ms", goal: "(reference)", met: true })
+  report({
+    path: "delegated action: the service's own part p99 (evaluate + reserve + build, no chain calls)",
+    service: o.p99,
+    baseline: 0,
+    unit: "ms",
+    goal: "≤ 5 ms",
+    met: o.p99 <= 5,
+    spread: { median: o.p50, min: Math.min(...own.own), max: Math.max(...own.own) }
+  })
+} finally {
+  await service.stop()
+  await receiver.close()
+  await pg.stop()
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+}
+process.exit(0)
