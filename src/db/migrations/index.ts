@@ -38,6 +38,7 @@ import permissionApprovals from "./0260_permission_approvals.ts"
 import approvalRequests from "./0270_approval_requests.ts"
 import x402Payments from "./0280_x402_payments.ts"
 import ownerAccount from "./0290_owner_account.ts"
+import useropSettledNotify from "./0340_userop_settled_notify.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -73,5 +74,6 @@ export const migrations = Migrator.fromRecord({
   "0260_permission_approvals": permissionApprovals,
   "0270_approval_requests": approvalRequests,
   "0280_x402_payments": x402Payments,
-  "0290_owner_account": ownerAccount
+  "0290_owner_account": ownerAccount,
+  "0340_userop_settled_notify": useropSettledNotify
 })
