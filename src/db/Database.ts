@@ -58,7 +58,7 @@ const pooledLayer = (pooledUrl: string, directUrl: string, maxConnections: numbe
     const { hosts: _, ...direct } = yield* connectionOf(directUrl, name)
     const listener = yield* PgClient.make({ ...direct, maxConnections: 2, applicationName: name })
     yield* Effect.logInfo("database: using DATABASE_URL through a transaction pooler; LISTEN on DATABASE_DIRECT_URL")
-    // SqlClient: the pooler. PgClient (whose only use is `listen`: NotificationHub): direct.
+    // SqlClient: the pooler. PgClient (whose only use is `listen`: NotificationHub, userops/Waiters): direct.
     return Context.make(SqlClient.SqlClient, pooled).pipe(Context.add(PgClient.PgClient, listener))
   })).pipe(Layer.provide(Reactivity.layer))
 

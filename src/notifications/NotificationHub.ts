@@ -21,7 +21,7 @@
  * ended (clients resume and replay) and the listener reconnects.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Config, Context, Data, Deferred, Duration, Effect, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
+import { Clock, Config, Context, Data, Deferred, Duration, Effect, Layer, Option, Queue, Schedule, Schema, type Scope, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { BadRequest, ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
 import { normalizeAddress } from "../accounts/Accounts.ts"
@@ -104,6 +104,11 @@ export class NotificationHub extends Context.Service<NotificationHub, {
     clientAddress?: string
   ): Stream.Stream<Uint8Array, ServiceUnavailable | TooManyRequests>
   readonly stats: Effect.Effect<HubStats>
+  /**
+   * Calls `f` on every batch of committed notifications this process hears of (any signer),
+   * and once the listener (re)connects (some may have been missed): the webhook worker's wake-up.
+   */
+  onAnnounced(f: () => void): Effect.Effect<void, never, Scope.Scope>
 }>()("das/notifications/NotificationHub") {}
 
 const encoder = new TextEncoder()
@@ -182,6 +187,11 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
     }
   }, Effect.orDie)
 
+  const announced = new Set<() => void>()
+  const announce = () => {
+    for (const f of announced) f()
+  }
+
   const health = makeLoopHealth("notifications listener")
   /** Settled by the first listener that hears its probe, or that does not (a start that cannot work). */
   const firstProbe = yield* Deferred.make<void, ListenerDeaf>()
@@ -207,8 +217,10 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
     }
     yield* Deferred.succeed(firstProbe, undefined)
     yield* health.succeeded
+    announce()
     while (true) {
       const batch = yield* Queue.takeAll(queue)
+      announce()
       yield* dispatch(batch.map((n) => n.payload))
     }
   }))
@@ -384,7 +396,9 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
     parseLastEventId,
     admit,
     sse,
-    stats: Effect.sync(() => ({ subscribers: count, signers: bySigner.size, addresses: byAddress.size, encoded }))
+    stats: Effect.sync(() => ({ subscribers: count, signers: bySigner.size, addresses: byAddress.size, encoded })),
+    onAnnounced: (f) =>
+      Effect.acquireRelease(Effect.sync(() => announced.add(f)), () => Effect.sync(() => announced.delete(f))).pipe(Effect.asVoid)
   })
 })
 

@@ -28,6 +28,8 @@ export interface LoopOptions<R> {
   readonly interval: Duration.Duration
   /** A wait before the first pass (none by default). */
   readonly initialDelay?: Duration.Duration | undefined
+  /** Ends the wait between passes early (e.g. a wake-up at the commit of new work): the interval is then a fallback. */
+  readonly wake?: Effect.Effect<void> | undefined
 }
 
 export const runLoop = <R>(options: LoopOptions<R>): Effect.Effect<void, never, R | Scope.Scope> =>
@@ -45,7 +47,9 @@ export const runLoop = <R>(options: LoopOptions<R>): Effect.Effect<void, never, 
       if (options.initialDelay !== undefined) yield* wait(options.initialDelay)
       while (!draining()) {
         const outcome = yield* pass
-        if (outcome !== "more" && !draining()) yield* wait(options.interval)
+        if (outcome !== "more" && !draining()) {
+          yield* (options.wake === undefined ? wait(options.interval) : Effect.raceFirst(wait(options.interval), options.wake))
+        }
       }
     })
     const fiber = yield* Effect.forkDetach(body)

@@ -1,8 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Schema } from "effect"
 import {
   BadRequestError,
   NotFoundError,
   OutOfScopeError,
+  ServiceUnavailableError,
+  TooManyRequestsError,
   UpstreamTimeoutError,
   UpstreamUnavailableError
 } from "../api/Errors.ts"
@@ -19,8 +22,10 @@ export class UserOpsApi extends HttpApiGroup.make("userops")
     }),
     HttpApiEndpoint.get("get", "/userops/:userOpId", {
       params: { userOpId: Id },
+      // A bounded long-poll (docs/relay.md): answer once the operation settled, or after this long.
+      query: { wait: Schema.optional(Schema.String) },
       success: UserOpReceipt,
-      error: [NotFoundError, UpstreamUnavailableError, UpstreamTimeoutError]
+      error: [BadRequestError, NotFoundError, TooManyRequestsError, ServiceUnavailableError, UpstreamUnavailableError, UpstreamTimeoutError]
     })
   )
   .middleware(Authorization)

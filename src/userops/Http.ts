@@ -2,9 +2,11 @@ import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { contractOf } from "../api/Contract.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
-import { RelayWithReconcilerLive } from "./Live.ts"
+import { currentClientAddress } from "../platform/ClientAddress.ts"
+import { RelayLive, RelayWithReconcilerLive } from "./Live.ts"
 import { Relay } from "./Relay.ts"
 import { UserOpsApi } from "./Api.ts"
+import { ReceiptWaiters } from "./Waiters.ts"
 
 /** `POST /userops` and `GET /userops/{userOpId}` (docs/relay.md); the reconciler runs with them. */
 export const UserOpsHandlers = HttpApiBuilder.group(
@@ -12,8 +14,21 @@ export const UserOpsHandlers = HttpApiBuilder.group(
   "userops",
   Effect.fn(function*(handlers) {
     const relay = yield* Relay
+    const waiters = yield* ReceiptWaiters
     return handlers
-      .handle("submit", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => relay.submit(s.address, payload)))
-      .handle("get", ({ params }) => Effect.flatMap(CurrentSigner, (s) => relay.get(s.address, params.userOpId)))
+      .handle("submit", ({ payload }) =>
+        Effect.flatMap(CurrentSigner, (s) => relay.submit(s.address, payload)).pipe(
+          // Watched on its chain from now on: settled (and its waiters woken) as soon as it is included.
+          Effect.tap(waiters.watch)
+        ))
+      .handle("get", ({ params, query }) =>
+        Effect.gen(function*() {
+          const signer = yield* CurrentSigner
+          const waitMs = yield* waiters.parseWait(query.wait)
+          return yield* waiters.get(signer.address, params.userOpId, waitMs, yield* currentClientAddress)
+        }))
   })
-).pipe(Layer.provide(RelayWithReconcilerLive))
+).pipe(
+  Layer.provide(ReceiptWaiters.layer.pipe(Layer.provide(RelayLive))),
+  Layer.provide(RelayWithReconcilerLive)
+)

@@ -64,7 +64,7 @@ layer(
 
       const atRelay = yield* failure(delegate.api.userops.submit({ payload: signed }))
       assert.deepStrictEqual([atRelay.tag, atRelay.reason], ["OutOfScope", "expired"])
-      const stored = yield* delegate.api.userops.get({ params: { userOpId: atRelay.details["userOpId"] as string } })
+      const stored = yield* delegate.api.userops.get({ params: { userOpId: atRelay.details["userOpId"] as string }, query: {} })
       assert.deepStrictEqual([stored.status, stored.outcome], ["failed", "rejected"])
       yield* declinedEvent(delegate.api, stored.auditEventId!, "expired")
 
@@ -96,7 +96,7 @@ layer(
 
       const declined = yield* failure(delegate.api.userops.submit({ payload: stale }))
       assert.deepStrictEqual([declined.tag, declined.reason], ["OutOfScope", "cap_exceeded"])
-      const stored = yield* delegate.api.userops.get({ params: { userOpId: declined.details["userOpId"] as string } })
+      const stored = yield* delegate.api.userops.get({ params: { userOpId: declined.details["userOpId"] as string }, query: {} })
       assert.strictEqual(stored.reason, "declined: cap_exceeded")
       yield* declinedEvent(delegate.api, stored.auditEventId!, "cap_exceeded")
 

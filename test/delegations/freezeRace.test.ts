@@ -64,7 +64,7 @@ const raceSetup = Effect.fn("raceSetup")(function*(proxy: { setMode(mode: "up" |
   assert.isFalse(yield* disabledOnChain(leg.permissionId))
   const ops = yield* sql<{ id: string }>`SELECT id FROM user_operations WHERE user_op_hash = ${build.userOpHash}`
   // Settles the enable (a poll of its operation, as the owner's wallet would do).
-  const settleEnable = owner.api.userops.get({ params: { userOpId: ops[0]!.id } })
+  const settleEnable = owner.api.userops.get({ params: { userOpId: ops[0]!.id }, query: {} })
   return { owner, created, leg, settleEnable }
 })
 

@@ -45,7 +45,7 @@ const relay = (api: Api, op: UserOperation) =>
     let receipt = yield* api.userops.submit({ payload: op })
     for (let i = 0; i < 100 && receipt.status === "submitted"; i++) {
       yield* Effect.sleep(Duration.millis(200))
-      receipt = yield* api.userops.get({ params: { userOpId: receipt.userOpId } })
+      receipt = yield* api.userops.get({ params: { userOpId: receipt.userOpId }, query: {} })
     }
     return receipt
   })

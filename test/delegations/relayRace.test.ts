@@ -105,7 +105,7 @@ layer(SecondProcessLive.pipe(Layer.provideMerge(TestServerLive({ database: { nam
           )
           assert.strictEqual(new Set(answers).size, 1, `one operation answered to every copy: ${answers.join(", ")}`)
           assert.match(answers[0]!, /^uop_/)
-          const receipt = yield* delegate.api.userops.get({ params: { userOpId: answers[0]! } })
+          const receipt = yield* delegate.api.userops.get({ params: { userOpId: answers[0]! }, query: {} })
           assert.deepStrictEqual([receipt.status, receipt.outcome], ["failed", "rejected"])
           const statuses = yield* reservationStatuses(created.id)
           const held = statuses.filter((r) => r.status !== "released")

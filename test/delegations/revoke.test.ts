@@ -88,7 +88,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(90), excludeTestServices: tr
       const declined = yield* failure(delegate.api.userops.submit({ payload: signedAction }))
       assert.deepStrictEqual([declined.tag, declined.reason], ["OutOfScope", "revoked"])
       const userOpId = declined.details["userOpId"] as string
-      const stored = yield* delegate.api.userops.get({ params: { userOpId } })
+      const stored = yield* delegate.api.userops.get({ params: { userOpId }, query: {} })
       assert.deepStrictEqual([stored.status, stored.outcome, stored.reason], ["failed", "rejected", "declined: revoked"])
       const event = yield* delegate.api.activity.get({ params: { eventId: stored.auditEventId! } })
       assert.deepStrictEqual([event.status, event.declineReason], ["declined", "revoked"])

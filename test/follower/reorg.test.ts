@@ -102,7 +102,7 @@ describe("chain follower and reorgs", () => {
       const snapshot = yield* rpc(fork.rpcUrl, "evm_snapshot")
       const submitted = yield* api.userops.submit({ payload: signed })
       // Polled as a client does: settled from the bundler's receipt.
-      const settled = yield* api.userops.get({ params: { userOpId: submitted.userOpId } }).pipe(
+      const settled = yield* api.userops.get({ params: { userOpId: submitted.userOpId }, query: {} }).pipe(
         Effect.flatMap((r) => r.status === "submitted" ? Effect.fail("not yet") : Effect.succeed(r)),
         Effect.retry(Schedule.spaced(Duration.millis(100))),
         Effect.timeout(Duration.seconds(20)),
@@ -125,7 +125,7 @@ describe("chain follower and reorgs", () => {
       assert.deepStrictEqual(afterReorg.map((r) => [r.status, r.provenance]), [["executed", "onchain"], ["reorged", "onchain_reorg"]])
 
       // Reopened: the relay sends it again (its nonce is open again) and it settles anew.
-      const again = yield* api.userops.get({ params: { userOpId: submitted.userOpId } }).pipe(
+      const again = yield* api.userops.get({ params: { userOpId: submitted.userOpId }, query: {} }).pipe(
         Effect.flatMap((r) => r.status === "included" ? Effect.succeed(r) : Effect.fail(`still ${r.status}`)),
         Effect.retry(Schedule.spaced(Duration.millis(300))),
         Effect.timeout(Duration.seconds(30)),

@@ -32,7 +32,7 @@ export const relayOp = (api: Api, op: UserOperation) =>
     let receipt = yield* api.userops.submit({ payload: op })
     for (let i = 0; i < 150 && receipt.status === "submitted"; i++) {
       yield* Effect.sleep(Duration.millis(200))
-      receipt = yield* api.userops.get({ params: { userOpId: receipt.userOpId } })
+      receipt = yield* api.userops.get({ params: { userOpId: receipt.userOpId }, query: {} })
     }
     return receipt
   })

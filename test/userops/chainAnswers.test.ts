@@ -133,7 +133,7 @@ describe("the relay answers what the chain says", () => {
         // The follower corrects the record: the operation, the delegate's log, the owner's log, the spend.
         const corrected = yield* waitUntil(
           "the operation corrected",
-          delegate.api.userops.get({ params: { userOpId: refused.userOpId } }).pipe(Effect.orDie),
+          delegate.api.userops.get({ params: { userOpId: refused.userOpId }, query: {} }).pipe(Effect.orDie),
           (r) => r.status === "included"
         )
         assert.strictEqual(corrected.transactionHash, tx)
@@ -159,7 +159,7 @@ describe("the relay answers what the chain says", () => {
         const tx2 = minedAgain.transactionHash.toLowerCase()
         yield* waitUntil(
           "the declined operation corrected",
-          delegate.api.userops.get({ params: { userOpId: declinedId } }).pipe(Effect.orDie),
+          delegate.api.userops.get({ params: { userOpId: declinedId }, query: {} }).pipe(Effect.orDie),
           (r) => r.status === "included"
         )
         const after = yield* waitUntil("the owner's follow-up of the decline", ownerLog(owner, created.id), (rows) => rows.length === 4)
@@ -172,7 +172,7 @@ describe("the relay answers what the chain says", () => {
           reason: "invalid_signature",
           message: "AA24 signature error"
         })
-        assert.isUndefined((yield* delegate.api.userops.get({ params: { userOpId: refused.userOpId } })).bundlerError)
+        assert.isUndefined((yield* delegate.api.userops.get({ params: { userOpId: refused.userOpId }, query: {} })).bundlerError)
       }).pipe(Effect.provideContext(context))
     }).pipe(Effect.scoped), { timeout: 180_000 })
 })

@@ -41,7 +41,7 @@ describe("relay: lock conflicts", () => {
       }))
       const other = yield* Effect.forkChild(Effect.exit(crossing))
       yield* Deferred.await(headHeld)
-      const polled = yield* api.userops.get({ params: { userOpId: submitted.userOpId } }).pipe(Effect.exit)
+      const polled = yield* api.userops.get({ params: { userOpId: submitted.userOpId }, query: {} }).pipe(Effect.exit)
       const otherExit = yield* Fiber.join(other)
 
       assert.isTrue(Exit.isSuccess(otherExit), `the crossing transaction went through: ${Exit.isFailure(otherExit) ? String(otherExit.cause) : ""}`)

@@ -85,7 +85,7 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
       assert.strictEqual(event.action, "account_freeze")
 
       // Read back again: same receipt, still one entry.
-      const again = yield* user.api.userops.get({ params: { userOpId: submitted.userOpId } })
+      const again = yield* user.api.userops.get({ params: { userOpId: submitted.userOpId }, query: {} })
       assert.deepStrictEqual(again, receipt)
       const rulesAfter = yield* user.api.accounts.getRules({ query: {} })
       assert.isTrue(rulesAfter.frozen)
@@ -179,7 +179,7 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
       assert.strictEqual(entries[0]!.provenance, "offchain_only")
       assert.strictEqual(entries[0]!.decline_reason, "invalid_signature")
       // The flag never moved; polling changes nothing.
-      assert.deepStrictEqual(yield* user.api.userops.get({ params: { userOpId: receipt.userOpId } }), receipt)
+      assert.deepStrictEqual(yield* user.api.userops.get({ params: { userOpId: receipt.userOpId }, query: {} }), receipt)
       assert.isFalse((yield* user.api.accounts.getRules({ query: {} })).frozen)
       // The same signed operation again is the same operation.
       assert.strictEqual((yield* user.api.userops.submit({ payload: forged })).userOpId, receipt.userOpId)
@@ -206,11 +206,11 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
       assert.strictEqual(hugeNonce._tag, "BadRequest")
       const foreign = yield* other.api.userops.submit({ payload: signed }).pipe(Effect.flip)
       assert.strictEqual(foreign._tag, "NotFound")
-      const unknown = yield* user.api.userops.get({ params: { userOpId: "uop_nope" } }).pipe(Effect.flip)
+      const unknown = yield* user.api.userops.get({ params: { userOpId: "uop_nope" }, query: {} }).pipe(Effect.flip)
       assert.strictEqual(unknown._tag, "NotFound")
       // Nothing was stored for any of these.
       const ok = yield* user.api.userops.submit({ payload: signed })
-      const hidden = yield* other.api.userops.get({ params: { userOpId: ok.userOpId } }).pipe(Effect.flip)
+      const hidden = yield* other.api.userops.get({ params: { userOpId: ok.userOpId }, query: {} }).pipe(Effect.flip)
       assert.strictEqual(hidden._tag, "NotFound")
       assert.strictEqual((yield* settle(user.api, ok.userOpId)).status, "included")
     }))
@@ -244,7 +244,7 @@ layer(Live, { excludeTestServices: true, timeout: Duration.seconds(60) })("relay
       const d = declined as { declineReason?: string; details?: { userOpId?: string } }
       assert.strictEqual(d.declineReason, "account_frozen")
       const userOpId = d.details?.userOpId as string
-      const receipt = yield* user.api.userops.get({ params: { userOpId } })
+      const receipt = yield* user.api.userops.get({ params: { userOpId }, query: {} })
       assert.strictEqual(receipt.status, "failed")
       assert.strictEqual(receipt.outcome, "rejected")
       const entries = yield* auditEntriesOf(userOpId)

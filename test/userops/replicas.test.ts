@@ -81,7 +81,7 @@ describe("relay across service instances", () => {
       const apiA = user.api
       const apiB = yield* makeClient({ baseUrl: b.baseUrl, token: user.token })
       const receipts = yield* Effect.all(
-        Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? apiA : apiB).userops.get({ params: { userOpId: submitted.userOpId } })),
+        Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? apiA : apiB).userops.get({ params: { userOpId: submitted.userOpId }, query: {} })),
         { concurrency: "unbounded" }
       )
       assert.isTrue(receipts.every((r) => r.status === "included" && r.outcome === "mined"))
@@ -122,7 +122,7 @@ describe("relay across service instances", () => {
       )
       const apiB = yield* makeClient({ baseUrl: b.baseUrl, token: user.token })
       const receipts = yield* Effect.all(
-        Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? user.api : apiB).userops.get({ params: { userOpId: submitted.userOpId } })),
+        Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? user.api : apiB).userops.get({ params: { userOpId: submitted.userOpId }, query: {} })),
         { concurrency: "unbounded" }
       )
       assert.isTrue(receipts.every((r) => r.status === "included" && r.outcome === "mined"))
@@ -145,7 +145,7 @@ describe("relay across service instances", () => {
       const userOpId = (error as { details?: { userOpId?: string } }).details?.userOpId as string
       assert.isString(userOpId)
       // Kept, unsent; polling answers it as submitted/pending while the bundler is away.
-      const pending = yield* user.api.userops.get({ params: { userOpId } })
+      const pending = yield* user.api.userops.get({ params: { userOpId }, query: {} })
       assert.strictEqual(pending.status, "submitted")
       assert.strictEqual(pending.outcome, "pending")
       yield* Effect.sleep(Duration.seconds(1.5)) // reconciler passes fail meanwhile; nothing is lost
@@ -162,7 +162,7 @@ describe("relay across service instances", () => {
       assert.strictEqual(settled?.status, "included")
       assert.strictEqual(proxy.forwardedSends(), 1)
       assert.strictEqual(yield* auditCount(server.sql, userOpId), 1)
-      const receipt = yield* user.api.userops.get({ params: { userOpId } })
+      const receipt = yield* user.api.userops.get({ params: { userOpId }, query: {} })
       assert.strictEqual(receipt.outcome, "mined")
       assert.isTrue((yield* user.api.accounts.getRules({ query: {} })).frozen)
       yield* server.stop
@@ -204,7 +204,7 @@ describe("relay across service instances", () => {
       assert.strictEqual(settled?.status, "included")
       assert.strictEqual(yield* auditCount(next.sql, userOpId), 1)
       const api = yield* makeClient({ baseUrl: next.baseUrl, token: user.token })
-      const receipt = yield* api.userops.get({ params: { userOpId } })
+      const receipt = yield* api.userops.get({ params: { userOpId }, query: {} })
       assert.strictEqual(receipt.outcome, "mined")
       assert.strictEqual(receipt.userOpHash, user.build.userOpHash)
       assert.isTrue((yield* api.accounts.getRules({ query: {} })).frozen)

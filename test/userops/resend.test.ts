@@ -35,12 +35,12 @@ describe("relay re-send", () => {
       // The bundler claims not to know it, refuses the re-send (its nonce is used), then cannot be reached:
       // the chain shows it executed (the relay's refusal check or the follower reads it), so it is included.
       proxy.setMode("receipt-null-then-down")
-      const during = yield* api.userops.get({ params: { userOpId: submitted.userOpId } })
+      const during = yield* api.userops.get({ params: { userOpId: submitted.userOpId }, query: {} })
       assert.notStrictEqual(during.status, "failed")
       assert.notStrictEqual(during.outcome, "rejected")
 
       proxy.setMode("up")
-      const after = yield* api.userops.get({ params: { userOpId: submitted.userOpId } })
+      const after = yield* api.userops.get({ params: { userOpId: submitted.userOpId }, query: {} })
       assert.strictEqual(after.status, "included")
       assert.strictEqual(after.outcome, "mined")
       assert.isTrue((yield* api.accounts.getRules({ query: {} })).frozen)
@@ -80,12 +80,12 @@ describe("relay re-send", () => {
                  WHERE id = ${submitted.userOpId}`.pipe(Effect.orDie)
       // The bundler denies knowing it (no receipt): only a send could settle it now.
       proxy.setMode("receipt-null")
-      const during = yield* api.userops.get({ params: { userOpId: submitted.userOpId } })
+      const during = yield* api.userops.get({ params: { userOpId: submitted.userOpId }, query: {} })
       assert.strictEqual(during.status, "submitted")
       assert.strictEqual((yield* row).send_attempts, 1, "nothing is re-sent while the lease holds")
 
       yield* Effect.sleep(Duration.millis(2200)) // the lease runs out
-      const after = yield* api.userops.get({ params: { userOpId: submitted.userOpId } })
+      const after = yield* api.userops.get({ params: { userOpId: submitted.userOpId }, query: {} })
       assert.strictEqual((yield* row).send_attempts, 2, "sent again once")
       // The re-send is refused (its nonce is used); the chain shows it executed.
       assert.strictEqual(after.status, "included")

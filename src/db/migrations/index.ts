@@ -40,6 +40,7 @@ import x402Payments from "./0280_x402_payments.ts"
 import ownerAccount from "./0290_owner_account.ts"
 import grantChanges from "./0300_grant_changes.ts"
 import ownerPanicKeys from "./0310_owner_panic_keys.ts"
+import useropSettledNotify from "./0340_userop_settled_notify.ts"
 import delegationsDelegateeIndex from "./0350_delegations_delegatee_index.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -79,5 +80,6 @@ export const migrations = Migrator.fromRecord({
   "0290_owner_account": ownerAccount,
   "0300_grant_changes": grantChanges,
   "0310_owner_panic_keys": ownerPanicKeys,
+  "0340_userop_settled_notify": useropSettledNotify,
   "0350_delegations_delegatee_index": delegationsDelegateeIndex
 })

@@ -20,6 +20,8 @@ import { Metrics, withMetrics } from "../../platform/Metrics.ts"
 import { SIGNATURE_HEADER, signatureHeader, standardHeaders } from "./Signature.ts"
 import { guardedLookup, type TargetPolicy, TargetPolicyConfig } from "./UrlGuard.ts"
 import { makeLoopHealth } from "../../platform/LoopHealth.ts"
+import { makeSignal } from "../../platform/Signal.ts"
+import { NotificationHub } from "../NotificationHub.ts"
 
 export interface DeliveryConfig {
   readonly maxAttempts: number
@@ -38,7 +40,8 @@ export const DeliveryConfig: Config.Config<DeliveryConfig> = Config.all({
   maxAttempts: Config.Int("WEBHOOKS_MAX_ATTEMPTS").pipe(Config.withDefault(8)),
   backoffBase: Config.Duration("WEBHOOKS_BACKOFF_BASE").pipe(Config.withDefault(Duration.seconds(10))),
   backoffMax: Config.Duration("WEBHOOKS_BACKOFF_MAX").pipe(Config.withDefault(Duration.hours(1))),
-  pollInterval: Config.Duration("WEBHOOKS_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(1))),
+  // A fallback: deliveries start when their notification is committed (the listener's wake-up).
+  pollInterval: Config.Duration("WEBHOOKS_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(5))),
   timeout: Config.Duration("WEBHOOKS_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))),
   lease: Config.Duration("WEBHOOKS_LEASE").pipe(Config.withDefault(Duration.seconds(60))),
   batch: Config.Int("WEBHOOKS_BATCH").pipe(Config.withDefault(100)),
@@ -212,17 +215,26 @@ const registerQueueMetrics = withMetrics((metrics) =>
   })
 )
 
-/** The worker running for the life of the layer, polling every `WEBHOOKS_POLL_INTERVAL`. */
+/**
+ * The worker running for the life of the layer. It passes when a notification is committed
+ * (the process's notifications listener, `NotificationHub.onAnnounced`: its outbox rows were
+ * written in the same transaction), and every `WEBHOOKS_POLL_INTERVAL` as a fallback (retries
+ * coming due, a replay, a listener that is down). Without a hub (a worker alone) it only polls.
+ */
 export const WebhookDeliveryLive: Layer.Layer<never, Config.ConfigError, SqlClient.SqlClient> = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* DeliveryConfig
     const worker = yield* makeWorker(config, yield* TargetPolicyConfig)
     yield* registerQueueMetrics
+    const hub = yield* Effect.serviceOption(NotificationHub)
+    const committed = makeSignal()
+    if (Option.isSome(hub)) yield* hub.value.onAnnounced(committed.fire)
     // A failed pass is logged (a database outage once: LoopHealth); the next pass tries again.
     const health = makeLoopHealth("webhook delivery")
     yield* runLoop({
       name: "webhook delivery",
       interval: config.pollInterval,
+      wake: committed.wait,
       pass: health.pass(
         Effect.map(worker.drain, (leased) => (leased > 0 ? "worked" as const : "idle" as const)),
         "worked",

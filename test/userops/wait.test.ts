@@ -1,0 +1,194 @@
+/**
+ * `GET /userops/{id}?wait=` (docs/relay.md, "Waiting for the outcome"): the answer comes when
+ * the operation settles, woken by the settlement itself, in this process or another one; a
+ * client that goes away frees its place; the time up answers the current state; a malformed
+ * `wait` is a 400 naming the field; one signer cannot take every place.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import * as http from "node:http"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { makeClient } from "../../src/client/Client.ts"
+import { pollUserOp } from "../../src/client/poll.ts"
+import { signIn } from "../../src/client/signIn.ts"
+import { testNetwork } from "../support/TestChain.ts"
+import { testDatabaseName } from "../support/TestDatabase.ts"
+import { replicaEnv, startService, stopService } from "../support/ServiceProcess.ts"
+import { TestServer, TestServerLive } from "../support/TestServer.ts"
+import { bundlerProxy } from "./bundlerProxy.ts"
+import { signBuild } from "./helpers.ts"
+
+process.env.DO_NOT_TRACK = "1"
+
+/** A service of its own (its config, optionally its bundler behind `bundlerUrl`), released with the scope. */
+const service = (config: Record<string, string>, options: { readonly bundlerUrl?: string; readonly database?: { name: string; create?: boolean } } = {}) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(TestServerLive({
+      config,
+      ...(options.bundlerUrl === undefined ? {} : { chain: { bundlerUrl: options.bundlerUrl } }),
+      ...(options.database === undefined ? {} : { database: options.database })
+    }))
+    return Context.get(context, TestServer)
+  })
+
+/** A fresh signer signed in at `baseUrl`, with its account's freeze built and signed. */
+const signedFreeze = (baseUrl: string) =>
+  Effect.gen(function*() {
+    const key = generatePrivateKey()
+    const session = yield* signIn(baseUrl, privateKeyToAccount(key))
+    const api = yield* makeClient({ baseUrl, token: session.token })
+    const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
+    return { token: session.token, api, signed: yield* signBuild(build, key) }
+  })
+
+/** A stored operation that nobody can send: submitted while the bundler is down (503), its id from the answer. */
+const unsentOperation = (baseUrl: string, proxy: { setMode(mode: "down"): void }) =>
+  Effect.gen(function*() {
+    const user = yield* signedFreeze(baseUrl)
+    proxy.setMode("down")
+    const error = yield* user.api.userops.submit({ payload: user.signed }).pipe(Effect.flip)
+    assert.strictEqual(error._tag, "ServiceUnavailable")
+    const userOpId = (error as { details?: { userOpId?: string } }).details?.userOpId as string
+    assert.isString(userOpId)
+    return { ...user, userOpId }
+  })
+
+/** One raw GET (a client that may go away): its answer, or `abort` to drop the connection. */
+const rawGet = (baseUrl: string, path: string, token: string) => {
+  let req: http.ClientRequest | undefined
+  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    req = http.get(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${token}` } }, (res) => {
+      let body = ""
+      res.setEncoding("utf8")
+      res.on("data", (c: string) => (body += c))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on("error", reject)
+  })
+  answer.catch(() => undefined)
+  return { answer, abort: () => req?.destroy() }
+}
+
+/** The `das_userop_waiters` gauge of a service (its metrics listener). */
+const waiters = (metricsUrl: string) =>
+  Effect.promise(async () => {
+    const text = await (await fetch(`${metricsUrl}`)).text()
+    const line = text.split("\n").find((l) => l.startsWith("das_userop_waiters "))
+    return line === undefined ? -1 : Number(line.split(" ")[1])
+  })
+
+const eventually = <A>(what: string, effect: Effect.Effect<A>, check: (a: A) => boolean) =>
+  effect.pipe(
+    Effect.flatMap((a) => (check(a) ? Effect.succeed(a) : Effect.fail(`not yet: ${what}`))),
+    Effect.retry(Schedule.spaced(Duration.millis(50))),
+    Effect.timeoutOrElse({ duration: Duration.seconds(20), orElse: () => Effect.die(new Error(`timed out waiting for ${what}`)) })
+  )
+
+describe("GET /userops/{id}?wait=", () => {
+  it.live("answers the outcome as soon as it settles; pollUserOp waits the same way", () =>
+    Effect.gen(function*() {
+      // Nothing settles it but the long-poll's own wake-up: no reconciler, no follower.
+      const s = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds" })
+      const user = yield* signedFreeze(s.baseUrl)
+      const submitted = yield* user.api.userops.submit({ payload: user.signed })
+      assert.strictEqual(submitted.status, "submitted")
+      const started = Date.now()
+      const receipt = yield* user.api.userops.get({ params: { userOpId: submitted.userOpId }, query: { wait: "30s" } })
+      assert.strictEqual(receipt.status, "included")
+      assert.strictEqual(receipt.outcome, "mined")
+      assert.isString(receipt.auditEventId)
+      // Woken, not timed out.
+      assert.isBelow(Date.now() - started, 25_000)
+      // The typed client's polling: one try is enough when the service waits (4 s between tries otherwise).
+      let tries = 0
+      const polled = yield* pollUserOp(user.api, submitted.userOpId, { onReceipt: () => tries++ })
+      assert.strictEqual(polled.status, "included")
+      assert.strictEqual(tries, 1)
+      assert.strictEqual(yield* waiters(s.metricsUrl), 0)
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("two processes: the waiter in one is woken by the settlement made in the other", () =>
+    Effect.gen(function*() {
+      const database = testDatabaseName()
+      // A: its bundler unreachable, so the operation is stored unsent; its follower settles it later.
+      const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
+      const a = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" }, {
+        bundlerUrl: proxy.url,
+        database: { name: database }
+      })
+      const op = yield* unsentOperation(a.baseUrl, proxy)
+      // B: its own OS process, unable to settle anything itself (no follower, no reconciler, no
+      // chain watching): its waiter can only be woken by A's settlement, through PostgreSQL.
+      const b = yield* Effect.acquireRelease(
+        startService(replicaEnv(database, {
+          RELAY_RECONCILE_INTERVAL: "1 hour",
+          FOLLOWER_INTERVAL: "0 seconds",
+          USEROPS_WATCH_INTERVAL: "0 seconds"
+        })),
+        (b) => stopService(b.child)
+      )
+      const started = Date.now()
+      // B's GET finds it unsent and sends it to its (working) bundler, then waits; A's follower sees it on chain.
+      const waited = rawGet(b.baseUrl, `/userops/${op.userOpId}?wait=30s`, op.token)
+      const answer = yield* Effect.promise(() => waited.answer)
+      assert.strictEqual(answer.status, 200, answer.body)
+      const receipt = JSON.parse(answer.body) as { status: string; outcome: string }
+      assert.strictEqual(receipt.status, "included")
+      assert.strictEqual(receipt.outcome, "mined")
+      assert.isBelow(Date.now() - started, 25_000, "woken by the settlement, not by the end of the wait")
+      assert.strictEqual(yield* stopService(b.child), 0, b.output())
+    }).pipe(Effect.scoped), 120_000)
+
+  it.live("a client that goes away frees its place; many waiters on one operation; the time up answers the current state", () =>
+    Effect.gen(function*() {
+      const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
+      const s = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WAIT_MAX_PER_SIGNER: "5" }, { bundlerUrl: proxy.url })
+      const op = yield* unsentOperation(s.baseUrl, proxy)
+      const path = `/userops/${op.userOpId}?wait=30s`
+      const five = Array.from({ length: 5 }, () => rawGet(s.baseUrl, path, op.token))
+      yield* eventually("five waiters", waiters(s.metricsUrl), (n) => n === 5)
+      // The signer's share is taken: a sixth waits nowhere, and says why.
+      const sixth = yield* Effect.promise(() => rawGet(s.baseUrl, path, op.token).answer)
+      assert.strictEqual(sixth.status, 429, sixth.body)
+      assert.include(sixth.body, "maxPerSigner")
+      // A plain GET still answers.
+      const plain = yield* op.api.userops.get({ params: { userOpId: op.userOpId }, query: {} })
+      assert.strictEqual(plain.status, "submitted")
+      // Two clients drop their connections: their places are freed at once.
+      five[0]!.abort()
+      five[1]!.abort()
+      yield* eventually("three waiters", waiters(s.metricsUrl), (n) => n === 3)
+      for (const w of five.slice(2)) w.abort()
+      yield* eventually("no waiter", waiters(s.metricsUrl), (n) => n === 0)
+      // The time up: the current state, after waiting.
+      const started = Date.now()
+      const timedOut = yield* op.api.userops.get({ params: { userOpId: op.userOpId }, query: { wait: "1s" } })
+      assert.strictEqual(timedOut.status, "submitted")
+      assert.strictEqual(timedOut.outcome, "pending")
+      assert.isAtLeast(Date.now() - started, 950)
+      assert.strictEqual(yield* waiters(s.metricsUrl), 0)
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("a malformed wait is a 400 naming the field, and waits for nothing", () =>
+    Effect.gen(function*() {
+      const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
+      const s = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WAIT_MAX: "1 second" }, { bundlerUrl: proxy.url })
+      const op = yield* unsentOperation(s.baseUrl, proxy)
+      for (const bad of ["%00", "30%00s", "abc", "-1", "1.5s", "30m", "", "9999999", "1e3", "30%20s"]) {
+        const r = yield* Effect.promise(() => rawGet(s.baseUrl, `/userops/${op.userOpId}?wait=${bad}`, op.token).answer)
+        assert.strictEqual(r.status, 400, `wait=${bad}: ${r.body}`)
+        const body = JSON.parse(r.body) as { error: { code: string; details?: { field?: string } } }
+        assert.strictEqual(body.error.details?.field, "wait", r.body)
+      }
+      // Another signer's operation is a 404 whether or not it waits.
+      const other = yield* signIn(s.baseUrl, privateKeyToAccount(generatePrivateKey()))
+      const notYours = yield* Effect.promise(() => rawGet(s.baseUrl, `/userops/${op.userOpId}?wait=5s`, other.token).answer)
+      assert.strictEqual(notYours.status, 404)
+      // A wait above the maximum (here 1 s) is shortened to it, not refused.
+      const started = Date.now()
+      const long = yield* op.api.userops.get({ params: { userOpId: op.userOpId }, query: { wait: "600s" } })
+      assert.strictEqual(long.status, "submitted")
+      assert.isAtLeast(Date.now() - started, 950)
+      assert.isBelow(Date.now() - started, 20_000)
+    }).pipe(Effect.scoped), 60_000)
+})
