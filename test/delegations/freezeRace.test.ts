@@ -75,7 +75,7 @@ describe("freeze race", () => {
       const context = yield* Layer.build(TestServerLive({
         // The window between an enable's block and the first settlement (the follower's next
         // pass, a poll) is held open: no reconciler, no follower.
-        config: { RELAY_RECONCILE_INTERVAL: "1 hour", DELEGATION_ENABLE_WAIT: "1 second", FOLLOWER_INTERVAL: "0 seconds" },
+        config: { RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds", DELEGATION_ENABLE_WAIT: "1 second", FOLLOWER_INTERVAL: "0 seconds" },
         chain: { bundlerUrl: proxy.url }
       }))
       yield* Effect.gen(function*() {

@@ -67,7 +67,7 @@ describe("chain follower", () => {
   it.live("an operation another bundler already executed, then relayed (refused AA25), settles from the chain", () =>
     Effect.gen(function*() {
       // No follower: the relay's own refusal check is what reads the chain here.
-      const a = yield* startInstance({ config: { FOLLOWER_INTERVAL: "0 seconds", RELAY_RECONCILE_INTERVAL: "1 hour" } })
+      const a = yield* startInstance({ config: { FOLLOWER_INTERVAL: "0 seconds", RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" } })
       const key = generatePrivateKey()
       const session = yield* signIn(a.baseUrl, privateKeyToAccount(key))
       const api = yield* makeClient({ baseUrl: a.baseUrl, token: session.token })

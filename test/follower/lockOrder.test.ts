@@ -39,7 +39,7 @@ describe("chain follower: lock order", () => {
   it.live("the pass holds no audit head while it waits for an operation's row", () =>
     Effect.gen(function*() {
       // The reconciler's first pass runs at start (nothing to settle yet) and not again; no poll.
-      const service = yield* startInstance({ config: { FOLLOWER_INTERVAL: "100 millis", RELAY_RECONCILE_INTERVAL: "1 hour" } })
+      const service = yield* startInstance({ config: { FOLLOWER_INTERVAL: "100 millis", RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" } })
       const { sql } = service
       const chainId = yield* Effect.promise(() => service.chain.client.getChainId())
       const cursor = sql<{ n: string }>`SELECT block_number::text AS n FROM chain_cursor WHERE chain_id = ${chainId}`.pipe(

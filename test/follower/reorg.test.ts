@@ -86,7 +86,7 @@ describe("chain follower and reorgs", () => {
       const bundler = yield* miniBundler(fork.rpcUrl, shared.entryPoint, shared.chainId)
       const { sql, accountId, api, signed } = yield* serviceWithFreeze({
         chain: { rpcUrl: fork.rpcUrl, bundlerUrl: bundler.url },
-        config: { FOLLOWER_INTERVAL: "4 seconds", RELAY_RECONCILE_INTERVAL: "1 hour", RELAY_RESEND_AFTER: "1 second", RELAY_SEND_LEASE: "1 second" }
+        config: { FOLLOWER_INTERVAL: "4 seconds", RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds", RELAY_RESEND_AFTER: "1 second", RELAY_SEND_LEASE: "1 second" }
       })
       // Once the follower has caught up with the head: the relay then usually settles from the
       // receipt before the follower's next pass reads the block (the vanished-settlement path);

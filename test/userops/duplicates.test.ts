@@ -18,7 +18,7 @@ const setup = (mode: ProxyMode) =>
     const proxy = yield* bundlerProxy(testNetwork().bundlerUrl, mode)
     const { sql, api, build, signed } = yield* serviceWithFreeze({
       config: {
-        RELAY_RECONCILE_INTERVAL: "1 hour", // only the test's polls reconcile
+        RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds", // only the test's polls reconcile
         BUNDLER_RETRIES: "0"
       },
       chain: { bundlerUrl: proxy.url }

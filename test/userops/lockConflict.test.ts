@@ -23,7 +23,7 @@ describe("relay: lock conflicts", () => {
       // The account's first operation: its settlement moves the operation's row, the account's (deployed, frozen), then appends.
       const { context, sql, accountId, api, signed } = yield* serviceWithFreeze({
         // Only the test's poll settles: no reconciler pass, no follower.
-        config: { RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds" }
+        config: { RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds", FOLLOWER_INTERVAL: "0 seconds" }
       })
       const submitted = yield* api.userops.submit({ payload: signed })
       assert.strictEqual(submitted.status, "submitted")

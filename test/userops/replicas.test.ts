@@ -66,7 +66,7 @@ describe("relay across service instances", () => {
     Effect.gen(function*() {
       const database = testDatabaseName()
       // Reconcilers effectively off: the polls are what settles it.
-      const config = instanceConfig({ RELAY_RECONCILE_INTERVAL: "1 hour" })
+      const config = instanceConfig({ RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" })
       const a = yield* startInstance({ config, database: { name: database } })
       const b = yield* startInstance({ config, database: { name: database, create: false } })
       const user = yield* signedFreeze(a.baseUrl)
@@ -100,11 +100,11 @@ describe("relay across service instances", () => {
   it.live("50 concurrent polls split between the service here and a second service PROCESS append exactly one audit entry", () =>
     Effect.gen(function*() {
       const database = testDatabaseName()
-      const config = instanceConfig({ RELAY_RECONCILE_INTERVAL: "1 hour" })
+      const config = instanceConfig({ RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" })
       const a = yield* startInstance({ config, database: { name: database } })
       // The second replica is its own OS process (src/main.ts) on the same database and chain.
       const b = yield* Effect.acquireRelease(
-        startService(replicaEnv(database, { RELAY_RECONCILE_INTERVAL: "1 hour" })),
+        startService(replicaEnv(database, { RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" })),
         (b) => stopService(b.child)
       )
       const user = yield* signedFreeze(a.baseUrl)

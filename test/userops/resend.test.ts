@@ -18,7 +18,7 @@ describe("relay re-send", () => {
       const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
       const { context, api, signed } = yield* serviceWithFreeze({
         config: {
-          RELAY_RECONCILE_INTERVAL: "1 hour", // only the test's polls reconcile
+          RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds", // only the test's polls reconcile
           RELAY_RESEND_AFTER: "1 second",
           RELAY_SEND_LEASE: "1 second",
           BUNDLER_RETRIES: "0",
@@ -55,7 +55,7 @@ describe("relay re-send", () => {
       const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
       const { sql, api, signed } = yield* serviceWithFreeze({
         config: {
-          RELAY_RECONCILE_INTERVAL: "1 hour", // only the test's polls reconcile
+          RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds", // only the test's polls reconcile
           RELAY_SEND_LEASE: "2 seconds",
           FOLLOWER_INTERVAL: "0 seconds", // the relay alone must get it right
           BUNDLER_RETRIES: "0"
