@@ -99,6 +99,37 @@ const signInBody = async (ctx: Ctx, signer: LocalAccount) => {
   return { message, signature: await signer.signMessage({ message }) }
 }
 
+/** An approver's `eth_signTypedData_v4` of an approval request's `toSign` (uint256s read as bigints, as a wallet does). */
+const signApproval = (signer: LocalAccount, toSign: any) =>
+  signer.signTypedData!({
+    domain: toSign.domain,
+    types: { Approval: toSign.types.Approval.map((f: any) => ({ name: f.name, type: f.type })) },
+    primaryType: "Approval",
+    message: { ...toSign.message, value: BigInt(toSign.message.value), nonce: BigInt(toSign.message.nonce), deadline: BigInt(toSign.message.deadline) }
+  })
+
+/** The agent asks for a transfer above the grant's threshold: no build, an approval request (422 `approval_required`). */
+const askApproval = async (ctx: Ctx, amount: number): Promise<string> => {
+  const r = await send(ctx, "post", "/delegations/{delegationId}/actions", "agent", {
+    params: { delegationId: ctx.b.delegationId! },
+    body: { recipient: "shop", amount }
+  })
+  const body = (r.body as any)?.error
+  if (r.status !== 422 || body?.declineReason !== "approval_required") throw new Error(`expected approval_required: ${r.status} ${JSON.stringify(body)}`)
+  return body.details.approvalId
+}
+
+/** Signs a build's operation as `signer` and relays it (POST /userops) until it settles. */
+const relay = async (ctx: Ctx, as: "owner" | "agent", build: any) => {
+  const signer = as === "owner" ? ctx.owner : ctx.agent
+  const r = await send(ctx, "post", "/userops", as, { body: { ...build.userOp, signature: await signTyped(signer, build.typedData) } })
+  if (r.status >= 300) throw new Error(`relay: ${r.status} ${JSON.stringify(r.body)}`)
+  await waitSettled(ctx, as, (r.body as any).userOpId)
+}
+
+/** A facilitator's settlement address (no facilitator runs here: authorizing a payment needs none). */
+const facilitator = "0x00000000000000000000000000000000000fac17"
+
 const waitSettled = async (ctx: Ctx, as: As, userOpId: string) => {
   await until(`user operation ${userOpId}`, async () => {
     const r = await send(ctx, "get", "/userops/{userOpId}", as, { params: { userOpId } })
@@ -148,6 +179,14 @@ export const steps: ReadonlyArray<Step> = [
     request: (ctx) => ({ body: { address: ctx.b.ownerAccount, token: "USDC", amount: 100 } })
   },
   {
+    op: "dev.networks",
+    as: "owner",
+    request: () => ({}),
+    learn: (body, ctx) => {
+      ctx.b.usdc = body[0].tokens.usd.address
+    }
+  },
+  {
     op: "delegations.build",
     as: "owner",
     request: (ctx) => ({
@@ -159,7 +198,9 @@ export const steps: ReadonlyArray<Step> = [
         budgets: [{ token: { symbol: "USDC" }, amount: 50, period: { every: "week" } }],
         perActionMax: { token: { symbol: "USDC" }, amount: 20 },
         maxActions: 10,
-        recipientAllowlist: [{ name: "shop", address: "0x00000000000000000000000000000000000005a1", chainId: 31337 }]
+        recipientAllowlist: [{ name: "shop", address: "0x00000000000000000000000000000000000005a1", chainId: 31337 }],
+        // Above 15 USDC a transfer waits for the owner's approval (its key signs it).
+        approval: { required: 1, approvers: [ctx.b.ownerAddress], thresholds: [{ token: { symbol: "USDC" }, amount: 15 }] }
       }
     })
   },
@@ -208,6 +249,16 @@ export const steps: ReadonlyArray<Step> = [
   },
   { op: "userops.get", as: "agent", request: (ctx) => ({ params: { userOpId: ctx.b.userOpId! } }) },
   {
+    op: "delegations.redemptions",
+    as: "owner",
+    before: (ctx) =>
+      until("the follower's record of the redemption", async () => {
+        const r = await send(ctx, "get", "/delegations/{delegationId}/redemptions", "owner", { params: { delegationId: ctx.b.delegationId! } })
+        return Array.isArray(r.body) && r.body.length > 0
+      }),
+    request: (ctx) => ({ params: { delegationId: ctx.b.delegationId! } })
+  },
+  {
     op: "activity.list",
     as: "owner",
     request: (ctx) => ({ query: { delegationId: ctx.b.delegationId!, limit: "5" } }),
@@ -255,6 +306,159 @@ export const steps: ReadonlyArray<Step> = [
   { op: "notifications.replayWebhookDelivery", as: "owner", request: (ctx) => ({ params: { deliveryId: ctx.b.deliveryId! } }) },
   { op: "notifications.rotateWebhookSecret", as: "owner", request: (ctx) => ({ params: { endpointId: ctx.b.endpointId! } }) },
   { op: "notifications.deleteWebhook", as: "owner", request: (ctx) => ({ params: { endpointId: ctx.b.endpointId! } }) },
+  // Above the grant's threshold: the agent's 18 USDC waits for the owner's approval, then is built and relayed.
+  {
+    op: "approvals.list",
+    as: "owner",
+    before: async (ctx) => {
+      ctx.b.approvalId = await askApproval(ctx, 18)
+    },
+    request: () => ({ query: { status: "pending" } })
+  },
+  { op: "approvals.get", as: "owner", request: (ctx) => ({ params: { approvalId: ctx.b.approvalId! } }) },
+  {
+    op: "approvals.approve",
+    as: "owner",
+    fresh: true,
+    request: async (ctx) => ({
+      params: { approvalId: ctx.b.approvalId! },
+      body: { signature: await signApproval(ctx.owner, ctx.answers["approvals.get"].toSign) }
+    })
+  },
+  {
+    op: "approvals.build",
+    as: "agent",
+    request: (ctx) => ({ params: { approvalId: ctx.b.approvalId! } }),
+    learn: (body, ctx) => relay(ctx, "agent", body)
+  },
+  {
+    op: "approvals.deny",
+    as: "owner",
+    before: async (ctx) => {
+      ctx.b.deniedApprovalId = await askApproval(ctx, 16)
+    },
+    request: (ctx) => ({ params: { approvalId: ctx.b.deniedApprovalId! }, body: { reason: "Not this week" } })
+  },
+  // An x402 payment under a grant of its own to the agent's key, the facilitator a named redeemer.
+  {
+    op: "payments.authorize",
+    as: "agent",
+    before: async (ctx) => {
+      const build = (await send(ctx, "post", "/delegations/build", "owner", {
+        body: {
+          name: "Paid APIs",
+          kind: "agent",
+          delegateeAddress: ctx.b.agentAddress,
+          chainId: 31337,
+          budgets: [{ token: { symbol: "USDC" }, amount: 5, period: { every: "day" } }],
+          perActionMax: { token: { symbol: "USDC" }, amount: 1 },
+          maxActions: 100,
+          redeemers: { mode: "named", addresses: [facilitator] }
+        }
+      })).body as any
+      const leg = build.delegations[0]
+      const created = await send(ctx, "post", "/delegations", "owner", {
+        body: {
+          userOp: { ...build.enableUserOp, signature: await signTyped(ctx.owner, build.typedData) },
+          userOpHash: build.userOpHash,
+          intentType: "delegation_enable",
+          delegationSignatures: [{ permissionId: leg.permissionId, signature: await signLeg(ctx.owner, leg.typedData) }]
+        }
+      })
+      if (created.status >= 300) throw new Error(`the payment grant: ${created.status} ${JSON.stringify(created.body)}`)
+      ctx.b.paymentGrantId = (created.body as any).id
+    },
+    request: (ctx) => ({
+      body: {
+        delegationId: ctx.b.paymentGrantId!,
+        requirement: {
+          scheme: "exact",
+          network: "eip155:31337",
+          asset: ctx.b.usdc!,
+          amount: "10000",
+          payTo: "0x00000000000000000000000000000000000005a1",
+          maxTimeoutSeconds: 60,
+          extra: { assetTransferMethod: "erc7710", facilitatorAddress: facilitator }
+        },
+        resource: { url: "https://api.example/report", description: "Today's report", mimeType: "application/json" }
+      }
+    }),
+    learn: (body, ctx) => {
+      ctx.b.paymentId = body.payment.id
+    }
+  },
+  { op: "payments.list", as: "owner", request: (ctx) => ({ query: { delegationId: ctx.b.paymentGrantId! } }) },
+  { op: "payments.get", as: "agent", request: (ctx) => ({ params: { paymentId: ctx.b.paymentId! } }) },
+  // ERC-7715: a dApp asks for a periodic USDC permission for the agent; the owner's wallet approves it, then a revoke is rejected.
+  { op: "permissions.supported", as: "owner", request: () => ({}) },
+  {
+    op: "permissions.rpc",
+    as: "owner",
+    request: () => ({ body: { jsonrpc: "2.0", id: 1, method: "wallet_getSupportedExecutionPermissions", params: [] } })
+  },
+  {
+    op: "permissions.request",
+    as: "owner",
+    request: (ctx) => ({
+      body: {
+        requests: [{
+          chainId: "0x7a69",
+          to: ctx.b.agentAccount,
+          permission: {
+            type: "erc20-token-periodic",
+            isAdjustmentAllowed: false,
+            data: { tokenAddress: ctx.b.usdc, periodAmount: "0x4c4b40", periodDuration: 86400, justification: "Daily groceries" }
+          },
+          rules: []
+        }]
+      }
+    }),
+    learn: (body, ctx) => {
+      ctx.b.permissionApprovalId = body.id
+    }
+  },
+  { op: "permissions.approvals", as: "owner", request: () => ({ query: { status: "pending" } }) },
+  { op: "permissions.approval", as: "owner", request: (ctx) => ({ params: { approvalId: ctx.b.permissionApprovalId! } }) },
+  {
+    op: "permissions.approve",
+    as: "owner",
+    fresh: true,
+    request: async (ctx) => {
+      const approval = ctx.answers["permissions.approval"]
+      const signatures = await Promise.all(approval.grants.map(async (g: any) => ({
+        userOp: { ...g.build.enableUserOp, signature: await signTyped(ctx.owner, g.build.typedData) },
+        userOpHash: g.build.userOpHash,
+        delegationSignatures: await Promise.all(
+          g.build.delegations.map(async (leg: any) => ({ permissionId: leg.permissionId, signature: await signLeg(ctx.owner, leg.typedData) }))
+        )
+      })))
+      return { params: { approvalId: ctx.b.permissionApprovalId! }, body: { signatures } }
+    },
+    learn: (body, ctx) => {
+      ctx.b.permissionContext = body.permissions[0].context
+    }
+  },
+  { op: "permissions.granted", as: "owner", request: () => ({}) },
+  {
+    op: "permissions.revoke",
+    as: "owner",
+    request: (ctx) => ({ body: { permissionContext: ctx.b.permissionContext! } }),
+    learn: (body, ctx) => {
+      ctx.b.revokeApprovalId = body.id
+    }
+  },
+  { op: "permissions.reject", as: "owner", request: (ctx) => ({ params: { approvalId: ctx.b.revokeApprovalId! } }) },
+  // The account's delegation to the Recovery contract, signed by the owner's key (guardians need it first).
+  { op: "accounts.buildAccountDelegation", as: "owner", request: (ctx) => ({ body: { accountId: ctx.b.ownerAccountId! } }) },
+  {
+    op: "accounts.signAccountDelegation",
+    as: "owner",
+    fresh: true,
+    request: async (ctx) => {
+      const toSign = ctx.answers["accounts.buildAccountDelegation"]
+      return { body: { delegationHash: toSign.delegationHash, signature: await signLeg(ctx.owner, toSign.typedData) } }
+    }
+  },
   { op: "accounts.buildRules", as: "owner", request: (ctx) => ({ body: { intentType: "account_freeze", accountId: ctx.b.ownerAccountId! } }) },
   { op: "delegations.revoke", as: "owner", request: (ctx) => ({ params: { delegationId: ctx.b.delegationId! } }) },
   { op: "session.signOut", as: "owner", request: () => ({}) }
