@@ -319,7 +319,7 @@ const make = Effect.gen(function*() {
     if (sameAddress(device.address, sender) || sameAddress(device.address, zeroAddress)) return yield* bad("device.address", "not a key that can sign")
     return yield* buildOp(net, account, signer, {
       intentType: "device_add",
-      calls: [replaceOwnerCall(sender, device.address as Address)],
+      calls: [replaceOwnerCall(sender, lower(device.address) as Address)],
       humanSummary: owner === null
         ? `Make ${device.address} ("${device.label}") the owner key of account ${account.label} (${account.address}).`
         : `Replace the owner key ${owner} of account ${account.label} (${account.address}) by ${device.address} ("${device.label}"): ` +

@@ -103,7 +103,7 @@ const make = Effect.gen(function*() {
   const delegationToSign = Effect.fn("PanicKeys.delegationToSign")(function*(account: Account, request: { readonly panicKey?: string | undefined; readonly label?: string | undefined }) {
     const net = yield* chains.serving(account.chainId)
     if (request.panicKey === undefined) return yield* bad("panicKey", "the panic key's address is required with kind panic")
-    const key = request.panicKey as Address
+    const key = lower(request.panicKey) as Address
     if (sameAddress(key, zeroAddress)) return yield* bad("panicKey", "the zero address signs nothing")
     if (sameAddress(key, account.address) || sameAddress(key, account.signerAddress)) {
       return yield* bad("panicKey", "the panic key is another key than the account and its owner key: a trusted contact's or a cold key")

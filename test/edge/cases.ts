@@ -159,13 +159,22 @@ const fillPath = (path: string, params: Record<string, string>, rnd: Prng, hosti
     }
   })
 
+/** A value URL-encoded; a lone surrogate (no UTF-8 form) becomes raw bytes the server must refuse. */
+const encodedOrRaw = (value: string, rnd: Prng) => {
+  try {
+    return encodeURIComponent(value)
+  } catch {
+    return rnd.pick(nastyRaw)
+  }
+}
+
 const queryString = (query: Record<string, string | ReadonlyArray<string>>, rnd: Prng, hostile: boolean) => {
   const parts: Array<string> = []
   for (const [key, value] of Object.entries(query)) {
     if (hostile && rnd.chance(0.2)) continue // a required key missing
     const values = Array.isArray(value) ? value : [value as string]
     for (const v of values) {
-      parts.push(`${encodeURIComponent(key)}=${hostile && rnd.chance(0.4) ? rnd.pick(nastyRaw) : encodeURIComponent(String(v))}`)
+      parts.push(`${encodeURIComponent(key)}=${hostile && rnd.chance(0.4) ? rnd.pick(nastyRaw) : encodedOrRaw(String(v), rnd)}`)
     }
   }
   if (hostile && rnd.chance(0.3)) parts.push(`${rnd.pick(["limit", "status", "cursor", "x", "%00"])}=${rnd.pick(nastyRaw)}`)
