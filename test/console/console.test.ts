@@ -66,6 +66,9 @@ const relayAs = async (ctx: Ctx, call: Call, as: "owner" | "agent", build: any) 
   return receipt
 }
 
+/** Finds and clicks in one step in the page: a notification re-renders the lists, which may detach a handle found earlier. */
+const clickNow = (page: Page, selector: string) => page.$eval(selector, (b) => (b as HTMLElement).click())
+
 /** The test wallet (EIP-1193): signs with `owner`'s key, forwards everything else to the chain's RPC. */
 const injectWallet = async (page: Page, owner: LocalAccount, rpcUrl: string, calls: Array<string>) => {
   await page.exposeFunction("__eip1193", async (method: string, params: Array<any>) => {
@@ -156,9 +159,9 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
 
       // Revoke and freeze: built by the service, signed by the wallet, executed on chain.
       yield* Effect.promise(async () => {
-        await page.click(`article.delegation[data-id="${ctx.b.delegationId}"] button.revoke`)
+        await clickNow(page, `article.delegation[data-id="${ctx.b.delegationId}"] button.revoke`)
         await page.waitForSelector(`article.delegation[data-id="${ctx.b.delegationId}"][data-status=revoked]`, { timeout: 60_000 })
-        await page.click("#freeze")
+        await clickNow(page, "#freeze")
         await page.waitForSelector("#account[data-frozen=true]", { timeout: 60_000 })
       })
       yield* screenshot(page, "console-revoked-frozen")
@@ -215,7 +218,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
 
       // Approve: the wallet signs the request's EIP-712 Approval; the agent then builds and relays it.
       yield* Effect.promise(async () => {
-        await page.click(`article.approval[data-id="${first}"] button.approve`)
+        await clickNow(page, `article.approval[data-id="${first}"] button.approve`)
         await page.waitForSelector(`article.approval[data-id="${first}"][data-status=approved]`, { timeout: 30_000 })
       })
       const built = yield* Effect.promise(() => call("agent", "post", `/approvals/${first}/build`))
@@ -225,7 +228,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
       const balance = yield* Effect.promise(() => createPublicClient({ transport: http(net.rpcUrl) }).readContract({ address: net.tokens.usd.address, abi: erc20Abi, functionName: "balanceOf", args: [shop] }))
       assert.strictEqual(balance, 15_000_000n, "the approved transfer executed on chain")
       yield* Effect.promise(async () => {
-        await page.click("#refresh")
+        await clickNow(page, "#refresh")
         await page.waitForSelector(`article.approval[data-id="${first}"][data-status=executed]`, { timeout: 30_000 })
       })
 
@@ -234,7 +237,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
         const id = await ask(16)
         await page.waitForSelector(`article.approval[data-id="${id}"][data-status=pending] input.reason`, { timeout: 30_000 })
         await page.type(`article.approval[data-id="${id}"] input.reason`, "Not this shop again")
-        await page.click(`article.approval[data-id="${id}"] button.deny`)
+        await clickNow(page, `article.approval[data-id="${id}"] button.deny`)
         await page.waitForSelector(`article.approval[data-id="${id}"][data-status=denied]`, { timeout: 30_000 })
         return id
       })
