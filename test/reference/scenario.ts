@@ -13,7 +13,7 @@ import { type LocalAccount } from "viem"
 import { signInMessage } from "../../src/client/signIn.ts"
 
 export type Bindings = Record<string, string>
-export type As = "none" | "owner" | "agent"
+export type As = "none" | "owner" | "agent" | "panic"
 
 export interface StepRequest {
   readonly params?: Record<string, string>
@@ -25,6 +25,8 @@ export interface Ctx {
   readonly baseUrl: string
   readonly owner: LocalAccount
   readonly agent: LocalAccount
+  /** A trusted contact's key the owner makes its panic key (it signs in with its own session); the panic steps need it. */
+  readonly panic?: LocalAccount
   readonly tokens: Partial<Record<As, string>>
   readonly b: Bindings
   /** Publishes an anchor now (the service does it every ANCHOR_INTERVAL). */
@@ -119,23 +121,73 @@ const askApproval = async (ctx: Ctx, amount: number): Promise<string> => {
   return body.details.approvalId
 }
 
+const signerOf = (ctx: Ctx, as: Exclude<As, "none">): LocalAccount => {
+  const signer = as === "owner" ? ctx.owner : as === "agent" ? ctx.agent : ctx.panic
+  if (signer === undefined) throw new Error(`no ${as} key`)
+  return signer
+}
+
 /** Signs a build's operation as `signer` and relays it (POST /userops) until it settles. */
-const relay = async (ctx: Ctx, as: "owner" | "agent", build: any) => {
-  const signer = as === "owner" ? ctx.owner : ctx.agent
+const relay = async (ctx: Ctx, as: Exclude<As, "none">, build: any) => {
+  const signer = signerOf(ctx, as)
   const r = await send(ctx, "post", "/userops", as, { body: { ...build.userOp, signature: await signTyped(signer, build.typedData) } })
   if (r.status >= 300) throw new Error(`relay: ${r.status} ${JSON.stringify(r.body)}`)
-  await waitSettled(ctx, as, (r.body as any).userOpId)
+  const settled = await waitSettled(ctx, as, (r.body as any).userOpId)
+  if (settled.outcome !== "mined") throw new Error(`relay: ${JSON.stringify(settled)}`)
 }
 
 /** A facilitator's settlement address (no facilitator runs here: authorizing a payment needs none). */
 const facilitator = "0x00000000000000000000000000000000000fac17"
 
-const waitSettled = async (ctx: Ctx, as: As, userOpId: string) => {
+/** Polls the user operation until it settles; its last receipt. */
+const waitSettled = async (ctx: Ctx, as: As, userOpId: string): Promise<any> => {
+  let last: any
   await until(`user operation ${userOpId}`, async () => {
-    const r = await send(ctx, "get", "/userops/{userOpId}", as, { params: { userOpId } })
-    return (r.body as any)?.status !== "submitted"
+    last = (await send(ctx, "get", "/userops/{userOpId}", as, { params: { userOpId } })).body
+    return last?.status !== "submitted"
   })
+  return last
 }
+
+/** The owner's signed grant: the enable operation and the delegation (POST /delegations's body, or an accept's). */
+const signGrant = async (ctx: Ctx, build: any) => {
+  const leg = build.delegations[0]
+  return {
+    userOp: { ...build.enableUserOp, signature: await signTyped(ctx.owner, build.typedData) },
+    userOpHash: build.userOpHash,
+    delegationSignatures: [{ permissionId: leg.permissionId, signature: await signLeg(ctx.owner, leg.typedData) }]
+  }
+}
+
+/** The owner builds, signs and enables a grant to the agent's account; its id. */
+const enableGrant = async (ctx: Ctx, request: Record<string, unknown>): Promise<string> => {
+  const build = await send(ctx, "post", "/delegations/build", "owner", { body: request })
+  if (build.status >= 300) throw new Error(`grant build: ${build.status} ${JSON.stringify(build.body)}`)
+  const created = await send(ctx, "post", "/delegations", "owner", {
+    body: { ...(await signGrant(ctx, build.body)), intentType: "delegation_enable" }
+  })
+  if (created.status >= 300) throw new Error(`grant: ${created.status} ${JSON.stringify(created.body)}`)
+  return (created.body as any).id
+}
+
+/** Signs in `signer` (its own session); the sign-in's answer. */
+const signIn = async (ctx: Ctx, signer: LocalAccount): Promise<any> => {
+  const r = await send(ctx, "post", "/auth/session", "none", { body: await signInBody(ctx, signer) })
+  if (r.status >= 300) throw new Error(`sign-in: ${r.status} ${JSON.stringify(r.body)}`)
+  return r.body
+}
+
+/** The agent asks to change a grant (raising its total): the request's id. */
+const askChange = async (ctx: Ctx, delegationId: string, amount: number, reason: string): Promise<string> => {
+  const r = await send(ctx, "post", "/approvals/changes", "agent", {
+    body: { delegationId, reason, changes: { budgets: [{ token: { symbol: "USDC" }, amount }] } }
+  })
+  if (r.status !== 201) throw new Error(`change request: ${r.status} ${JSON.stringify(r.body)}`)
+  return (r.body as any).id
+}
+
+/** An approver named in the owner's grant who does not sign in here (its notifications go to a webhook). */
+const cosigner = "0x0000000000000000000000000000000000c0516e"
 
 /** The story, in order. Every operation of the core groups appears once. */
 export const steps: ReadonlyArray<Step> = [
@@ -174,6 +226,11 @@ export const steps: ReadonlyArray<Step> = [
   },
   { op: "notifications.listWebhooks", as: "owner", request: () => ({}) },
   {
+    op: "accounts.getFunding",
+    as: "owner",
+    request: (ctx) => ({ query: { accountId: ctx.b.ownerAccountId!, token: "USDC", amount: "100" } })
+  },
+  {
     op: "dev.faucet",
     as: "owner",
     request: (ctx) => ({ body: { address: ctx.b.ownerAccount, token: "USDC", amount: 100 } })
@@ -199,8 +256,8 @@ export const steps: ReadonlyArray<Step> = [
         perActionMax: { token: { symbol: "USDC" }, amount: 20 },
         maxActions: 10,
         recipientAllowlist: [{ name: "shop", address: "0x00000000000000000000000000000000000005a1", chainId: 31337 }],
-        // Above 15 USDC a transfer waits for the owner's approval (its key signs it).
-        approval: { required: 1, approvers: [ctx.b.ownerAddress], thresholds: [{ token: { symbol: "USDC" }, amount: 15 }] }
+        // Above 15 USDC a transfer waits for one approval: the owner's key, or a cosigner's (told by a webhook).
+        approval: { required: 1, approvers: [ctx.b.ownerAddress, cosigner], thresholds: [{ token: { symbol: "USDC" }, amount: 15 }] }
       }
     })
   },
@@ -208,18 +265,7 @@ export const steps: ReadonlyArray<Step> = [
     op: "delegations.create",
     as: "owner",
     fresh: true,
-    request: async (ctx) => {
-      const build = ctx.answers["delegations.build"]
-      const leg = build.delegations[0]
-      return {
-        body: {
-          userOp: { ...build.enableUserOp, signature: await signTyped(ctx.owner, build.typedData) },
-          userOpHash: build.userOpHash,
-          intentType: "delegation_enable",
-          delegationSignatures: [{ permissionId: leg.permissionId, signature: await signLeg(ctx.owner, leg.typedData) }]
-        }
-      }
-    },
+    request: async (ctx) => ({ body: { ...(await signGrant(ctx, ctx.answers["delegations.build"])), intentType: "delegation_enable" } }),
     learn: (body, ctx) => {
       ctx.b.delegationId = body.id
     }
@@ -339,34 +385,80 @@ export const steps: ReadonlyArray<Step> = [
     },
     request: (ctx) => ({ params: { approvalId: ctx.b.deniedApprovalId! }, body: { reason: "Not this week" } })
   },
+  // The cosigner does not sign in here: the owner gives it a webhook for the approval requests that name it.
+  {
+    op: "approvals.addContact",
+    as: "owner",
+    request: (ctx) => ({ body: { approver: cosigner, url: ctx.b.webhookUrl } }),
+    learn: (body, ctx) => {
+      ctx.b.contactId = body.id
+    }
+  },
+  { op: "approvals.listContacts", as: "owner", request: () => ({}) },
+  { op: "approvals.removeContact", as: "owner", request: (ctx) => ({ params: { contactId: ctx.b.contactId! } }) },
+  // Asking for more: under a grant with a fixed (not renewing) budget, the agent asks for a higher total; the owner
+  // reads the difference, signs the one replacement operation and accepts it; a second request is declined.
+  {
+    op: "approvals.askChange",
+    as: "agent",
+    before: async (ctx) => {
+      ctx.b.suppliesGrantId = await enableGrant(ctx, {
+        name: "Office supplies",
+        kind: "agent",
+        delegateeAddress: ctx.b.agentAccount,
+        chainId: 31337,
+        budgets: [{ token: { symbol: "USDC" }, amount: 10 }],
+        perActionMax: { token: { symbol: "USDC" }, amount: 10 },
+        maxActions: 5,
+        recipientAllowlist: [{ name: "shop", address: "0x00000000000000000000000000000000000005a1", chainId: 31337 }]
+      })
+    },
+    request: (ctx) => ({
+      body: {
+        delegationId: ctx.b.suppliesGrantId!,
+        reason: "The supplier raised its prices",
+        changes: { budgets: [{ token: { symbol: "USDC" }, amount: 20 }], maxActions: 8 }
+      }
+    }),
+    learn: (body, ctx) => {
+      ctx.b.changeId = body.id
+    }
+  },
+  { op: "approvals.listChanges", as: "owner", request: () => ({ query: { status: "pending" } }) },
+  { op: "approvals.getChange", as: "owner", request: (ctx) => ({ params: { changeId: ctx.b.changeId! } }) },
+  { op: "approvals.buildChange", as: "owner", request: (ctx) => ({ params: { changeId: ctx.b.changeId! } }) },
+  {
+    op: "approvals.acceptChange",
+    as: "owner",
+    fresh: true,
+    request: async (ctx) => ({ params: { changeId: ctx.b.changeId! }, body: await signGrant(ctx, ctx.answers["approvals.buildChange"]) }),
+    learn: (body, ctx) => {
+      ctx.b.suppliesReplacementId = body.newDelegationId
+    }
+  },
+  {
+    op: "approvals.declineChange",
+    as: "owner",
+    before: async (ctx) => {
+      ctx.b.declinedChangeId = await askChange(ctx, ctx.b.suppliesReplacementId!, 30, "And a little more")
+    },
+    request: (ctx) => ({ params: { changeId: ctx.b.declinedChangeId! }, body: { reason: "20 USDC is enough this month" } })
+  },
   // An x402 payment under a grant of its own to the agent's key, the facilitator a named redeemer.
   {
     op: "payments.authorize",
     as: "agent",
     before: async (ctx) => {
-      const build = (await send(ctx, "post", "/delegations/build", "owner", {
-        body: {
-          name: "Paid APIs",
-          kind: "agent",
-          delegateeAddress: ctx.b.agentAddress,
-          chainId: 31337,
-          budgets: [{ token: { symbol: "USDC" }, amount: 5, period: { every: "day" } }],
-          perActionMax: { token: { symbol: "USDC" }, amount: 1 },
-          maxActions: 100,
-          redeemers: { mode: "named", addresses: [facilitator] }
-        }
-      })).body as any
-      const leg = build.delegations[0]
-      const created = await send(ctx, "post", "/delegations", "owner", {
-        body: {
-          userOp: { ...build.enableUserOp, signature: await signTyped(ctx.owner, build.typedData) },
-          userOpHash: build.userOpHash,
-          intentType: "delegation_enable",
-          delegationSignatures: [{ permissionId: leg.permissionId, signature: await signLeg(ctx.owner, leg.typedData) }]
-        }
+      ctx.b.paymentGrantId = await enableGrant(ctx, {
+        name: "Paid APIs",
+        kind: "agent",
+        delegateeAddress: ctx.b.agentAddress,
+        chainId: 31337,
+        budgets: [{ token: { symbol: "USDC" }, amount: 5, period: { every: "day" } }],
+        perActionMax: { token: { symbol: "USDC" }, amount: 1 },
+        maxActions: 100,
+        redeemers: { mode: "named", addresses: [facilitator] }
       })
-      if (created.status >= 300) throw new Error(`the payment grant: ${created.status} ${JSON.stringify(created.body)}`)
-      ctx.b.paymentGrantId = (created.body as any).id
     },
     request: (ctx) => ({
       body: {
@@ -461,5 +553,44 @@ export const steps: ReadonlyArray<Step> = [
   },
   { op: "accounts.buildRules", as: "owner", request: (ctx) => ({ body: { intentType: "account_freeze", accountId: ctx.b.ownerAccountId! } }) },
   { op: "delegations.revoke", as: "owner", request: (ctx) => ({ params: { delegationId: ctx.b.delegationId! } }) },
+  // A panic key: the owner makes a trusted contact's key one (signed delegation, installed by an owner operation); that
+  // key signs in with its own session, sees the account it can freeze, and freezes it (its own account's operation).
+  {
+    op: "panic.listPanicAccounts",
+    as: "panic",
+    before: async (ctx) => {
+      const made = await send(ctx, "post", "/account/rules/delegations/build", "owner", {
+        body: { accountId: ctx.b.ownerAccountId!, kind: "panic", panicKey: signerOf(ctx, "panic").address, label: "Bob (brother)" }
+      })
+      if (made.status >= 300) throw new Error(`panic delegation: ${made.status} ${JSON.stringify(made.body)}`)
+      const toSign = made.body as any
+      const signed = await send(ctx, "post", "/account/rules/delegations/sign", "owner", {
+        body: { delegationHash: toSign.delegationHash, signature: await signLeg(ctx.owner, toSign.typedData) }
+      })
+      if (signed.status >= 300) throw new Error(`panic signature: ${signed.status} ${JSON.stringify(signed.body)}`)
+      const install = await send(ctx, "post", "/account/rules/build", "owner", {
+        body: { intentType: "panic_install", accountId: ctx.b.ownerAccountId!, delegationHash: toSign.delegationHash }
+      })
+      if (install.status >= 300) throw new Error(`panic install: ${install.status} ${JSON.stringify(install.body)}`)
+      await relay(ctx, "owner", install.body)
+      ctx.b.panicDelegationHash = toSign.delegationHash
+      const session = await signIn(ctx, signerOf(ctx, "panic"))
+      ctx.tokens.panic = session.token
+      ctx.b.panicAddress = session.signerAddress
+      ctx.b.panicAccount = session.accounts[0].address
+    },
+    request: () => ({})
+  },
+  {
+    op: "panic.buildPanicFreeze",
+    as: "panic",
+    request: (ctx) => ({ body: { delegationHash: ctx.b.panicDelegationHash! } }),
+    // Relayed: the account reads frozen (the panic key's account pays nothing: the freeze is sponsored).
+    learn: async (body, ctx) => {
+      await relay(ctx, "panic", body)
+      const rules = await send(ctx, "get", "/account/rules", "owner", { query: { accountId: ctx.b.ownerAccountId! } })
+      if ((rules.body as any)?.frozen !== true) throw new Error(`not frozen: ${JSON.stringify(rules.body)}`)
+    }
+  },
   { op: "session.signOut", as: "owner", request: () => ({}) }
 ]
