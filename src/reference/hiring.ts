@@ -13,7 +13,9 @@ export const hiringDocs: Record<string, OperationDoc> = {
   },
   "hiring.createJobBuild": {
     summary: "Build a job",
-    description: `Creates a job for a hired agent under a mandate. ${build("creates the job")}`,
+    description: "Creates a job for a hired agent under a mandate, on the marketplace's ACP contract of that chain (the local " +
+      "network deploys one; the example's job was created there and read back from its `JobCreated` event). " +
+      build("creates the job"),
     caller: "The owner of the mandate.",
     chain: "Nothing until relayed; then the job is created on chain."
   },

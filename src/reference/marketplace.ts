@@ -30,15 +30,21 @@ export const marketplaceDocs: Record<string, OperationDoc> = {
   },
   "marketplace.listJobs": {
     summary: "List the signer's jobs",
-    description: "Jobs the signer created, with their state as the marketplace and the chain show it.",
+    description:
+      "Jobs whose client is the signer or one of its accounts, from the upstream marketplace's index, newest first. Jobs of " +
+      "an ACP contract the upstream does not index (the local network's) are read one at a time from the chain: " +
+      "`GET /marketplace/jobs/{chainId}/{jobId}`.",
     caller: session,
     chain: proxy
   },
   "marketplace.getJob": {
     summary: "Read one job",
-    description: "One job by chain and id: its agent, budget, funding and state.",
+    description:
+      "One job by chain and id: its agent, budget, funding and state. On a chain whose ACP contract this service's local " +
+      "network deployed it is read from the contract's events (each step with its transaction hash); elsewhere from the " +
+      "upstream. A job whose client is none of the signer's addresses is a 404.",
     caller: session,
-    chain: "Reads the job; changes nothing."
+    chain: "Reads the job (on the local network: the ACP contract's events); changes nothing."
   },
   "marketplace.managedConnection": {
     summary: "The managed wallet connection",
@@ -54,13 +60,17 @@ export const marketplaceDocs: Record<string, OperationDoc> = {
   },
   "marketplace.managedConnectStatus": {
     summary: "Poll a managed wallet connection",
-    description: "The state of a connect flow started with `POST /marketplace/managed/connect`.",
+    description:
+      "The state of a connect flow started with `POST /marketplace/managed/connect`: `connected` with the wallet's address " +
+      "once the person approved at the upstream's login page (stored; later deposits go there).",
     caller: "The session that started it.",
     chain: "Nothing."
   },
   "marketplaceStream.stream": {
     summary: "Live agent stats (SSE)",
-    description: "Server-sent events of agent statistics: the leaderboard, and the `wallets` asked for.",
+    description:
+      "Server-sent events of agent statistics: the leaderboard, and the `wallets` asked for (comma-separated). The example " +
+      "shows the stream's head only (status and `text/event-stream`); each event is one `AgentStat`.",
     caller: "Anyone; no session.",
     chain: proxy
   }

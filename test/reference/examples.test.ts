@@ -1,12 +1,13 @@
 /**
  * The API reference teaches and stays true: every operation of `/openapi.json` has a summary, a
  * description and an example whose request and answer fit the operation's schemas; every example
- * of the core groups is sent again to a real service on the local chain (the story of
- * `scenario.ts`) and must get the recorded status and an answer of the recorded shape.
+ * is sent again to a real service on the local chain (the story of `scenario.ts`; the marketplace's
+ * and the launchpad's upstreams are the loopback servers their own tests run) and must get the
+ * recorded status and an answer of the recorded shape.
  * `REFERENCE_RECORD=1` (npm run reference:record) writes the examples from this run instead.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -17,6 +18,8 @@ import { Api } from "../../src/Api.ts"
 import { operationDocs } from "../../src/reference/index.ts"
 import type { OperationExample, ReferenceExamples } from "../../src/reference/Reference.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
+import { type FakeUpstream as LaunchpadUpstream, fakeUpstream as launchpadUpstream } from "../launchpad/FakeUpstream.ts"
+import { fakeUpstream as marketplaceUpstream, type FakeUpstream as MarketplaceUpstream, wallet } from "../marketplace/FakeUpstream.ts"
 import { decodesWith, operations } from "./contract.ts"
 import { type Bindings, type Ctx, send, steps } from "./scenario.ts"
 
@@ -24,19 +27,6 @@ const examplesFile = new URL("../../src/reference/examples.json", import.meta.ur
 const recording = process.env.REFERENCE_RECORD === "1"
 const recorded = (): ReferenceExamples => JSON.parse(fs.readFileSync(examplesFile, "utf8"))
 
-/**
- * Groups whose examples need upstreams of their own (the marketplace's and the launchpad's; hiring resolves the
- * agent through the marketplace's): they have words but no recorded example yet (the story would need their
- * fake upstreams wired into the test server).
- */
-const upstreamGroups = new Set(["marketplace", "marketplaceStream", "hiring", "launchpad"])
-/**
- * Operations that landed after the examples were last recorded: they have words, and no recorded example
- * yet (their steps are not in `scenario.ts`). This list may only shrink: an operation that gains an
- * example must leave it (the test below fails otherwise).
- */
-const awaitingExamples = new Set<string>([])
-const groupOf = (id: string) => (id.includes(".") ? id.split(".")[0]! : "system")
 
 /**
  * Replaces every occurrence of a recorded binding's value by this run's (case-insensitive: addresses).
@@ -68,11 +58,9 @@ describe("the reference's words", () => {
       if (doc === undefined || doc.summary.length < 8 || doc.description.length < 30 || doc.caller.length < 5 || doc.chain.length < 5) {
         missing.push(`${id}: words`)
       }
-      if (examples[id] === undefined && !upstreamGroups.has(groupOf(id)) && !awaitingExamples.has(id)) missing.push(`${id}: example`)
+      if (examples[id] === undefined) missing.push(`${id}: example`)
     }
     assert.deepStrictEqual(missing, [])
-    // The list of operations awaiting an example only shrinks: each still exists and still has none.
-    assert.deepStrictEqual([...awaitingExamples].filter((id) => !ops.has(id) || examples[id] !== undefined), [])
     // No words or examples for operations that do not exist (a renamed endpoint).
     assert.deepStrictEqual(Object.keys(operationDocs).filter((id) => !ops.has(id)), [])
     assert.deepStrictEqual(Object.keys(examples).filter((id) => !ops.has(id)), [])
@@ -129,13 +117,35 @@ const hookReceiver = Effect.acquireRelease(
   (server) => Effect.promise(() => new Promise<void>((r) => server.close(() => r())))
 )
 
-layer(TestServerLive({ config: { ANCHOR_INTERVAL: "1 seconds", WEBHOOKS_ALLOW_LOOPBACK: "true", WEBHOOKS_POLL_INTERVAL: "200 millis" } }), {
+/** The upstreams of the marketplace and the launchpad: the same loopback servers their own tests run. */
+class Upstreams extends Context.Service<Upstreams, { readonly marketplace: MarketplaceUpstream; readonly launchpad: LaunchpadUpstream }>()(
+  "test/reference/Upstreams"
+) {}
+
+/** The service on the local chain, its marketplace and launchpad pointed at the loopback upstreams (started first). */
+const ServiceWithUpstreams = Layer.unwrap(Effect.gen(function*() {
+  const { marketplace, launchpad } = yield* Upstreams
+  return TestServerLive({
+    config: {
+      ANCHOR_INTERVAL: "1 seconds",
+      WEBHOOKS_ALLOW_LOOPBACK: "true",
+      WEBHOOKS_POLL_INTERVAL: "200 millis",
+      MARKETPLACE_API_URL: marketplace.url,
+      MARKETPLACE_EVALUATOR_WALLET: wallet(0xe7a1),
+      LAUNCHPAD_API_URL: launchpad.url,
+      LAUNCHPAD_PRICES_URL: launchpad.url
+    }
+  })
+})).pipe(Layer.provideMerge(Layer.effect(Upstreams, Effect.all({ marketplace: marketplaceUpstream, launchpad: launchpadUpstream }))))
+
+layer(ServiceWithUpstreams, {
   timeout: Duration.seconds(180),
   excludeTestServices: true
 })("every example, sent to the service", (it) => {
   it.effect("gets the recorded status and an answer of the recorded shape", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
+      const upstreams = yield* Upstreams
       const receiver = yield* hookReceiver
       const anchor = yield* Anchor
       const ops = operations()
@@ -147,7 +157,8 @@ layer(TestServerLive({ config: { ANCHOR_INTERVAL: "1 seconds", WEBHOOKS_ALLOW_LO
         tokens: {},
         b: { webhookUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/das` },
         anchorNow: () => Effect.runPromise(Effect.asVoid(anchor.anchorNow)),
-        answers: {}
+        answers: {},
+        marketplace: upstreams.marketplace
       }
       const before = recording ? undefined : recorded()
       const written: Record<string, OperationExample> = {}
@@ -186,18 +197,12 @@ layer(TestServerLive({ config: { ANCHOR_INTERVAL: "1 seconds", WEBHOOKS_ALLOW_LO
         }
       })
       if (recording) {
-        const previous = fs.existsSync(examplesFile) ? recorded().operations : {}
-        // Operations outside the story (upstream groups) keep their hand-written examples.
-        const kept = Object.fromEntries(Object.entries(previous).filter(([id]) => upstreamGroups.has(groupOf(id))))
         const { webhookUrl: _w, ...bindings } = ctx.b
-        fs.writeFileSync(examplesFile, `${JSON.stringify({ bindings: { ...bindings, webhookUrl: ctx.b.webhookUrl }, operations: { ...written, ...kept } }, null, 2)}\n`)
+        fs.writeFileSync(examplesFile, `${JSON.stringify({ bindings: { ...bindings, webhookUrl: ctx.b.webhookUrl }, operations: written }, null, 2)}\n`)
       }
       assert.deepStrictEqual(failures, [])
-      // The story covers every operation outside the upstream groups.
+      // The story covers every operation of /openapi.json.
       const covered = new Set(steps.map((s) => s.op))
-      assert.deepStrictEqual(
-        [...ops.keys()].filter((id) => !upstreamGroups.has(groupOf(id)) && !awaitingExamples.has(id) && !covered.has(id)),
-        []
-      )
+      assert.deepStrictEqual([...ops.keys()].filter((id) => !covered.has(id)), [])
     }), { timeout: 240_000 })
 })

@@ -9,8 +9,10 @@
  * (`bindings`), except signed bodies (`fresh`), which no second run can reuse: those are signed
  * anew and the recorded one is only checked against the schema.
  */
-import { type LocalAccount } from "viem"
+import { createPublicClient, http, type LocalAccount, parseEventLogs } from "viem"
+import { agentCommerceAbi } from "../../src/chain/contracts/AgentCommerce.ts"
 import { signInMessage } from "../../src/client/signIn.ts"
+import { agentFixture, approve, type FakeUpstream as MarketplaceUpstream, wallet } from "../marketplace/FakeUpstream.ts"
 
 export type Bindings = Record<string, string>
 export type As = "none" | "owner" | "agent" | "panic"
@@ -33,13 +35,22 @@ export interface Ctx {
   readonly anchorNow: () => Promise<void>
   /** The last answer of each operation, for later steps (a build to sign). */
   readonly answers: Record<string, any>
+  /**
+   * The marketplace's upstream: the loopback stand-in the marketplace tests use (test/marketplace/FakeUpstream.ts),
+   * which the story fills (agents, a job it indexed) and on which the person approves a managed wallet's connection.
+   * The marketplace and hiring steps need it (the launchpad's upstream needs nothing from the story).
+   */
+  readonly marketplace?: MarketplaceUpstream
 }
 
 export interface Step {
   readonly op: string
   readonly as: As
   readonly request: (ctx: Ctx) => Promise<StepRequest> | StepRequest
-  /** A signed body: sent as made now (a recorded signature cannot be replayed). */
+  /**
+   * Sent as made now: a signed body (a recorded signature cannot be replayed), or one naming what only this run's
+   * chain numbers (a job's id: a short number no binding could replace safely).
+   */
   readonly fresh?: true
   /** The status the step expects when it is not a success (an operation that always refuses). */
   readonly expect?: number
@@ -127,14 +138,33 @@ const signerOf = (ctx: Ctx, as: Exclude<As, "none">): LocalAccount => {
   return signer
 }
 
-/** Signs a build's operation as `signer` and relays it (POST /userops) until it settles. */
-const relay = async (ctx: Ctx, as: Exclude<As, "none">, build: any) => {
+/** Signs a build's operation (`userOp`, or a grant's `enableUserOp`) as `signer` and relays it (POST /userops) until it is mined; the receipt. */
+const relay = async (ctx: Ctx, as: Exclude<As, "none">, build: any): Promise<any> => {
   const signer = signerOf(ctx, as)
-  const r = await send(ctx, "post", "/userops", as, { body: { ...build.userOp, signature: await signTyped(signer, build.typedData) } })
+  const op = build.userOp ?? build.enableUserOp
+  const r = await send(ctx, "post", "/userops", as, { body: { ...op, signature: await signTyped(signer, build.typedData) } })
   if (r.status >= 300) throw new Error(`relay: ${r.status} ${JSON.stringify(r.body)}`)
   const settled = await waitSettled(ctx, as, (r.body as any).userOpId)
   if (settled.outcome !== "mined") throw new Error(`relay: ${JSON.stringify(settled)}`)
+  return settled
 }
+
+const upstreamOf = (ctx: Ctx): MarketplaceUpstream => {
+  if (ctx.marketplace === undefined) throw new Error("the marketplace steps need its upstream")
+  return ctx.marketplace
+}
+
+/** The job the local ACP contract numbered, read from the transaction's `JobCreated` log (what the chain shows). */
+const createdJob = async (ctx: Ctx, transactionHash: `0x${string}`): Promise<string> => {
+  const client = createPublicClient({ transport: http(ctx.answers["dev.networks"][0].rpcUrl) })
+  const receipt = await client.getTransactionReceipt({ hash: transactionHash })
+  const [created] = parseEventLogs({ abi: agentCommerceAbi, eventName: "JobCreated", logs: receipt.logs })
+  if (created === undefined) throw new Error(`no JobCreated in ${transactionHash}`)
+  return created.args.jobId.toString()
+}
+
+/** The marketplace agent the owner hires (a provider of the upstream's index; its wallet needs no key here). */
+const hiredAgent = wallet(0xa6e7)
 
 /** A facilitator's settlement address (no facilitator runs here: authorizing a payment needs none). */
 const facilitator = "0x00000000000000000000000000000000000fac17"
@@ -540,6 +570,98 @@ export const steps: ReadonlyArray<Step> = [
     }
   },
   { op: "permissions.reject", as: "owner", request: (ctx) => ({ params: { approvalId: ctx.b.revokeApprovalId! } }) },
+  // The marketplace (its upstream on loopback): live stats, agents, the managed wallet connected by its person.
+  {
+    op: "marketplaceStream.stream",
+    as: "none",
+    before: async (ctx) => {
+      const upstream = upstreamOf(ctx)
+      upstream.state.agents.push(agentFixture(0xa6e7, 1_000, { name: "Filings Analyst", description: "Summarises company filings" }))
+      upstream.state.agents.push(agentFixture(0xb0b, 400, { name: "Market Watcher", description: "Watches token markets" }))
+      // A job the upstream indexed on Base, of the owner's account (jobs of the local chain are read from the chain).
+      upstream.state.jobs.push({
+        id: 901,
+        onChainJobId: 7,
+        chainId: 8453,
+        phase: 2,
+        description: "Summarise the Q3 filings",
+        offeringName: "offer-42727",
+        providerName: "Filings Analyst",
+        clientAddress: ctx.b.ownerAccount,
+        providerAddress: hiredAgent,
+        evaluatorAddress: wallet(0xe7a1),
+        price: "12.5",
+        createdAt: "2026-03-01T00:00:00Z",
+        memos: []
+      })
+    },
+    request: () => ({ query: { wallets: hiredAgent } })
+  },
+  { op: "marketplace.listAgents", as: "owner", request: () => ({ query: { limit: "2" } }) },
+  { op: "marketplace.evaluator", as: "owner", request: () => ({}) },
+  { op: "marketplace.searchAgents", as: "owner", request: () => ({ query: { query: "filings", topK: "3" } }) },
+  { op: "marketplace.getAgent", as: "owner", request: () => ({ params: { wallet: hiredAgent } }) },
+  { op: "marketplace.managedConnection", as: "owner", request: () => ({}) },
+  {
+    op: "marketplace.managedConnect",
+    as: "owner",
+    request: () => ({}),
+    // The person approves at the upstream's login page (here: the stand-in told so).
+    learn: (body, ctx) => {
+      ctx.b.managedRequestId = body.requestId
+      approve(upstreamOf(ctx).state, body.requestId, wallet(0x3a3a))
+    }
+  },
+  { op: "marketplace.managedConnectStatus", as: "owner", request: (ctx) => ({ query: { requestId: ctx.b.managedRequestId! } }) },
+  // Hiring on the local ACP contract: a mandate to the agent's runtime, a job created and funded under it.
+  {
+    op: "hiring.hireBuild",
+    as: "owner",
+    request: (ctx) => ({ body: { agentWallet: hiredAgent, chainId: 31337, perJobBudget: 25, delegateeAddress: ctx.b.agentAccount } }),
+    learn: async (body, ctx) => {
+      ctx.b.mandateId = body.mandateId
+      await relay(ctx, "owner", body)
+    }
+  },
+  { op: "hiring.listMandates", as: "owner", request: () => ({}) },
+  {
+    op: "hiring.createJobBuild",
+    as: "owner",
+    request: (ctx) => ({ body: { mandateId: ctx.b.mandateId!, agentWallet: hiredAgent, description: "Summarise the Q4 filings", chainId: 31337 } }),
+    learn: async (body, ctx) => {
+      const mined = await relay(ctx, "owner", body)
+      ctx.answers.jobId = await createdJob(ctx, mined.transactionHash)
+    }
+  },
+  {
+    op: "hiring.fundJobBuild",
+    as: "owner",
+    fresh: true,
+    request: (ctx) => ({ body: { mandateId: ctx.b.mandateId!, jobId: ctx.answers.jobId, perJobBudget: 10, chainId: 31337 } }),
+    learn: (body, ctx) => relay(ctx, "owner", body)
+  },
+  { op: "marketplace.listJobs", as: "owner", request: () => ({}) },
+  { op: "marketplace.getJob", as: "owner", fresh: true, request: (ctx) => ({ params: { chainId: "31337", jobId: ctx.answers.jobId } }) },
+  {
+    op: "hiring.managedDepositBuild",
+    as: "owner",
+    request: (ctx) => ({ body: { chainId: 31337, amount: 5, tokenSymbol: "USDC", tokenAddress: ctx.b.usdc!.toLowerCase() } })
+  },
+  { op: "hiring.revokeMandate", as: "owner", request: (ctx) => ({ params: { mandateId: ctx.b.mandateId! } }) },
+  // The launchpad (its upstream on loopback): public, no session.
+  {
+    op: "launchpad.listTokens",
+    as: "none",
+    request: () => ({ query: { chain: "base", sort: "volume24h", pageSize: "3" } }),
+    learn: (body, ctx) => {
+      ctx.b.launchpadToken = body.tokens[0].tokenAddress
+    }
+  },
+  {
+    op: "launchpad.tokenHistory",
+    as: "none",
+    request: (ctx) => ({ params: { chain: "base", address: ctx.b.launchpadToken! }, query: { range: "1W" } })
+  },
   // The account's delegation to the Recovery contract, signed by the owner's key (guardians need it first).
   { op: "accounts.buildAccountDelegation", as: "owner", request: (ctx) => ({ body: { accountId: ctx.b.ownerAccountId! } }) },
   {
