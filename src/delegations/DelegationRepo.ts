@@ -140,6 +140,8 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   findOpenAction(shareKey: string, accountId: string): Effect.Effect<OpenActionRow | undefined>
   accountByAddress(address: string, chainId: number): Effect.Effect<Account | undefined>
   operationIdByHash(userOpHash: string, chainId: number): Effect.Effect<string | undefined>
+  /** Where the relay is with an enable still pending: sent to the bundler yet, and its last error (for the 504's details). */
+  relayStateByHash(userOpHash: string, chainId: number): Effect.Effect<{ readonly sent: boolean; readonly lastError: string | null } | undefined>
 }>()("das/delegations/DelegationRepo") {
   static readonly layer = Layer.effect(DelegationRepo, Effect.suspend(() => make))
 }
@@ -368,6 +370,13 @@ const make = Effect.gen(function*() {
     operationIdByHash: (userOpHash, chainId) =>
       ids(sql`SELECT id FROM user_operations WHERE user_op_hash = ${userOpHash} AND chain_id = ${chainId}`).pipe(
         Effect.map((rows) => rows[0]?.id)
+      ),
+    relayStateByHash: (userOpHash, chainId) =>
+      sql<{ sent: boolean; last_error: string | null }>`
+        SELECT sent_at IS NOT NULL AS sent, last_error FROM user_operations
+        WHERE user_op_hash = ${userOpHash} AND chain_id = ${chainId}`.pipe(
+        Effect.map((rows) => rows[0] === undefined ? undefined : { sent: rows[0].sent, lastError: rows[0].last_error }),
+        Effect.orDie
       )
   })
 })

@@ -252,11 +252,19 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
             message: `The enable operation did not execute (${row.failure_reason ?? "unknown"}); no delegation was created. Build again.`,
             details: { userOpHash: row.enable_user_op_hash }
           })
-        case "pending":
+        case "pending": {
+          // What the relay knows (sent yet, the bundler's last refusal or fault): a slow enable says why.
+          const relayState = yield* repo.relayStateByHash(row.enable_user_op_hash, row.chain_id)
           return yield* new UpstreamTimeout({
             message: "The enable operation was relayed but has not executed yet; repeat this request to get its result",
-            details: { userOpHash: row.enable_user_op_hash, delegationId: row.id }
+            details: {
+              userOpHash: row.enable_user_op_hash,
+              delegationId: row.id,
+              ...(relayState === undefined ? {} : { sentToBundler: relayState.sent }),
+              ...(relayState?.lastError == null ? {} : { lastError: relayState.lastError })
+            }
           })
+        }
       }
     })
 
