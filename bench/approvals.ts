@@ -40,40 +40,45 @@ const scope = Effect.runSync(Scope.make())
 const description = await Effect.runPromise(startLocalNetwork().pipe(Scope.provide(scope)))
 const network = toJson(description)
 
-// 1. Gas, on the same local network before the service starts.
-const gasRows = await approvalGas(description, 2)
-const base = gasRows[0]!
-console.log(`${"shape".padEnd(54)}${"1st action".padEnd(12)}2nd action   (gasUsed of the redemption transaction)`)
-for (const r of gasRows) console.log(`${r.shape.padEnd(54)}${r.gas[0]!.toString().padEnd(12)}${r.gas[1]}`)
-for (const r of gasRows.slice(1)) {
-  const d = r.gas.map((g, i) => g - base.gas[i]!)
-  console.log(`  ${r.shape} vs no rule: 1st ${d[0]! >= 0n ? "+" : ""}${d[0]}, 2nd ${d[1]! >= 0n ? "+" : ""}${d[1]}`)
-  // As a ratio to the same action without the rule (the table has no gas unit); the figures are printed above.
-  report({ path: `gas of the 2nd action, ${r.shape}: ${r.gas[1]} over ${base.gas[1]} without the rule`, service: Number(r.gas[1]) / Number(base.gas[1]), baseline: 1, unit: "ratio", goal: "(reference)", met: true })
-}
-
-// 2. Request → owner's webhook, through the service.
-const receiver = await startReceiver()
-const pg = await startPostgres()
-const port = await freePort()
-const baseUrl = `http://127.0.0.1:${port}`
-const service = await startProcess("src/main.ts", {
-  DATABASE_URL: pg.url,
-  PORT: String(port),
-  LOG_FORMAT: "json",
-  SIWE_DOMAIN: "bench.local",
-  SIWE_URI: "http://bench.local",
-  WEBHOOKS_ALLOW_LOOPBACK: "true",
-  RATE_LIMIT_NONCE_PER_MINUTE: "0",
-  RATE_LIMIT_SESSION_PER_MINUTE: "0",
-  RATE_LIMIT_BUILDS_PER_MINUTE: "0",
-  SPONSOR_QUOTA_OPS: "0",
-  SPONSOR_QUOTA_GAS: "0",
-  ANCHOR_INTERVAL: "0 seconds",
-  ...configEnvOf(network)
-}, `${baseUrl}/health/ready`)
-
+// Cleaned up whatever happens (a failed measure, a service that never became ready).
+let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined
+let pg: Awaited<ReturnType<typeof startPostgres>> | undefined
+let service: Awaited<ReturnType<typeof startProcess>> | undefined
 try {
+  // 1. Gas, on the same local network before the service starts.
+  const gasRows = await approvalGas(description, 2)
+  const base = gasRows[0]!
+  console.log(`${"shape".padEnd(54)}${"1st action".padEnd(12)}2nd action   (gasUsed of the redemption transaction)`)
+  for (const r of gasRows) console.log(`${r.shape.padEnd(54)}${r.gas[0]!.toString().padEnd(12)}${r.gas[1]}`)
+  for (const r of gasRows.slice(1)) {
+    const d = r.gas.map((g, i) => g - base.gas[i]!)
+    console.log(`  ${r.shape} vs no rule: 1st ${d[0]! >= 0n ? "+" : ""}${d[0]}, 2nd ${d[1]! >= 0n ? "+" : ""}${d[1]}`)
+    // As a ratio to the same action without the rule (the table has no gas unit); the figures are printed above.
+    report({ path: `gas of the 2nd action, ${r.shape}: ${r.gas[1]} over ${base.gas[1]} without the rule`, service: Number(r.gas[1]) / Number(base.gas[1]), baseline: 1, unit: "ratio", goal: "(reference)", met: true })
+  }
+
+  // 2. Request → owner's webhook, through the service.
+  const rx = await startReceiver()
+  receiver = rx
+  const db = await startPostgres()
+  pg = db
+  const port = await freePort()
+  const baseUrl = `http://127.0.0.1:${port}`
+  service = await startProcess("src/main.ts", {
+    DATABASE_URL: db.url,
+    PORT: String(port),
+    LOG_FORMAT: "json",
+    SIWE_DOMAIN: "bench.local",
+    SIWE_URI: "http://bench.local",
+    WEBHOOKS_ALLOW_LOOPBACK: "true",
+    RATE_LIMIT_NONCE_PER_MINUTE: "0",
+    RATE_LIMIT_SESSION_PER_MINUTE: "0",
+    RATE_LIMIT_BUILDS_PER_MINUTE: "0",
+    SPONSOR_QUOTA_OPS: "0",
+    SPONSOR_QUOTA_GAS: "0",
+    ANCHOR_INTERVAL: "0 seconds",
+    ...configEnvOf(network)
+  }, `${baseUrl}/health/ready`)
   const net = fromJson(network)
   const chain = viemChainOf(net)
   const client = createPublicClient({ chain, transport: http(net.rpcUrl), pollingInterval: 20 })
@@ -84,7 +89,7 @@ try {
 
   // When each request's "Approval needed" reached the receiver, by request id (it may arrive before the 422 does).
   const arrived = new Map<string, number>()
-  receiver.onRequest = (r) => {
+  rx.onRequest = (r) => {
     const data = (JSON.parse(r.body) as { data: { relatedType?: string; relatedId?: string; title?: string } | null }).data
     if (data?.relatedType === "approval_request" && data.title === "Approval needed" && data.relatedId !== undefined) {
       arrived.set(data.relatedId, performance.now())
@@ -96,7 +101,7 @@ try {
     const delegate = yield* makeClient({ baseUrl, token: (yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))).token })
     const [ownerAccount] = yield* owner.accounts.listAccounts()
     const [delegateAccount] = yield* delegate.accounts.listAccounts()
-    yield* owner.notifications.createWebhook({ payload: { url: `${receiver.url}/owner` } })
+    yield* owner.notifications.createWebhook({ payload: { url: `${rx.url}/owner` } })
     const build = yield* owner.delegations.build({
       payload: {
         name: "bench approvals",
@@ -142,7 +147,7 @@ try {
     const answered = performance.now() - t0
     const id = (refused as unknown as { details?: { approvalId?: string } }).details?.approvalId
     if (id === undefined) throw new Error(`not an approval request: ${JSON.stringify(refused)}`)
-    await receiver.waitFor(() => arrived.has(id), 30_000)
+    await rx.waitFor(() => arrived.has(id), 30_000)
     return { answered, delivered: arrived.get(id)! - t0 }
   }
   for (let i = 0; i < 5; i++) await one() // warm-up
@@ -170,9 +175,9 @@ try {
     spread: { median: d.p50, min: Math.min(...delivered), max: Math.max(...delivered) }
   })
 } finally {
-  await service.stop()
-  await receiver.close()
-  await pg.stop()
+  await service?.stop()
+  await receiver?.close()
+  await pg?.stop()
   await Effect.runPromise(Scope.close(scope, Exit.void))
 }
 process.exit(0)
