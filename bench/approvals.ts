@@ -1,0 +1,183 @@
+/**
+ * Approvals above a threshold (issue 25, "Measures"):
+ *   1. gas of a delegated action with the approval caveat, below and above the threshold (1 of 3
+ *      with 1 approval, 2 of 3 with 2), beside the same grant without it (bench/support/approval-gas.ts);
+ *   2. the time from an approval request created — the agent's above-threshold
+ *      `POST /delegations/{id}/actions`, timed from before it is sent — to the owner's webhook
+ *      receiver (a real loopback HTTP server) getting the "Approval needed" delivery, p50/p99.
+ *
+ * The service runs as `src/main.ts` in its default configuration except: loopback webhooks
+ * allowed (the receiver is on 127.0.0.1), rate limits and sponsorship quotas off (a benchmark
+ * sends more than a person), the anchor off. Each request is a different amount, so each opens a
+ * request of its own; they are sent one after another, each waiting for its delivery.
+ *
+ *   npx tsx bench/approvals.ts [requests=100]
+ */
+import { Effect, Exit, Redacted, Scope } from "effect"
+import { type Address, createPublicClient, createWalletClient, http, parseUnits } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { makeHybridDeleGator } from "../src/chain/Accounts4337.ts"
+import { viemChainOf } from "../src/chain/Chain.ts"
+import { permitStablecoinAbi } from "../src/chain/contracts/TokenPaymaster.ts"
+import { configEnvOf, fromJson, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
+import { fromWire } from "../src/builds/Wire.ts"
+import { makeClient } from "../src/client/Client.ts"
+import { signIn } from "../src/client/signIn.ts"
+import { startReceiver } from "../test/notifications/webhooks/Receiver.ts"
+import { approvalGas } from "./support/approval-gas.ts"
+import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+import { report } from "./support/results.ts"
+
+process.env.DO_NOT_TRACK = "1"
+
+const requests = Math.max(30, Number(process.argv[2] ?? 100))
+const percentile = (values: ReadonlyArray<number>, q: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
+}
+
+const scope = Effect.runSync(Scope.make())
+const description = await Effect.runPromise(startLocalNetwork().pipe(Scope.provide(scope)))
+const network = toJson(description)
+
+// Cleaned up whatever happens (a failed measure, a service that never became ready).
+let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined
+let pg: Awaited<ReturnType<typeof startPostgres>> | undefined
+let service: Awaited<ReturnType<typeof startProcess>> | undefined
+try {
+  // 1. Gas, on the same local network before the service starts.
+  const gasRows = await approvalGas(description, 2)
+  const base = gasRows[0]!
+  console.log(`${"shape".padEnd(54)}${"1st action".padEnd(12)}2nd action   (gasUsed of the redemption transaction)`)
+  for (const r of gasRows) console.log(`${r.shape.padEnd(54)}${r.gas[0]!.toString().padEnd(12)}${r.gas[1]}`)
+  for (const r of gasRows.slice(1)) {
+    const d = r.gas.map((g, i) => g - base.gas[i]!)
+    console.log(`  ${r.shape} vs no rule: 1st ${d[0]! >= 0n ? "+" : ""}${d[0]}, 2nd ${d[1]! >= 0n ? "+" : ""}${d[1]}`)
+    // As a ratio to the same action without the rule (the table has no gas unit); the figures are printed above.
+    report({ path: `gas of the 2nd action, ${r.shape}: ${r.gas[1]} over ${base.gas[1]} without the rule`, service: Number(r.gas[1]) / Number(base.gas[1]), baseline: 1, unit: "ratio", goal: "(reference)", met: true })
+  }
+
+  // 2. Request → owner's webhook, through the service.
+  const rx = await startReceiver()
+  receiver = rx
+  const db = await startPostgres()
+  pg = db
+  const port = await freePort()
+  const baseUrl = `http://127.0.0.1:${port}`
+  service = await startProcess("src/main.ts", {
+    DATABASE_URL: db.url,
+    PORT: String(port),
+    LOG_FORMAT: "json",
+    SIWE_DOMAIN: "bench.local",
+    SIWE_URI: "http://bench.local",
+    WEBHOOKS_ALLOW_LOOPBACK: "true",
+    RATE_LIMIT_NONCE_PER_MINUTE: "0",
+    RATE_LIMIT_SESSION_PER_MINUTE: "0",
+    RATE_LIMIT_BUILDS_PER_MINUTE: "0",
+    SPONSOR_QUOTA_OPS: "0",
+    SPONSOR_QUOTA_GAS: "0",
+    ANCHOR_INTERVAL: "0 seconds",
+    ...configEnvOf(network)
+  }, `${baseUrl}/health/ready`)
+  const net = fromJson(network)
+  const chain = viemChainOf(net)
+  const client = createPublicClient({ chain, transport: http(net.rpcUrl), pollingInterval: 20 })
+  const deployer = createWalletClient({ chain, transport: http(net.rpcUrl), account: privateKeyToAccount(Redacted.value(net.deployerKey)) })
+  const stack = makeHybridDeleGator({ chainId: net.chainId, entryPoint: net.entryPoint, environment: net.delegation })
+  const ownerKey = generatePrivateKey()
+  const approvers = [0, 1, 2].map(() => privateKeyToAccount(generatePrivateKey()).address)
+
+  // When each request's "Approval needed" reached the receiver, by request id (it may arrive before the 422 does).
+  const arrived = new Map<string, number>()
+  rx.onRequest = (r) => {
+    const data = (JSON.parse(r.body) as { data: { relatedType?: string; relatedId?: string; title?: string } | null }).data
+    if (data?.relatedType === "approval_request" && data.title === "Approval needed" && data.relatedId !== undefined) {
+      arrived.set(data.relatedId, performance.now())
+    }
+  }
+
+  const setup = await Effect.runPromise(Effect.gen(function*() {
+    const owner = yield* makeClient({ baseUrl, token: (yield* signIn(baseUrl, privateKeyToAccount(ownerKey))).token })
+    const delegate = yield* makeClient({ baseUrl, token: (yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))).token })
+    const [ownerAccount] = yield* owner.accounts.listAccounts()
+    const [delegateAccount] = yield* delegate.accounts.listAccounts()
+    yield* owner.notifications.createWebhook({ payload: { url: `${rx.url}/owner` } })
+    const build = yield* owner.delegations.build({
+      payload: {
+        name: "bench approvals",
+        kind: "agent",
+        delegateeAddress: delegateAccount!.address,
+        chainId: net.chainId,
+        budgets: [{ token: { symbol: "USDC" }, amount: 1_000_000 }],
+        perActionMax: { token: { symbol: "USDC" }, amount: 1_000 },
+        maxActions: 1_000_000,
+        approval: { required: 2, approvers, thresholds: [{ token: { symbol: "USDC" }, amount: 1 }] }
+      }
+    })
+    const { signature: _s, ...unsigned } = fromWire(build.enableUserOp)
+    const signature = yield* stack.signUserOperation(ownerKey, unsigned)
+    const leg = build.delegations[0]!
+    const legSignature = yield* Effect.promise(() =>
+      privateKeyToAccount(ownerKey).signTypedData({ ...leg.typedData, message: { ...leg.typedData.message, salt: BigInt(leg.typedData.message.salt) } } as never)
+    )
+    const created = yield* owner.delegations.create({
+      payload: {
+        userOp: { ...build.enableUserOp, signature },
+        userOpHash: build.userOpHash,
+        intentType: "delegation_enable",
+        delegationSignatures: [{ permissionId: leg.permissionId, signature: legSignature }]
+      }
+    })
+    if (created.status !== "active") throw new Error(`the grant is ${created.status}`)
+    return { delegate, delegationId: created.id, owner: ownerAccount!.address as Address }
+  }))
+  await client.waitForTransactionReceipt({
+    hash: await deployer.writeContract({ address: net.tokens.usd.address, abi: permitStablecoinAbi, functionName: "mint", args: [setup.owner, parseUnits("1000000", 6)] })
+  })
+  const recipient = privateKeyToAccount(generatePrivateKey()).address
+
+  let k = 0
+  /** One above-threshold action: its request id, the time to its 422 and to the owner's webhook (ms). */
+  const one = async () => {
+    const t0 = performance.now()
+    const refused = await Effect.runPromise(Effect.flip(setup.delegate.delegations.act({
+      params: { delegationId: setup.delegationId },
+      payload: { recipient, amount: Number((2 + 0.001 * ++k).toFixed(3)) }
+    })))
+    const answered = performance.now() - t0
+    const id = (refused as unknown as { details?: { approvalId?: string } }).details?.approvalId
+    if (id === undefined) throw new Error(`not an approval request: ${JSON.stringify(refused)}`)
+    await rx.waitFor(() => arrived.has(id), 30_000)
+    return { answered, delivered: arrived.get(id)! - t0 }
+  }
+  for (let i = 0; i < 5; i++) await one() // warm-up
+  const answered: Array<number> = []
+  const delivered: Array<number> = []
+  for (let i = 0; i < requests; i++) {
+    const r = await one()
+    answered.push(r.answered)
+    delivered.push(r.delivered)
+  }
+  const p = (xs: ReadonlyArray<number>) => ({ p50: percentile(xs, 0.5), p99: percentile(xs, 0.99) })
+  const a = p(answered)
+  const d = p(delivered)
+  console.log(`approval request → owner's webhook, ${requests} requests (ms)`)
+  console.log(`  the agent's 422 (request opened)     p50 ${a.p50.toFixed(1)}  p99 ${a.p99.toFixed(1)}`)
+  console.log(`  the owner's webhook receiver         p50 ${d.p50.toFixed(1)}  p99 ${d.p99.toFixed(1)}  max ${Math.max(...delivered).toFixed(1)}`)
+  report({ path: "approval request → owner's webhook p50", service: d.p50, baseline: 0, unit: "ms", goal: "(reference)", met: true })
+  report({
+    path: "approval request → owner's webhook p99",
+    service: d.p99,
+    baseline: 0,
+    unit: "ms",
+    goal: "(reference)",
+    met: true,
+    spread: { median: d.p50, min: Math.min(...delivered), max: Math.max(...delivered) }
+  })
+} finally {
+  await service?.stop()
+  await receiver?.close()
+  await pg?.stop()
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+}
+process.exit(0)
