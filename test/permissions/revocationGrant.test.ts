@@ -131,6 +131,18 @@ layer(TestServerLive({ config: { PERMISSIONS_APPROVAL_WAIT: "60 seconds" } }), {
         const afterRevocation = yield* state
         assert.deepStrictEqual(afterRevocation, [0n, USD(7), USD(20), 0n])
 
+        // The service's reads of a grant without a budget: nothing spent, what it may do; the follower's record of
+        // the redemption (who, by a plain transaction; nothing moved).
+        const delegationId = approval.grants![0]!.delegationId!
+        const seen = yield* owner.api.delegations.get({ params: { delegationId } })
+        assert.deepStrictEqual([seen.status, seen.spentToDate, seen.policySet.revocation], ["active", [], { ...none, erc20Approve: true }])
+        let redeemed = yield* owner.api.delegations.redemptions({ params: { delegationId } })
+        for (let i = 0; i < 100 && redeemed.length === 0; i++) {
+          yield* Effect.sleep(Duration.millis(200))
+          redeemed = yield* owner.api.delegations.redemptions({ params: { delegationId } })
+        }
+        assert.deepStrictEqual(redeemed.map((r) => [r.redeemer, r.via, r.moved]), [[agent.address, "transaction", []]])
+
         // getGranted lists it in the standard's shape, with the same context.
         const listed = yield* Effect.promise(() => kit.getGrantedExecutionPermissions())
         assert.deepStrictEqual(listed.map((g) => [g.permission.type, g.context]), [["erc20-token-revocation", context]])
