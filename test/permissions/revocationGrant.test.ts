@@ -213,6 +213,13 @@ layer(TestServerLive({ config: { PERMISSIONS_APPROVAL_WAIT: "60 seconds" } }), {
         refusedOnChain(yield* Effect.promise(() => agent.redeem({ to: usdc, data: approve(spender, 0n) }, both)),
           "ApprovalRevocationEnforcer:no-approval-to-revoke", [0n, USD(10)], yield* state)
 
+        // Asking for more does not apply: a revocation grant has no budget to carry over (400 naming the grant).
+        const more = yield* failure(agentSession.api.approvals.askChange({
+          payload: { delegationId: approval1.grants![0]!.delegationId!, changes: { maxActions: 5 }, reason: "more revocations" }
+        }))
+        assert.deepStrictEqual([more.tag, more.details["field"]], ["BadRequest", "delegationId"], more.message)
+        assert.include(more.message, "revocation grant")
+
         const listed = yield* Effect.promise(() => kit.getGrantedExecutionPermissions())
         assert.sameMembers(listed.map((g) => g.context), [both, operatorsOnly])
         assert.isTrue(listed.every((g) => g.permission.type === "token-approval-revocation"))
