@@ -72,6 +72,22 @@ export const ApprovalRuleWire = Schema.Struct({
 }).annotate({ identifier: "ApprovalRule" })
 export type ApprovalRuleWire = typeof ApprovalRuleWire.Type
 
+/**
+ * A grant whose only power is revoking approvals the account gave (ERC-7715 `erc20-token-revocation`,
+ * `token-approval-revocation`; issue 24, helper "h24"): the primitives the Delegation Framework's
+ * ApprovalRevocationEnforcer lets the delegate call (each only to set an approval back to none).
+ * Such a policy has no budget (`budgets` empty, `perActionMax` 0 ETH): it moves nothing.
+ */
+export const RevocationMethods = Schema.Struct({
+  erc20Approve: Schema.Boolean,
+  erc721Approve: Schema.Boolean,
+  erc721SetApprovalForAll: Schema.Boolean,
+  permit2Approve: Schema.Boolean,
+  permit2Lockdown: Schema.Boolean,
+  permit2InvalidateNonces: Schema.Boolean
+}).annotate({ identifier: "RevocationMethods" })
+export type RevocationMethods = typeof RevocationMethods.Type
+
 export const PolicySet = Schema.Struct({
   budgets: Schema.Array(Budget),
   perActionMax: TokenAmount,
@@ -83,7 +99,9 @@ export const PolicySet = Schema.Struct({
   /** Every build sets it (default `delegate`); absent on grants built before it existed (no redeemer caveat). */
   redeemers: Schema.optionalKey(Redeemers),
   /** Beyond the contract: approvals above a threshold (absent: the grant acts alone up to its limits). */
-  approval: Schema.optionalKey(ApprovalRuleWire)
+  approval: Schema.optionalKey(ApprovalRuleWire),
+  /** A revocation-only grant (no budget): the approval-revocation primitives it may call. */
+  revocation: Schema.optionalKey(RevocationMethods)
 }).annotate({ identifier: "PolicySet" })
 export type PolicySet = typeof PolicySet.Type
 

@@ -18,11 +18,11 @@ import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { enableCalls, enabledPermissionIds, legTypedData, randomSalt, recoverLegSigner } from "./Caveats.ts"
 import { type Carried, DelegationRepo, type Leg } from "./DelegationRepo.ts"
-import type { DelegationBuild, PolicySet } from "./Domain.ts"
-import { grantTermsOf, makeGrant } from "./Grant.ts"
+import type { DelegationBuild, PolicySet, RevocationMethods } from "./Domain.ts"
+import { grantTermsOf, makeGrant, makeRevocationGrant, revocationTermsOf } from "./Grant.ts"
 import { isNativeSymbol, nativeToken } from "../tokens/Native.ts"
 import type { PeriodInput } from "./Periods.ts"
-import { fromUnits, humanSummary, makePolicySet, toUnits } from "./Policy.ts"
+import { fromUnits, humanSummary, makePolicySet, makeRevocationPolicy, toUnits } from "./Policy.ts"
 import { type ApprovalRuleInput, approverProblem } from "./ApprovalRule.ts"
 import { delegateProblem, type RedeemersInput } from "./Redeemers.ts"
 import type { StreamInput } from "./Streams.ts"
@@ -54,6 +54,8 @@ export interface BuildInput {
   readonly accountId?: string
   readonly redeemers?: RedeemersInput
   readonly approval?: ApprovalRuleInput
+  /** A revocation-only grant (ERC-7715 revocation types; `budgets` empty): the primitives it may call. */
+  readonly revocation?: RevocationMethods
 }
 
 /**
@@ -115,7 +117,13 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     const budgetTokens = yield* Effect.forEach(input.budgets, (b) =>
       isNativeSymbol(b.token.symbol) ? Effect.succeed(nativeToken(input.chainId)) : tokens.resolve(input.chainId, b.token.symbol))
     const now = new Date()
-    const made = makePolicySet(input, budgetTokens, now, minLifetimeMs)
+    if (input.revocation !== undefined && input.budgets.length > 0) {
+      return yield* new BadRequest({ message: "a revocation grant has no budget: it moves nothing", details: { field: "budgets" } })
+    }
+    const native = nativeToken(input.chainId)
+    const made = input.revocation === undefined
+      ? makePolicySet(input, budgetTokens, now, minLifetimeMs)
+      : makeRevocationPolicy({ ...input, revocation: input.revocation }, native, now, minLifetimeMs)
     if (made._tag === "Invalid") {
       return yield* new BadRequest({ message: made.message, ...(made.field === undefined ? {} : { details: { field: made.field } }) })
     }
@@ -129,14 +137,21 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     if (selfApproval !== undefined) return yield* new BadRequest({ message: selfApproval.message, details: { field: selfApproval.field } })
     // One delegation for the whole grant, every limit a caveat (Grant.ts); a limit the chain
     // cannot hold is a 400, never a grant that silently enforces less.
+    const parties = { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }
+    if (policy.revocation !== undefined && replacement !== undefined) {
+      return yield* new BadRequest({ message: "a revocation grant has no budget to carry over: it cannot be replaced", details: { field: "delegationId" } })
+    }
     const onChain = replacement === undefined ? policy : lowered(policy, replacement.carried, decimalsOf)
     if (typeof onChain === "string") return yield* new BadRequest({ message: onChain, details: { field: "changes" } })
-    const terms = grantTermsOf(onChain, decimalsOf, { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }, now)
-    const grant = terms === undefined
+    const terms = policy.revocation === undefined ? grantTermsOf(onChain, decimalsOf, parties, now) : undefined
+    const grant = policy.revocation !== undefined
+      ? makeRevocationGrant(network.delegation, revocationTermsOf(policy, policy.revocation, parties))
+      : terms === undefined
       ? { _tag: "Invalid" as const, message: "a budget or the per-action maximum cannot be expressed in its token's units" }
       : makeGrant(network.delegation, terms)
     if (grant._tag === "Invalid") return yield* new BadRequest({ message: `This grant cannot be enforced on chain: ${grant.message}` })
-    const first = budgetTokens[0]!
+    // A revocation grant moves no token: its leg names the native coin (the table's column), never spent.
+    const first = budgetTokens[0] ?? native
     const legs: ReadonlyArray<Leg> = [{
       permissionId: stack.permissionIdOf(grant.delegation),
       token: { symbol: first.symbol, address: first.address as Address, decimals: first.decimals },

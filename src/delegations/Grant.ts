@@ -46,7 +46,7 @@ import { type Address, encodeAbiParameters, encodePacked, type Hex, pad } from "
 import { type ApprovalRule, approvalArgs, approvalTerms, type ApprovalSet, invalidRule } from "../chain/Approvals.ts"
 import type { DelegationEnvironment } from "../chain/Network.ts"
 import { approvalTermsOf } from "./ApprovalRule.ts"
-import type { ApprovalRuleWire, Redeemers } from "./Domain.ts"
+import type { ApprovalRuleWire, Redeemers, RevocationMethods } from "./Domain.ts"
 import { isNative } from "../tokens/Native.ts"
 import { toUnits, TRANSFER_SELECTOR } from "./Policy.ts"
 import { redeemerList } from "./Redeemers.ts"
@@ -102,7 +102,7 @@ export type GrantResult =
   | { readonly _tag: "Invalid"; readonly message: string }
 
 /** The grant's shape: which budget enforcer holds it. */
-export type GrantKind = "erc20" | "erc20-stream" | "native" | "native-stream"
+export type GrantKind = "erc20" | "erc20-stream" | "native" | "native-stream" | "revocation"
 
 export const grantKindOf = (budgets: ReadonlyArray<{ readonly token: string; readonly stream?: unknown }>): GrantKind => {
   const native = budgets.some((b) => isNative(b.token))
@@ -118,6 +118,9 @@ export const requiredEnforcers = (
   kind: GrantKind,
   options: { readonly recipients: number; readonly redeemers: boolean }
 ): ReadonlyArray<string> => {
+  if (kind === "revocation") {
+    return ["TimestampEnforcer", ...(options.redeemers ? ["RedeemerEnforcer"] : []), "ApprovalRevocationEnforcer", "LimitedCallsEnforcer"]
+  }
   const erc20 = kind === "erc20" || kind === "erc20-stream"
   return [
     "TimestampEnforcer",
@@ -134,6 +137,53 @@ export const requiredEnforcers = (
       "native-stream": "NativeTokenStreamingEnforcer"
     }[kind]
   ]
+}
+
+/** A revocation-only grant's terms: no budget, only the approval-revocation primitives it may call. */
+export interface RevocationTerms {
+  readonly delegator: Address
+  readonly delegate: Address
+  readonly methods: RevocationMethods
+  readonly maxActions: number
+  readonly expiresAtSeconds: number
+  readonly salt: Hex
+  /** RedeemerEnforcer's list (the delegate first); absent: no redeemer caveat. */
+  readonly redeemers?: ReadonlyArray<Address>
+}
+
+/**
+ * The grant of a revocation-only policy: expiry, who may redeem, the ApprovalRevocationEnforcer
+ * (each allowed primitive only sets an approval back to none: `approve(spender, 0)`, ...; any other
+ * call, a transfer included, reverts) and the action count. Its scope names no token: no redemption
+ * needs caveat args.
+ */
+export const makeRevocationGrant = (environment: DelegationEnvironment, terms: RevocationTerms): GrantResult => {
+  const invalid = (message: string): GrantResult => ({ _tag: "Invalid", message })
+  if (!Object.values(terms.methods).some((on) => on)) return invalid("a revocation grant allows at least one revocation method")
+  if (terms.redeemers !== undefined && terms.redeemers.length === 0) return invalid("a redeemer list names at least the delegate")
+  for (const name of requiredEnforcers("revocation", { recipients: 0, redeemers: terms.redeemers !== undefined })) {
+    if (enforcerOf(environment, name) === undefined) return invalid(`this network has no ${name}: a revocation grant cannot be enforced on chain`)
+  }
+  try {
+    const caveats = headOf(environment, terms)
+      .addCaveat("approvalRevocation", { ...terms.methods })
+      .addCaveat("limitedCalls", { limit: terms.maxActions })
+      .build()
+    return {
+      _tag: "Ok",
+      delegation: {
+        delegate: terms.delegate,
+        delegator: terms.delegator,
+        authority: ROOT_AUTHORITY as Hex,
+        caveats: caveats.map((c) => ({ enforcer: c.enforcer, terms: c.terms, args: "0x" as Hex })),
+        salt: terms.salt,
+        signature: "0x"
+      },
+      scope: { tokens: [], recipients: [] }
+    }
+  } catch (cause) {
+    return invalid(`the kit refused a caveat: ${cause instanceof Error ? cause.message : String(cause)}`)
+  }
 }
 
 const caveatGroupsAbi = [{
@@ -281,7 +331,10 @@ const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime
 }
 
 /** Expiry, then who may redeem: the first checks of every grant. */
-const headOf = (environment: DelegationEnvironment, terms: GrantTerms) => {
+const headOf = (
+  environment: DelegationEnvironment,
+  terms: { readonly expiresAtSeconds: number; readonly redeemers?: ReadonlyArray<Address> | undefined }
+) => {
   const timed = createCaveatBuilder(environment as never)
     .addCaveat("timestamp", { afterThreshold: 0, beforeThreshold: terms.expiresAtSeconds })
   return terms.redeemers === undefined ? timed : timed.addCaveat("redeemer", { redeemers: [...terms.redeemers] })
@@ -368,7 +421,10 @@ export const redeemArgs = (
  * is (ERC-7710), whoever builds the redemption: a grant of one token and at most one recipient.
  */
 export const standingGrant = (environment: DelegationEnvironment, grant: Delegation, scope: GrantScope): Delegation | undefined =>
-  scope.tokens.length !== 1 || scope.recipients.length > 1
+  // No token, no recipient (a revocation-only grant): no caveat takes args.
+  scope.tokens.length === 0 && scope.recipients.length === 0
+    ? grant
+    : scope.tokens.length !== 1 || scope.recipients.length > 1
     ? undefined
     : redeemArgs(environment, grant, scope, { token: scope.tokens[0]!, to: scope.recipients[0] ?? (grant.delegate as Address) })
 
@@ -433,5 +489,21 @@ export const grantTermsOf = (
     expiresAtSeconds: Math.floor(new Date(policy.expiresAt).getTime() / 1000),
     ...(redeemers === undefined ? {} : { redeemers }),
     ...(policy.approval === undefined ? {} : { approval: approvalTermsOf(policy.approval, decimalsOf) })
+  }
+}
+
+/** A revocation-only grant's terms from its validated PolicySet. */
+export const revocationTermsOf = (
+  policy: { readonly maxActions: number; readonly expiresAt: string; readonly redeemers?: Redeemers },
+  methods: RevocationMethods,
+  parties: { readonly delegator: Address; readonly delegate: Address; readonly salt: Hex }
+): RevocationTerms => {
+  const redeemers = redeemerList(policy.redeemers, parties.delegate) as ReadonlyArray<Address> | undefined
+  return {
+    ...parties,
+    methods,
+    maxActions: policy.maxActions,
+    expiresAtSeconds: Math.floor(new Date(policy.expiresAt).getTime() / 1000),
+    ...(redeemers === undefined ? {} : { redeemers })
   }
 }

@@ -8,7 +8,7 @@ import { formatUnits, parseUnits } from "viem"
 import type { Address } from "../domain/Primitives.ts"
 import type { Token } from "../tokens/TokenRegistry.ts"
 import { approvalRuleOf, type ApprovalRuleInput, isRuleProblem } from "./ApprovalRule.ts"
-import type { BudgetPeriod, BudgetStream, PolicySet } from "./Domain.ts"
+import type { BudgetPeriod, BudgetStream, PolicySet, RevocationMethods } from "./Domain.ts"
 import { isNative, NATIVE_ADDRESS } from "../tokens/Native.ts"
 import { currentPeriod, periodOf, type PeriodInput } from "./Periods.ts"
 import { redeemersOf, type RedeemersInput } from "./Redeemers.ts"
@@ -88,6 +88,55 @@ export type PolicyResult =
 
 const tokenRef = (t: Token) => ({ symbol: t.symbol, chainId: t.chainId, address: t.address })
 const invalid = (message: string): PolicyResult => ({ _tag: "Invalid", message })
+
+/** The expiry (whole seconds, as TimestampEnforcer counts them), or why it is refused. */
+const expiryOf = (given: string | undefined, now: Date, minLifetimeMs: number): Date | string => {
+  const expiresAt = given === undefined ? new Date(now.getTime() + POLICY_DEFAULTS.lifetimeMs) : new Date(given)
+  if (Number.isNaN(expiresAt.getTime())) return "expiresAt is not a valid timestamp"
+  const lifetime = expiresAt.getTime() - now.getTime()
+  if (lifetime < minLifetimeMs) return `expiresAt must be at least ${Math.ceil(minLifetimeMs / 1000)} seconds in the future`
+  if (lifetime > POLICY_DEFAULTS.maxLifetimeMs) return "expiresAt must be within a year"
+  return new Date(Math.floor(expiresAt.getTime() / 1000) * 1000)
+}
+
+/**
+ * A revocation-only policy (ERC-7715 `erc20-token-revocation` / `token-approval-revocation`):
+ * no budget, no recipient, no allowed transfer; its per-action maximum is 0 of the chain's native
+ * coin (it moves nothing). What it may call is `revocation` (ApprovalRevocationEnforcer, Grant.ts).
+ */
+export const makeRevocationPolicy = (
+  input: {
+    readonly revocation: RevocationMethods
+    readonly maxActions?: number
+    readonly expiresAt?: string
+    readonly redeemers?: RedeemersInput
+  },
+  native: Token,
+  now: Date,
+  minLifetimeMs: number = POLICY_DEFAULTS.minLifetimeMs
+): PolicyResult => {
+  if (!Object.values(input.revocation).some((on) => on)) return { _tag: "Invalid", message: "a revocation grant allows at least one revocation method", field: "revocation" }
+  const maxActions = input.maxActions ?? POLICY_DEFAULTS.maxActions
+  if (!Number.isInteger(maxActions) || maxActions < 1) return invalid("maxActions must be a positive integer")
+  const expiresAt = expiryOf(input.expiresAt, now, minLifetimeMs)
+  if (typeof expiresAt === "string") return invalid(expiresAt)
+  const redeemers = redeemersOf(input.redeemers)
+  if (typeof redeemers === "string") return invalid(redeemers)
+  return {
+    _tag: "Ok",
+    policy: {
+      budgets: [],
+      perActionMax: { token: tokenRef(native), amount: 0 },
+      maxActions,
+      recipientAllowlist: [],
+      allowedActions: [],
+      expiresAt: expiresAt.toISOString(),
+      freezeGated: true,
+      redeemers,
+      revocation: { ...input.revocation }
+    }
+  }
+}
 
 /**
  * The full policy: the request's limits, validated, with defaults for the rest.
@@ -172,18 +221,9 @@ export const makePolicySet = (
     allowedActions = input.allowedActions.map((a) => ({ name: a.name, target: a.target.toLowerCase(), selectors: [TRANSFER_SELECTOR] }))
   }
 
-  let expiresAt: Date
-  if (input.expiresAt !== undefined) {
-    expiresAt = new Date(input.expiresAt)
-    if (Number.isNaN(expiresAt.getTime())) return invalid("expiresAt is not a valid timestamp")
-  } else {
-    expiresAt = new Date(now.getTime() + POLICY_DEFAULTS.lifetimeMs)
-  }
-  const lifetime = expiresAt.getTime() - now.getTime()
-  if (lifetime < minLifetimeMs) return invalid(`expiresAt must be at least ${Math.ceil(minLifetimeMs / 1000)} seconds in the future`)
-  if (lifetime > POLICY_DEFAULTS.maxLifetimeMs) return invalid("expiresAt must be within a year")
-  // The chain (TimestampEnforcer) counts whole seconds.
-  expiresAt = new Date(Math.floor(expiresAt.getTime() / 1000) * 1000)
+  const expiry = expiryOf(input.expiresAt, now, minLifetimeMs)
+  if (typeof expiry === "string") return invalid(expiry)
+  const expiresAt = expiry
 
   const periods: Array<BudgetPeriod | undefined> = []
   const streams: Array<BudgetStream | undefined> = []
@@ -314,6 +354,9 @@ export const evaluate = (
     return declined("expired", `This delegation expired at ${policy.expiresAt}`)
   }
   if (state.accountFrozen && policy.freezeGated) return declined("account_frozen", "The account is frozen")
+  if (policy.revocation !== undefined) {
+    return declined("token_not_allowed", "This grant may only revoke token approvals this account gave: it moves no tokens and no ETH")
+  }
 
   const symbol = action.token ?? policy.perActionMax.token.symbol
   const budget = policy.budgets.find((b) => b.token.symbol.toUpperCase() === symbol.toUpperCase())

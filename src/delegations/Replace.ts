@@ -60,6 +60,9 @@ export const makeReplace = (reads: Reads, enable: Enable) => Effect.gen(function
   const merge = (row: DelegationRow, changes: GrantChanges) =>
     Effect.gen(function*() {
       const p = row.policy_set
+      if (p.revocation !== undefined) {
+        return yield* bad("A revocation grant has no budget or recipients to change: revoke it and grant again", "delegationId")
+      }
       if (p.budgets.some((b) => b.period !== undefined || b.stream !== undefined)) {
         return yield* bad("A grant with a renewing or streaming budget cannot be replaced (its spend does not carry over as one total)", "delegationId")
       }

@@ -16,7 +16,7 @@ import { MAX_REDEEMERS } from "../delegations/Redeemers.ts"
 import { toUnitsOrZero } from "../delegations/Streams.ts"
 import type { Token } from "../tokens/TokenRegistry.ts"
 import type { SupportedPermissions } from "./Supported.ts"
-import { type Decoded, decodeRequest, type MappedPermission, type MappedRequest, type Refusal, refuse } from "./Wire.ts"
+import { type Decoded, decodeRequest, isRevocationType, type MappedPermission, type MappedRequest, REVOCATION_METHODS, type Refusal, refuse } from "./Wire.ts"
 
 /** Action count of a 7715 grant: the standard has none, so the service's ceiling (stated in the summary). */
 export const MAX_ACTIONS = 1_000_000
@@ -30,6 +30,8 @@ export {
   type MappedType,
   MAX_PERIOD_SECONDS,
   type Refusal,
+  REVOCATION_METHODS,
+  REVOCATION_TYPES,
   RULE_TYPES
 } from "./Wire.ts"
 
@@ -120,9 +122,37 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
   if (e >= 0 && expiry < nowSeconds + minSeconds) return refuse(`rules[${e}].data.timestamp`, `the expiry must be at least ${minSeconds} seconds ahead`)
   if (e >= 0 && expiry > nowSeconds + maxSeconds) return refuse(`rules[${e}].data.timestamp`, "the expiry must be within a year: this service's grants always end")
 
+  const redeemers = redeemersOf(request, rules)
+  if (redeemers._tag === "Refused") return redeemers
+  const { listed, named } = redeemers.value
+  const data = request.permission.data as Record<string, unknown>
+  const justification = typeof data["justification"] === "string" ? data["justification"].trim() : ""
+  // By code points: a cut never leaves half a surrogate pair.
+  const name = Array.from(justification.length > 0 ? justification : `${type} for ${request.to}`).slice(0, 80).join("")
+  const delegate = request.to.toLowerCase()
+  const redeemerInput = named.length === 0 ? { mode: "delegate" as const } : { mode: "named" as const, addresses: named }
+
+  if (isRevocationType(type)) {
+    // No budget: ApprovalRevocationEnforcer lets each allowed primitive only set an approval back to none.
+    const revocation = Object.fromEntries(REVOCATION_METHODS.map((m) => [m, type === "erc20-token-revocation" ? m === "erc20Approve" : data[m] === true])) as
+      Record<(typeof REVOCATION_METHODS)[number], boolean>
+    const input: BuildInput = {
+      name,
+      kind: "dapp",
+      delegateeAddress: delegate,
+      chainId,
+      budgets: [],
+      maxActions: MAX_ACTIONS,
+      expiresAt: iso(expiry),
+      redeemers: redeemerInput,
+      revocation
+    }
+    const grantedRules: Array<Rule> = [{ type: "expiry", data: { timestamp: expiry } }, { type: "redeemer", data: { addresses: listed } }]
+    return { _tag: "Ok", input, granted: { ...request, rules: grantedRules } }
+  }
+
   // The token.
   const erc20 = type.startsWith("erc20-")
-  const data = request.permission.data as Record<string, unknown>
   let token: Token | undefined
   if (erc20) {
     token = ctx.tokenOf(chainId, data["tokenAddress"] as string)
@@ -182,19 +212,8 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
   if (payees.length > POLICY_DEFAULTS.maxRecipients) {
     return refuse(`rules[${p}].data.addresses`, `a payee rule lists at most ${POLICY_DEFAULTS.maxRecipients} addresses (each is enforced on chain)`)
   }
-  const r = ruleAt("redeemer")
-  const delegate = request.to.toLowerCase()
-  const listed = r < 0 ? [delegate] : (rules[r]!.data as { addresses: ReadonlyArray<Hex> }).addresses.map((a) => a.toLowerCase())
-  if (!listed.includes(delegate)) {
-    return refuse(`rules[${r}].data.addresses`, `the delegate (to: ${request.to}) must be among the redeemers: a grant its delegate cannot redeem is refused`)
-  }
-  const named = listed.filter((a) => a !== delegate)
-  if (named.length > MAX_REDEEMERS) return refuse(`rules[${r}].data.addresses`, `a redeemer rule lists at most ${MAX_REDEEMERS + 1} addresses`)
-
-  const justification = typeof data["justification"] === "string" ? data["justification"].trim() : ""
   const input: BuildInput = {
-    // By code points: a cut never leaves half a surrogate pair.
-    name: Array.from(justification.length > 0 ? justification : `${type} for ${request.to}`).slice(0, 80).join(""),
+    name,
     kind: "dapp",
     delegateeAddress: delegate,
     chainId,
@@ -203,7 +222,7 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
     maxActions: MAX_ACTIONS,
     ...(payees.length === 0 ? {} : { recipientAllowlist: payees.map((a, i) => ({ name: `payee ${i + 1}`, address: a.toLowerCase(), chainId })) }),
     expiresAt: iso(expiry),
-    redeemers: named.length === 0 ? { mode: "delegate" } : { mode: "named", addresses: named }
+    redeemers: redeemerInput
   }
   const grantedRules: Array<Rule> = [
     { type: "expiry", data: { timestamp: expiry } },
@@ -215,6 +234,25 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
     input,
     granted: { ...request, permission: { ...request.permission, data: granted } as MappedPermission, rules: grantedRules }
   }
+}
+
+/**
+ * Who may redeem, from the `redeemer` rule: it must include the delegate `to` (a grant its delegate
+ * cannot redeem is refused); absent: only the delegate.
+ */
+const redeemersOf = (
+  request: MappedRequest,
+  rules: ReadonlyArray<Rule>
+): Decoded<{ readonly listed: ReadonlyArray<string>; readonly named: ReadonlyArray<string> }> => {
+  const r = rules.findIndex((x) => x.type === "redeemer")
+  const delegate = request.to.toLowerCase()
+  const listed = r < 0 ? [delegate] : (rules[r]!.data as { addresses: ReadonlyArray<Hex> }).addresses.map((a) => a.toLowerCase())
+  if (!listed.includes(delegate)) {
+    return refuse(`rules[${r}].data.addresses`, `the delegate (to: ${request.to}) must be among the redeemers: a grant its delegate cannot redeem is refused`)
+  }
+  const named = listed.filter((a) => a !== delegate)
+  if (named.length > MAX_REDEEMERS) return refuse(`rules[${r}].data.addresses`, `a redeemer rule lists at most ${MAX_REDEEMERS + 1} addresses`)
+  return { _tag: "Ok", value: { listed, named } }
 }
 
 /** Decodes and maps one request: the build input, or the refusal naming the field. */

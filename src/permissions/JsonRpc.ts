@@ -25,7 +25,6 @@ export const RpcCode = {
   resourceNotFound: -32001,
   resourceUnavailable: -32002,
   transactionRejected: -32003,
-  methodNotSupported: -32004,
   limitExceeded: -32005,
   userRejected: 4001
 } as const
@@ -86,7 +85,11 @@ export const readCall = (body: Schema.Json): Call => {
 export const answer = (id: Id, result: Schema.Json): JsonRpcResponse => ({ jsonrpc: "2.0", id, result })
 export const failure = (id: Id, error: JsonRpcError): JsonRpcResponse => ({ jsonrpc: "2.0", id, error })
 
-/** A typed error of the service (the envelope's code and details) as a JSON-RPC error. */
+/**
+ * A typed error of the service (the envelope's code and details) as a JSON-RPC error. The four
+ * methods are all implemented and none of their paths raises `NotImplemented`: it has no code of
+ * its own here (any tag not listed is -32603).
+ */
 export const fromServiceError = (e: {
   readonly _tag: string
   readonly message: string
@@ -109,8 +112,6 @@ export const fromServiceError = (e: {
     case "UpstreamUnavailable":
     case "UpstreamTimeout":
       return rpcError(RpcCode.resourceUnavailable, e.message, data({}))
-    case "NotImplemented":
-      return rpcError(RpcCode.methodNotSupported, e.message, data({}))
     default:
       return rpcError(RpcCode.internal, e.message, data({}))
   }

@@ -13,7 +13,7 @@ import type { PolicySet } from "../delegations/Domain.ts"
 import { isNative } from "../tokens/Native.ts"
 import { toUnits } from "../delegations/Policy.ts"
 import { toUnitsOrZero } from "../delegations/Streams.ts"
-import { MAX_ACTIONS, type MappedPermission, type MappedRequest } from "./Erc7715.ts"
+import { MAX_ACTIONS, type MappedPermission, type MappedRequest, REVOCATION_METHODS } from "./Erc7715.ts"
 
 /** The standard response; `from` (optional in a request) is always the granting account here. */
 export type MappedResponse = PermissionResponse<MappedPermission> & { readonly from: Hex }
@@ -55,6 +55,7 @@ export const grantedRequest = (
   policy: PolicySet,
   grant: { readonly delegatee: string; readonly chainId: number; readonly decimals: number }
 ): MappedRequest | undefined => {
+  if (policy.revocation !== undefined) return revocationRequest(policy, policy.revocation, grant)
   const [budget] = policy.budgets
   if (budget === undefined || policy.budgets.length !== 1 || budget.token.address === undefined) return undefined
   if (policy.perActionMax.amount !== budget.amount || policy.maxActions < MAX_ACTIONS) return undefined
@@ -83,11 +84,35 @@ export const grantedRequest = (
     : { type: `${prefix}-allowance`, isAdjustmentAllowed: false, data: { ...token, allowanceAmount: units(budget.amount) } } as MappedPermission
   const delegate = grant.delegatee.toLowerCase() as Hex
   const rules: Array<Rule> = [
-    { type: "expiry", data: { timestamp: seconds(policy.expiresAt) } },
-    ...(policy.redeemers === undefined || policy.redeemers.mode === "redelegation"
-      ? []
-      : [{ type: "redeemer", data: { addresses: [delegate, ...policy.redeemers.addresses.filter((a) => a.toLowerCase() !== delegate)] } }]),
+    ...timeAndRedeemers(policy, delegate),
     ...(policy.recipientAllowlist.length === 0 ? [] : [{ type: "payee", data: { addresses: policy.recipientAllowlist.map((r) => r.address.toLowerCase()) } }])
   ]
   return { chainId: toHex(grant.chainId), to: delegate, permission, rules }
+}
+
+/** The expiry and (unless redelegation is allowed) the redeemer rule: the delegate first. */
+const timeAndRedeemers = (policy: PolicySet, delegate: Hex): Array<Rule> => [
+  { type: "expiry", data: { timestamp: seconds(policy.expiresAt) } },
+  ...(policy.redeemers === undefined || policy.redeemers.mode === "redelegation"
+    ? []
+    : [{ type: "redeemer", data: { addresses: [delegate, ...policy.redeemers.addresses.filter((a) => a.toLowerCase() !== delegate)] } }])
+]
+
+/**
+ * A revocation grant in the standard's shape: `erc20-token-revocation` when ERC-20 approvals are
+ * all it may revoke (what that type maps to), else `token-approval-revocation` with its six
+ * primitives; only with the service's count ceiling (the standard has no count).
+ */
+const revocationRequest = (
+  policy: PolicySet,
+  methods: NonNullable<PolicySet["revocation"]>,
+  grant: { readonly delegatee: string; readonly chainId: number }
+): MappedRequest | undefined => {
+  if (policy.maxActions < MAX_ACTIONS) return undefined
+  const erc20Only = REVOCATION_METHODS.every((m) => methods[m] === (m === "erc20Approve"))
+  const permission: MappedPermission = erc20Only
+    ? { type: "erc20-token-revocation", isAdjustmentAllowed: false, data: {} }
+    : { type: "token-approval-revocation", isAdjustmentAllowed: false, data: { ...methods } }
+  const delegate = grant.delegatee.toLowerCase() as Hex
+  return { chainId: toHex(grant.chainId), to: delegate, permission, rules: timeAndRedeemers(policy, delegate) }
 }

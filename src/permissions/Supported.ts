@@ -17,7 +17,10 @@ const KINDS: ReadonlyArray<readonly [string, GrantKind]> = [
   ["native-token-allowance", "native"],
   ["erc20-token-stream", "erc20-stream"],
   ["erc20-token-periodic", "erc20"],
-  ["erc20-token-allowance", "erc20"]
+  ["erc20-token-allowance", "erc20"],
+  // No budget: ApprovalRevocationEnforcer (both types: `erc20-token-revocation` is its erc20Approve primitive).
+  ["erc20-token-revocation", "revocation"],
+  ["token-approval-revocation", "revocation"]
 ]
 
 export const supportedPermissions = (
@@ -29,7 +32,8 @@ export const supportedPermissions = (
     for (const [type, kind] of KINDS) {
       // Every grant names who may redeem (by default only its delegate): RedeemerEnforcer is part of the base.
       if (!has(requiredEnforcers(kind, { recipients: 0, redeemers: true }))) continue
-      const payee = has(requiredEnforcers(kind, { recipients: 1, redeemers: true }))
+      // A revocation grant pays no one: no payee rule.
+      const payee = kind !== "revocation" && has(requiredEnforcers(kind, { recipients: 1, redeemers: true }))
       const ruleTypes = ["expiry", "redeemer", ...(payee ? ["payee"] : [])]
       const entry = out[type] ?? { chainIds: [], ruleTypes }
       entry.chainIds.push(toHex(chainId))

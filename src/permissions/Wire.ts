@@ -7,17 +7,22 @@
 import type {
   Erc20TokenAllowancePermission,
   Erc20TokenPeriodicPermission,
+  Erc20TokenRevocationPermission,
   Erc20TokenStreamPermission,
   NativeTokenAllowancePermission,
   NativeTokenPeriodicPermission,
   NativeTokenStreamPermission,
   PermissionRequest,
-  Rule
+  Rule,
+  TokenApprovalRevocationPermission
 } from "@metamask/7715-permission-types"
 import { type Hex, toHex } from "viem"
 import type { SupportedPermissions } from "./Supported.ts"
 
-/** The permission types a grant can hold (each maps to one budget enforcer: docs/permissions.md). */
+/**
+ * The permission types a grant can hold: a budget type maps to one budget enforcer, a revocation
+ * type to ApprovalRevocationEnforcer (docs/permissions.md).
+ */
 export type MappedPermission =
   | NativeTokenStreamPermission
   | NativeTokenPeriodicPermission
@@ -25,11 +30,25 @@ export type MappedPermission =
   | Erc20TokenStreamPermission
   | Erc20TokenPeriodicPermission
   | Erc20TokenAllowancePermission
+  | Erc20TokenRevocationPermission
+  | TokenApprovalRevocationPermission
 export type MappedType = MappedPermission["type"]
 export type MappedRequest = PermissionRequest<MappedPermission>
 
-/** The standard's revocation types (@metamask/7715-permission-types): no budget, only approvals set back to none. */
-const REVOCATION_TYPES: ReadonlyArray<string> = ["erc20-token-revocation", "token-approval-revocation"]
+/** The standard's revocation types: no budget, only approvals the account gave set back to none. */
+export const REVOCATION_TYPES: ReadonlyArray<MappedType> = ["erc20-token-revocation", "token-approval-revocation"]
+export const isRevocationType = (type: string): type is "erc20-token-revocation" | "token-approval-revocation" =>
+  (REVOCATION_TYPES as ReadonlyArray<string>).includes(type)
+
+/** `token-approval-revocation`'s primitives, in the types package's order (ApprovalRevocationEnforcer's bits 0-5). */
+export const REVOCATION_METHODS = [
+  "erc20Approve",
+  "erc721Approve",
+  "erc721SetApprovalForAll",
+  "permit2Approve",
+  "permit2Lockdown",
+  "permit2InvalidateNonces"
+] as const
 
 export const MAPPED_TYPES: ReadonlyArray<MappedType> = [
   "native-token-stream",
@@ -37,7 +56,8 @@ export const MAPPED_TYPES: ReadonlyArray<MappedType> = [
   "native-token-allowance",
   "erc20-token-stream",
   "erc20-token-periodic",
-  "erc20-token-allowance"
+  "erc20-token-allowance",
+  ...REVOCATION_TYPES
 ]
 export const RULE_TYPES = ["expiry", "payee", "redeemer"] as const
 
@@ -129,16 +149,6 @@ export const decodeRequest = (raw: unknown, supported: SupportedPermissions): De
   if (!isRecord(permission)) return refuse("permission", "permission must be an object { type, isAdjustmentAllowed, data }")
   const type = permission["type"]
   if (typeof type !== "string") return refuse("permission.type", "permission.type must be a string")
-  if (REVOCATION_TYPES.includes(type)) {
-    // The chain could hold these (the Delegation Framework's ApprovalRevocationEnforcer allows approve(spender, 0) and
-    // the like, nothing else), but a grant here is a budget of token movements: one that moves nothing is not built yet.
-    return refuse(
-      "permission.type",
-      `${type} is not supported by this deployment: its grants are budgets of token movements, and a grant that may only ` +
-        `revoke approvals is not built here yet; supported: ${Object.keys(supported).join(", ")}`,
-      supported
-    )
-  }
   if (!(MAPPED_TYPES as ReadonlyArray<string>).includes(type)) {
     return refuse("permission.type", `permission type ${JSON.stringify(type)} cannot be held by this service's grants; supported: ${Object.keys(supported).join(", ")}`, supported)
   }
@@ -201,6 +211,7 @@ const decodeData = (type: MappedType, data: Record<string, unknown>): Decoded<Da
     }
     out["justification"] = data["justification"]
   }
+  if (isRevocationType(type)) return revocationData(type, data, out)
   if (type.startsWith("erc20-")) {
     const token = address(data["tokenAddress"], f("tokenAddress"))
     if (token._tag === "Refused") return token
@@ -234,6 +245,29 @@ const decodeData = (type: MappedType, data: Record<string, unknown>): Decoded<Da
   // Amounts leave this function as the wire's hex; the mapping reads them again as bigints.
   for (const k of ["amountPerSecond", "initialAmount", "maxAmount", "periodAmount", "allowanceAmount"]) {
     if (typeof out[k] === "bigint") out[k] = toHex(out[k] as bigint)
+  }
+  return { _tag: "Ok", value: out }
+}
+
+/**
+ * A revocation type's data: `erc20-token-revocation` has none but its justification;
+ * `token-approval-revocation` has the six primitives, each a boolean, at least one true. Any other
+ * field is refused: a dApp sending `tokenAddress` (or the like) may believe it narrows the grant,
+ * which the standard's type does not (it would revoke approvals of any token).
+ */
+const revocationData = (type: "erc20-token-revocation" | "token-approval-revocation", data: Record<string, unknown>, out: Data): Decoded<Data> => {
+  const known: ReadonlyArray<string> = type === "erc20-token-revocation" ? ["justification"] : ["justification", ...REVOCATION_METHODS]
+  const extra = Object.keys(data).find((k) => !known.includes(k))
+  if (extra !== undefined) {
+    return refuse(`permission.data.${extra}`, `permission.data.${extra} is not a field of ${type} (it takes ${known.join(", ")}): a grant never holds less than it seems to`)
+  }
+  if (type === "erc20-token-revocation") return { _tag: "Ok", value: out }
+  for (const m of REVOCATION_METHODS) {
+    if (typeof data[m] !== "boolean") return refuse(`permission.data.${m}`, `permission.data.${m} must be a boolean`)
+    out[m] = data[m]
+  }
+  if (!REVOCATION_METHODS.some((m) => out[m] === true)) {
+    return refuse("permission.data", `${type} allows at least one of ${REVOCATION_METHODS.join(", ")}`)
   }
   return { _tag: "Ok", value: out }
 }

@@ -50,7 +50,7 @@ const errorStringAbi = [{ type: "error", name: "Error", inputs: [{ name: "messag
 
 /** The first revert reason in `text`: a readable `...Enforcer:...` string, or any hex blob decoding as Error(string) or a DM error. */
 export const reasonIn = (text: string): string | undefined => {
-  const plain = text.match(/[A-Za-z0-9]+Enforcer:[a-z-]+/)
+  const plain = text.match(/[A-Za-z0-9]+Enforcer:[a-z0-9-]+/)
   if (plain !== null) return plain[0]
   for (const m of text.matchAll(/0x[0-9a-fA-F]{8,}/g)) {
     for (const abi of [errorStringAbi, DelegationManager] as const) {

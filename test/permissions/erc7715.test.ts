@@ -10,9 +10,10 @@ import { erc7715ProviderActions, type RequestExecutionPermissionsParameters } fr
 import { decodeDelegations } from "@metamask/smart-accounts-kit/utils"
 import { type Address, createClient, custom, type Hex, hexToBigInt, slice, toHex } from "viem"
 import type { DelegationEnvironment } from "../../src/chain/Network.ts"
-import { grantTermsOf, makeGrant } from "../../src/delegations/Grant.ts"
+import { grantTermsOf, makeGrant, makeRevocationGrant, revocationTermsOf } from "../../src/delegations/Grant.ts"
 import { NATIVE_ADDRESS, nativeToken } from "../../src/tokens/Native.ts"
-import { makePolicySet } from "../../src/delegations/Policy.ts"
+import { evaluate, makePolicySet, makeRevocationPolicy } from "../../src/delegations/Policy.ts"
+import { humanSummary } from "../../src/delegations/Summary.ts"
 import { MAX_ACTIONS, mapRequest, type Mapped, type MappingContext, type Refusal } from "../../src/permissions/Erc7715.ts"
 import { grantedRequest, permissionResponse } from "../../src/permissions/Response.ts"
 import { supportedPermissions } from "../../src/permissions/Supported.ts"
@@ -23,7 +24,8 @@ process.env.DO_NOT_TRACK = "1"
 const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}` as Address
 const names = ["TimestampEnforcer", "RedeemerEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer",
   "AllowedCalldataEnforcer", "LogicalOrWrapperEnforcer", "TransferCapEnforcer", "LimitedCallsEnforcer", "MultiTokenPeriodEnforcer",
-  "ERC20StreamingEnforcer", "ExactCalldataEnforcer", "NativeTokenPeriodTransferEnforcer", "NativeTokenStreamingEnforcer"]
+  "ERC20StreamingEnforcer", "ExactCalldataEnforcer", "NativeTokenPeriodTransferEnforcer", "NativeTokenStreamingEnforcer",
+  "ApprovalRevocationEnforcer"]
 const environment = (without: ReadonlyArray<string> = []): DelegationEnvironment => ({
   DelegationManager: addr(1),
   EntryPoint: addr(2),
@@ -198,15 +200,6 @@ describe("what cannot be held exactly is refused, naming the field", () => {
     ["from another account", { ...base(), from: addr(0xbad) }, "from", "not the signer's account"],
     ["no permission", { ...base(), permission: null }, "permission"],
     ["an unknown type", { ...base(), permission: { ...base().permission, type: "nft-lease" } }, "permission.type", "supported: "],
-    ["a revocation type", { ...base(), permission: { type: "erc20-token-revocation", isAdjustmentAllowed: false, data: {} } }, "permission.type", "may only revoke approvals is not built here yet; supported: "],
-    ["an approval-revocation type", {
-      ...base(),
-      permission: {
-        type: "token-approval-revocation",
-        isAdjustmentAllowed: false,
-        data: { erc20Approve: true, erc721Approve: false, erc721SetApprovalForAll: false, permit2Approve: false, permit2Lockdown: false, permit2InvalidateNonces: false }
-      }
-    }, "permission.type", "erc20-token-periodic"],
     ["isAdjustmentAllowed missing", { ...base(), permission: { ...base().permission, isAdjustmentAllowed: "yes" } }, "permission.isAdjustmentAllowed"],
     ["an amount as a number", withData({ periodAmount: 10_000_000 }), "permission.data.periodAmount", "hex quantity"],
     ["a negative amount", withData({ periodAmount: "-0x1" }), "permission.data.periodAmount"],
@@ -270,8 +263,13 @@ describe("what cannot be held exactly is refused, naming the field", () => {
 describe("what this deployment supports, and what an agent gets back", () => {
   it("getSupportedExecutionPermissions lists a type only where its enforcers are deployed", () => {
     const all = supportedPermissions([{ chainId: CHAIN, delegation: environment() }])
-    assert.deepStrictEqual(Object.keys(all).sort(), ["erc20-token-allowance", "erc20-token-periodic", "erc20-token-stream",
-      "native-token-allowance", "native-token-periodic", "native-token-stream"])
+    assert.deepStrictEqual(Object.keys(all).sort(), ["erc20-token-allowance", "erc20-token-periodic", "erc20-token-revocation", "erc20-token-stream",
+      "native-token-allowance", "native-token-periodic", "native-token-stream", "token-approval-revocation"])
+    assert.deepStrictEqual(all["token-approval-revocation"], { chainIds: ["0x7a69"], ruleTypes: ["expiry", "redeemer"] }, "a revocation grant pays no one: no payee")
+    const noRevocation = supportedPermissions([{ chainId: CHAIN, delegation: environment(["ApprovalRevocationEnforcer"]) }])
+    assert.notProperty(noRevocation, "erc20-token-revocation")
+    assert.notProperty(noRevocation, "token-approval-revocation")
+    assert.property(noRevocation, "erc20-token-periodic")
     assert.deepStrictEqual(all["erc20-token-periodic"], { chainIds: ["0x7a69"], ruleTypes: ["expiry", "redeemer", "payee"] })
     const noRedeemer = supportedPermissions([{ chainId: CHAIN, delegation: environment(["RedeemerEnforcer"]) }])
     assert.deepStrictEqual(noRedeemer, {}, "every grant names its redeemers: without RedeemerEnforcer nothing is held")
@@ -305,5 +303,115 @@ describe("what this deployment supports, and what an agent gets back", () => {
     assert.isUndefined(g(policy({ maxActions: 10 })), "a count the standard cannot state")
     assert.isUndefined(g(policy({ perActionMax: { token: { symbol: "USDC" }, amount: 1 } })), "a per-action maximum the standard cannot state")
     assert.isUndefined(g(policy({ redeemers: { mode: "redelegation" } }))?.rules?.find((r) => r.type === "redeemer"))
+  })
+})
+
+describe("the revocation types: a grant that may only set approvals back to none", () => {
+  const none = { erc20Approve: false, erc721Approve: false, erc721SetApprovalForAll: false, permit2Approve: false, permit2Lockdown: false, permit2InvalidateNonces: false }
+  /** The mapped input through the service's own revocation policy and grant. */
+  const heldRevocation = (m: Mapped, env = environment()) => {
+    const policy = makeRevocationPolicy({ ...m.input, revocation: m.input.revocation! }, nativeToken(CHAIN), now)
+    if (policy._tag !== "Ok") throw new Error(policy.message)
+    const grant = makeRevocationGrant(env, revocationTermsOf(policy.policy, policy.policy.revocation!, { delegator: owner, delegate: agent, salt: "0x01" }))
+    if (grant._tag !== "Ok") throw new Error(grant.message)
+    const caveats = grant.delegation.caveats.map((c) => ({ name: enforcerName(env, c.enforcer)!, terms: c.terms as Hex }))
+    return { policy: policy.policy, caveats, grant }
+  }
+
+  it("erc20-token-revocation from the kit's wire: no budget, ApprovalRevocationEnforcer with its erc20Approve bit only", async () => {
+    const [wire] = await kitWire([{
+      chainId: CHAIN,
+      to: agent,
+      expiry: nowS + 7 * DAY,
+      permission: { type: "erc20-token-revocation", isAdjustmentAllowed: false, data: { justification: "clean up my allowances" } }
+    }])
+    const m = ok(mapRequest(wire, context()))
+    assert.deepStrictEqual(m.input.budgets, [])
+    assert.deepStrictEqual(m.input.revocation, { ...none, erc20Approve: true })
+    assert.deepStrictEqual([m.input.name, m.input.maxActions, m.input.expiresAt], ["clean up my allowances", MAX_ACTIONS, new Date((nowS + 7 * DAY) * 1000).toISOString()])
+    assert.deepStrictEqual(m.input.redeemers, { mode: "delegate" })
+    const h = heldRevocation(m)
+    assert.deepStrictEqual(h.caveats.map((c) => c.name), ["TimestampEnforcer", "RedeemerEnforcer", "ApprovalRevocationEnforcer", "LimitedCallsEnforcer"])
+    assert.strictEqual(h.caveats[2]!.terms, "0x01", "bit 0: ERC-20 approve(spender, 0)")
+    assert.deepStrictEqual(h.grant.scope, { tokens: [], recipients: [] }, "no caveat takes args: the context redeems as it is")
+    assert.deepStrictEqual([h.policy.budgets, h.policy.perActionMax.amount, h.policy.recipientAllowlist], [[], 0, []])
+    assert.deepStrictEqual(m.granted.permission, { type: "erc20-token-revocation", isAdjustmentAllowed: false, data: { justification: "clean up my allowances" } })
+    assert.deepStrictEqual(m.granted.rules, [{ type: "expiry", data: { timestamp: nowS + 7 * DAY } }, { type: "redeemer", data: { addresses: [agent] } }])
+    // Listed back as what it holds.
+    assert.deepStrictEqual(grantedRequest(h.policy, { delegatee: agent, chainId: CHAIN, decimals: 18 }), {
+      chainId: toHex(CHAIN),
+      to: agent,
+      permission: { type: "erc20-token-revocation", isAdjustmentAllowed: false, data: {} },
+      rules: [{ type: "expiry", data: { timestamp: nowS + 7 * DAY } }, { type: "redeemer", data: { addresses: [agent] } }]
+    })
+    const summary = humanSummary(h.policy, agent)
+    assert.include(summary, "may only revoke token approvals this account gave: set an ERC-20 allowance back to 0 (approve(spender, 0))")
+    assert.include(summary, "It cannot move any token or ETH, nor give or raise an approval.")
+    assert.notInclude(summary, "ERC-721")
+  })
+
+  it("token-approval-revocation: its primitives are the enforcer's bitmask; named redeemers; listed back with its primitives", async () => {
+    const [wire] = await kitWire([{
+      chainId: CHAIN,
+      to: agent,
+      expiry: nowS + DAY,
+      redeemer: [agent, addr(0xfac)],
+      permission: { type: "token-approval-revocation", isAdjustmentAllowed: false, data: { ...none, erc721Approve: true, erc721SetApprovalForAll: true, permit2Lockdown: true } }
+    }])
+    const m = ok(mapRequest(wire, context()))
+    assert.deepStrictEqual(m.input.revocation, { ...none, erc721Approve: true, erc721SetApprovalForAll: true, permit2Lockdown: true })
+    assert.deepStrictEqual(m.input.redeemers, { mode: "named", addresses: [addr(0xfac)] })
+    const h = heldRevocation(m)
+    assert.strictEqual(h.caveats[2]!.terms, "0x16", "bits 1, 2 and 4")
+    assert.strictEqual(h.caveats[1]!.name, "RedeemerEnforcer")
+    const listed = grantedRequest(h.policy, { delegatee: agent, chainId: CHAIN, decimals: 18 })
+    assert.deepStrictEqual(listed?.permission, { type: "token-approval-revocation", isAdjustmentAllowed: false, data: { ...none, erc721Approve: true, erc721SetApprovalForAll: true, permit2Lockdown: true } })
+    assert.deepStrictEqual(listed?.rules?.[1], { type: "redeemer", data: { addresses: [agent, addr(0xfac)] } })
+    const summary = humanSummary(h.policy, agent)
+    assert.include(summary, "clear an ERC-721 token's approval, withdraw an ERC-721 operator's approval for all (setApprovalForAll false) or lock down Permit2 allowances")
+    assert.notInclude(summary, "ERC-20 allowance")
+    // A count below the service's ceiling is not what the standard states: not listed in its shape.
+    assert.isUndefined(grantedRequest({ ...h.policy, maxActions: 5 }, { delegatee: agent, chainId: CHAIN, decimals: 18 }))
+  })
+
+  it("the service's own action endpoint never moves tokens for it", () => {
+    const m = ok(mapRequest({ chainId: toHex(CHAIN), to: agent, permission: { type: "erc20-token-revocation", isAdjustmentAllowed: false, data: {} } }, context()))
+    const { policy } = heldRevocation(m)
+    const verdict = evaluate(policy, () => 6, { status: "active", accountFrozen: false, usedUnits: new Map(), actionsUsed: 0 }, { recipient: addr(0xb0b), amount: 1, token: "USDC" }, now)
+    assert.strictEqual(verdict._tag, "Declined")
+  })
+
+  const revocation = (data: object, rules: ReadonlyArray<object> = []) => ({
+    chainId: toHex(CHAIN),
+    to: agent,
+    permission: { type: "token-approval-revocation", isAdjustmentAllowed: false, data: { ...none, erc20Approve: true, ...data } },
+    rules
+  })
+  const cases: ReadonlyArray<readonly [string, unknown, string, string?]> = [
+    ["erc20-token-revocation with a token (the type has none: it would revoke any token's approvals)", {
+      chainId: toHex(CHAIN), to: agent, permission: { type: "erc20-token-revocation", isAdjustmentAllowed: false, data: { tokenAddress: USDC.address } }
+    }, "permission.data.tokenAddress", "not a field of erc20-token-revocation"],
+    ["a primitive missing", revocation({ erc721Approve: undefined }), "permission.data.erc721Approve", "boolean"],
+    ["a primitive as a string", revocation({ permit2Approve: "false" }), "permission.data.permit2Approve", "boolean"],
+    ["no primitive allowed", revocation({ erc20Approve: false }), "permission.data", "at least one of erc20Approve"],
+    ["an unknown field", revocation({ spender: addr(0x5) }), "permission.data.spender", "not a field of token-approval-revocation"],
+    ["a payee rule (a revocation pays no one)", revocation({}, [{ type: "payee", data: { addresses: [addr(0xb0b)] } }]), "rules[0].type", "supported rules: expiry, redeemer"],
+    ["redeemers without the delegate", revocation({}, [{ type: "redeemer", data: { addresses: [addr(0xfac)] } }]), "rules[0].data.addresses", "must be among the redeemers"],
+    ["an expiry in the past", revocation({}, [{ type: "expiry", data: { timestamp: nowS - 1 } }]), "rules[0].data.timestamp", "in the past"],
+    ["isAdjustmentAllowed missing", { ...revocation({}), permission: { type: "erc20-token-revocation", data: {} } }, "permission.isAdjustmentAllowed"]
+  ]
+  for (const [what, request, field, words] of cases) {
+    it(`refused: ${what}`, () => {
+      const r = refused(mapRequest(request, context()))
+      assert.strictEqual(r.field, field, r.message)
+      if (words !== undefined) assert.include(r.message, words)
+    })
+  }
+
+  it("refused where ApprovalRevocationEnforcer is not deployed, listing what is supported", () => {
+    const r = refused(mapRequest(revocation({}), context(environment(["ApprovalRevocationEnforcer"]))))
+    assert.strictEqual(r.field, "permission.type")
+    assert.notProperty(r.supported!, "token-approval-revocation")
+    assert.property(r.supported!, "erc20-token-periodic")
   })
 })

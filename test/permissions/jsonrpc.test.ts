@@ -4,8 +4,7 @@
  * owner does not answer within `PERMISSIONS_APPROVAL_WAIT`: the call answers -32002 ("resource
  * unavailable", EIP-1474) naming the approval, which stays open; nothing is granted or revoked on
  * chain until the owner signs. Answered later, the grant is listed (and redeemable: the chain
- * moves the tokens), and the revoke holds on chain. The revocation types the standard defines are
- * refused as invalid params (-32602) naming `permission.type` with the reason, nothing offered.
+ * moves the tokens), and the revoke holds on chain. The revocation types: revocationGrant.test.ts.
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
@@ -92,39 +91,6 @@ layer(TestServerLive({ config: { PERMISSIONS_APPROVAL_WAIT: `${WAIT_MS} millis` 
         refusedOnChain(yield* Effect.promise(() => agent.redeem({ to: usdc, data: erc20Transfer(alice, USD(1)) }, context)),
           "CannotUseADisabledDelegation", before, yield* balances)
         assert.lengthOf(yield* Effect.promise(() => kit.getGrantedExecutionPermissions()), 0)
-      }))
-
-    it.effect("the revocation types from the kit: -32602 naming permission.type with the reason; nothing is offered to the owner", () =>
-      Effect.gen(function*() {
-        const net = yield* Network
-        const owner = yield* newSession()
-        const kit = yield* kitOverWallet(owner)
-        const agent = privateKeyToAccount(generatePrivateKey()).address
-        const expiry = Math.floor(Date.now() / 1000) + 86_400
-        const requests = [
-          { chainId: net.chainId, to: agent, expiry, permission: { type: "erc20-token-revocation", isAdjustmentAllowed: false, data: {} } },
-          {
-            chainId: net.chainId,
-            to: agent,
-            expiry,
-            permission: {
-              type: "token-approval-revocation",
-              isAdjustmentAllowed: false,
-              data: { erc20Approve: true, erc721Approve: false, erc721SetApprovalForAll: false, permit2Approve: false, permit2Lockdown: false, permit2InvalidateNonces: false }
-            }
-          }
-        ]
-        for (const request of requests) {
-          const refused = rpcErrorOf(yield* Effect.flip(Effect.tryPromise(() => kit.requestExecutionPermissions([request] as never))))
-          assert.strictEqual(refused.code, -32602, refused.text)
-          assert.deepInclude(refused.data as object, { field: "params[0].permission.type" })
-          assert.include(refused.text, `${request.permission.type} is not supported by this deployment`)
-          assert.include(refused.text, "erc20-token-periodic", "it says what is supported")
-        }
-        const supported = yield* Effect.promise(() => kit.getSupportedExecutionPermissions())
-        assert.notProperty(supported, "erc20-token-revocation")
-        assert.notProperty(supported, "token-approval-revocation")
-        assert.lengthOf(yield* owner.api.permissions.approvals({ query: { status: "pending" } }), 0, "nothing offered to the owner")
       }))
   }
 )

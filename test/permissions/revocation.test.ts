@@ -4,8 +4,8 @@
  * with its `erc20Approve` primitive (what `erc20-token-revocation` asks). A delegation the owner's
  * smart account signs with that caveat lets an EOA delegate, redeeming with the kit's own
  * `sendTransactionWithDelegation`, set an existing USDC approval back to 0; the chain refuses
- * anything else (a non-zero approve, a transfer). The service refuses the types for now
- * (docs/decisions.md, issue 24 "h26"); this is the on-chain half a build of them would use.
+ * anything else (a non-zero approve, a transfer). The enforcer alone, without the service; the
+ * service's grants of these types, end to end: revocationGrant.test.ts.
  */
 import { assert, it } from "@effect/vitest"
 import { type Delegation, ROOT_AUTHORITY } from "@metamask/smart-accounts-kit"
