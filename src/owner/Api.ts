@@ -10,7 +10,6 @@ import {
   BadRequestError,
   ConflictError,
   NotFoundError,
-  NotImplementedError,
   OutOfScopeError,
   ServiceUnavailableError,
   UpstreamTimeoutError,
@@ -66,8 +65,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
         OutOfScopeError,
         ServiceUnavailableError,
         UpstreamUnavailableError,
-        UpstreamTimeoutError,
-        NotImplementedError
+        UpstreamTimeoutError
       ]
     }),
     HttpApiEndpoint.get("listDevices", "/account/devices", {

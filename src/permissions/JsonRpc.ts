@@ -25,7 +25,6 @@ export const RpcCode = {
   resourceNotFound: -32001,
   resourceUnavailable: -32002,
   transactionRejected: -32003,
-  methodNotSupported: -32004,
   limitExceeded: -32005,
   userRejected: 4001
 } as const
@@ -109,8 +108,6 @@ export const fromServiceError = (e: {
     case "UpstreamUnavailable":
     case "UpstreamTimeout":
       return rpcError(RpcCode.resourceUnavailable, e.message, data({}))
-    case "NotImplemented":
-      return rpcError(RpcCode.methodNotSupported, e.message, data({}))
     default:
       return rpcError(RpcCode.internal, e.message, data({}))
   }
