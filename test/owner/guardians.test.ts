@@ -14,6 +14,11 @@ import { type Address, type Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { make as makeLocalNetwork, LocalNetworks } from "../../src/chain/LocalNetwork.ts"
 import { approveCall } from "../../src/chain/Recovery.ts"
+import { Chains } from "../../src/chain/Chains.ts"
+import { AuditLive } from "../../src/audit/Recorder.ts"
+import { EntryNotifierLive } from "../../src/notifications/EntryNotifier.ts"
+import { OwnerRepo } from "../../src/owner/OwnerRepo.ts"
+import { readCursor, watchFromCursor } from "../../src/owner/RecoveryWatcher.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { enabled, failure, newSession, type Session, session, signLeg } from "../delegations/helpers.ts"
@@ -155,4 +160,35 @@ layer(OwnNetworkServer, { timeout: Duration.seconds(240), excludeTestServices: t
       assert.sameMembers(steps, ["recovery_approved", "recovery_approved", "recovery_started", "recovery_executed"])
       assert.isNull((yield* g1!.api.guardian.listGuardedAccounts())[0]!.started)
     }))
+
+  it.effect("the recovery watcher resumes from its stored position after a restart: nothing missed, nothing twice", () =>
+    Effect.gen(function*() {
+      const [net] = yield* LocalNetworks
+      const R = net!.recovery.address
+      const chain = (yield* Chains).primary
+      const owner = yield* newSession()
+      const A = owner.account.address as Address
+      const [k1, k2] = [generatePrivateKey(), generatePrivateKey()]
+      yield* installGuardians(owner, [k1, k2], 2)
+      // Each pass below is what a process does when it starts: nothing of the last one is in memory.
+      const pass = watchFromCursor(chain).pipe(Effect.provide(Layer.mergeAll(AuditLive.pipe(Layer.provide(EntryNotifierLive)), OwnerRepo.layer)))
+      const signers = { owner: addressOf(generatePrivateKey()), passkeys: [] }
+      const own = (k: Hex) => [{ guardian: addressOf(k), signature: "0x" as Hex }]
+
+      // Around the service (the watcher's only source here): the first approval, read by a first process.
+      assert.strictEqual(yield* sendTx(k1, approveCall(R, A, signers, own(k1))), "success")
+      const firstNext = yield* pass
+      assert.strictEqual(yield* readCursor(chain.chainId), firstNext)
+      assert.deepStrictEqual((yield* ownerSteps(owner)).map((e) => e.action), ["recovery_approved"])
+
+      // While no process runs, the second approval starts the recovery; the next process finds both events.
+      assert.strictEqual(yield* sendTx(k2, approveCall(R, A, signers, own(k2))), "success")
+      assert.strictEqual(yield* readCursor(chain.chainId), firstNext)
+      const [a, b] = yield* Effect.all([pass, pass], { concurrency: 2 })
+      assert.isAbove(Number(a), Number(firstNext))
+      assert.strictEqual(yield* readCursor(chain.chainId), a > b! ? a : b)
+      yield* pass
+      assert.sameMembers((yield* ownerSteps(owner)).map((e) => e.action), ["recovery_approved", "recovery_approved", "recovery_started"])
+    }))
 })
+
