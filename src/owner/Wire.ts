@@ -83,7 +83,9 @@ export const RulesChange = Schema.Union([
   /** How long a started recovery waits for the owner's cancel (1 hour to 30 days). */
   Schema.Struct({ kind: Schema.Literal("recovery_delay"), delaySeconds: Schema.Int }),
   /** Stops a started recovery and voids the approvals gathered (risk-reducing). */
-  Schema.Struct({ kind: Schema.Literal("recovery_cancel") })
+  Schema.Struct({ kind: Schema.Literal("recovery_cancel") }),
+  /** Removes an installed panic key: the account disables its panic delegation on chain (the key can no longer freeze). */
+  Schema.Struct({ kind: Schema.Literal("panic_key_remove"), delegationHash: Hash32 })
 ]).annotate({ identifier: "RulesChange" })
 
 export const RulesUpdateRequest = Schema.Struct({
@@ -161,7 +163,9 @@ export const GuardianRemoveRequest = Schema.Struct({
 export const PanicInstallRequest = Schema.Struct({
   intentType: Schema.Literal("panic_install"),
   ...scope,
-  delegationHash: Hash32
+  delegationHash: Hash32,
+  /** An installed panic key this one replaces (rotation): the same operation disables its delegation on chain. */
+  replaces: Schema.optionalKey(Hash32)
 }).annotate({
   identifier: "PanicInstallRequest",
   examples: [{ intentType: "panic_install", delegationHash: "0x3c9b1e5b4f0ad8a2d5f0b3b3b0a7a7f2c2dfd4e0f6b5c7d1a1e2f3a4b5c6d7e8" }]
