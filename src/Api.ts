@@ -4,7 +4,7 @@
  */
 import { OpenApi } from "effect/http-api"
 import { contractRoot } from "./api/Contract.ts"
-import { AccountsApi, PanicApi } from "./owner/Api.ts"
+import { AccountsApi, GuardianApi, PanicApi } from "./owner/Api.ts"
 import { ApprovalsApi } from "./approvals/Api.ts"
 import { ErrorEnvelope } from "./api/Envelope.ts"
 import { ActivityApi } from "./activity/Api.ts"
@@ -27,6 +27,7 @@ export class Api extends contractRoot
   .add(SessionApi)
   .add(AccountsApi)
   .add(PanicApi)
+  .add(GuardianApi)
   .add(DelegationsApi)
   .add(PermissionsApi)
   .add(ApprovalsApi)

@@ -30,7 +30,7 @@ import { HiringMarket } from "./hiring/Market.ts"
 import { MarketplaceAppLive, MarketplaceAppServices } from "./marketplace/Http.ts"
 import { ManagedWallets, Marketplace } from "./marketplace/Marketplace.ts"
 import { NotificationsHandlers } from "./notifications/Http.ts"
-import { AccountsHandlers, PanicHandlers } from "./owner/Http.ts"
+import { AccountsHandlers, GuardianHandlers, PanicHandlers } from "./owner/Http.ts"
 import { AccountRulesLive } from "./owner/Live.ts"
 import { RecoveryWatcherLive } from "./owner/RecoveryWatcher.ts"
 import { PermissionsHandlers } from "./permissions/Http.ts"
@@ -60,6 +60,7 @@ export const HandlersLive = Layer.mergeAll(
   SessionHandlers,
   AccountsHandlers,
   PanicHandlers,
+  GuardianHandlers,
   DelegationsHandlers,
   PermissionsHandlers,
   ApprovalsHandlers,

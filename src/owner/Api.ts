@@ -10,7 +10,6 @@ import {
   BadRequestError,
   ConflictError,
   NotFoundError,
-  NotImplementedError,
   OutOfScopeError,
   ServiceUnavailableError,
   UpstreamTimeoutError,
@@ -26,6 +25,10 @@ import {
   Device,
   FundingRequest,
   FundQuery,
+  GuardianAccount,
+  GuardianApprovalRequest,
+  GuardianApprovalToSign,
+  GuardianRecoveryRequest,
   OwnerBuild,
   OwnerBuildRequest,
   PanicAccount,
@@ -66,8 +69,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
         OutOfScopeError,
         ServiceUnavailableError,
         UpstreamUnavailableError,
-        UpstreamTimeoutError,
-        NotImplementedError
+        UpstreamTimeoutError
       ]
     }),
     HttpApiEndpoint.get("listDevices", "/account/devices", {
@@ -118,4 +120,34 @@ export class PanicApi extends HttpApiGroup.make("panic")
   )
   .middleware(Authorization)
   .annotateMerge(OpenApi.annotations({ title: "Panic key", description: "A panic key's own view: the accounts it can freeze, and the freeze." }))
+{}
+
+/** A guardian's own sign-in (docs/account.md, "The guardian lane"): the accounts it guards on chain, its approval and the execution. */
+export class GuardianApi extends HttpApiGroup.make("guardian")
+  .add(
+    HttpApiEndpoint.get("listGuardedAccounts", "/guardian/accounts", {
+      success: Schema.Array(GuardianAccount),
+      error: [ServiceUnavailableError]
+    }),
+    HttpApiEndpoint.post("buildRecoveryApproval", "/guardian/recovery/approval/build", {
+      payload: GuardianApprovalRequest,
+      success: GuardianApprovalToSign,
+      error: [BadRequestError, NotFoundError, ConflictError, ServiceUnavailableError]
+    }),
+    HttpApiEndpoint.post("buildGuardianRecovery", "/guardian/recovery/build", {
+      payload: GuardianRecoveryRequest,
+      success: OwnerBuild,
+      error: [
+        BadRequestError,
+        NotFoundError,
+        ConflictError,
+        OutOfScopeError,
+        ServiceUnavailableError,
+        UpstreamUnavailableError,
+        UpstreamTimeoutError
+      ]
+    })
+  )
+  .middleware(Authorization)
+  .annotateMerge(OpenApi.annotations({ title: "Guardian", description: "A guardian's own view: the accounts it guards, and the recovery steps a guardian takes." }))
 {}

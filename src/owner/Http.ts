@@ -3,11 +3,12 @@ import { HttpApiBuilder } from "effect/http-api"
 import { contractOf } from "../api/Contract.ts"
 import { BadRequest, NotFound } from "../api/Errors.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
-import { OwnerAccountLive, PanicKeysLive } from "./Live.ts"
+import { GuardianLaneLive, OwnerAccountLive, PanicKeysLive } from "./Live.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import { Chains } from "../chain/Chains.ts"
-import { AccountsApi, PanicApi } from "./Api.ts"
+import { AccountsApi, GuardianApi, PanicApi } from "./Api.ts"
 import { fundingRequest } from "./Funding.ts"
+import { GuardianLane } from "./Guardians.ts"
 import { OwnerAccount } from "./OwnerAccount.ts"
 import { PanicKeys } from "./PanicKeys.ts"
 
@@ -79,3 +80,15 @@ export const PanicHandlers = HttpApiBuilder.group(
       .handle("buildPanicFreeze", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => panic.freeze(s.address, payload)))
   })
 ).pipe(Layer.provide(PanicKeysLive))
+
+export const GuardianHandlers = HttpApiBuilder.group(
+  contractOf(GuardianApi),
+  "guardian",
+  Effect.fn(function*(handlers) {
+    const lane = yield* GuardianLane
+    return handlers
+      .handle("listGuardedAccounts", () => Effect.flatMap(CurrentSigner, (s) => lane.accountsFor(s.address)))
+      .handle("buildRecoveryApproval", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => lane.approvalToSign(s.address, payload)))
+      .handle("buildGuardianRecovery", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => lane.build(s.address, payload)))
+  })
+).pipe(Layer.provide(GuardianLaneLive))

@@ -2,6 +2,7 @@
 import { Layer } from "effect"
 import { AuditLive } from "../audit/Recorder.ts"
 import { OperationBuilderLive, RelayHooksLive } from "../userops/Live.ts"
+import { GuardianLane } from "./Guardians.ts"
 import { OwnerAccount } from "./OwnerAccount.ts"
 import { OwnerRepo } from "./OwnerRepo.ts"
 import { PanicKeys } from "./PanicKeys.ts"
@@ -17,3 +18,5 @@ export const PanicKeysLive = PanicKeys.layer.pipe(
 export const OwnerAccountLive = OwnerAccount.layer.pipe(
   Layer.provide([AccountRulesLive, OperationBuilderLive, RelayHooksLive, OwnerRepo.layer, PanicKeysLive])
 )
+
+export const GuardianLaneLive = GuardianLane.layer.pipe(Layer.provide([OperationBuilderLive, RelayHooksLive, OwnerRepo.layer, AuditLive]))

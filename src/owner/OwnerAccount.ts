@@ -256,8 +256,18 @@ const make = Effect.gen(function*() {
   // ---- rules: safe address, recovery delay, cancel ----
 
   const buildRulesUpdate = Effect.fn("OwnerAccount.rulesUpdate")(function*(net: ChainNetwork, account: Account, request: typeof RulesUpdateRequest.Type, signer: { wire: OwnerBuild["signWith"]; stub: Hex | undefined }) {
-    const recovery = yield* recoveryOf(net, "change.kind")
     const change = request.change
+    if (change.kind === "panic_key_remove") {
+      const { row, call } = yield* panicKeys.removal(net, account, change.delegationHash, "change.delegationHash")
+      return yield* buildOp(net, account, signer, {
+        intentType: "rules_update",
+        calls: [call],
+        humanSummary: `Remove the panic key ${row.panic_key} ("${row.label}") of account ${account.label} (${account.address}): ` +
+          "the account disables its panic delegation on chain, so that key can no longer freeze it.",
+        metadata: { rule: "panic_key_remove", panicDelegation: row.hash, panicKey: row.panic_key }
+      })
+    }
+    const recovery = yield* recoveryOf(net, "change.kind")
     switch (change.kind) {
       case "safe_address": {
         if (change.address !== null && sameAddress(change.address, account.address)) return yield* bad("change.address", "the safe address is another address than the account")
@@ -506,15 +516,19 @@ const make = Effect.gen(function*() {
         return yield* buildGuardianChange(net, account, request, signer)
       case "panic_install": {
         const row = yield* panicKeys.installable(net, account, request.delegationHash)
+        if (request.replaces !== undefined && lower(request.replaces) === row.hash) return yield* bad("replaces", "a panic key cannot replace itself")
+        // Rotation: the old key's delegation is disabled in the same operation that installs the new one.
+        const replaced = request.replaces === undefined ? undefined : yield* panicKeys.removal(net, account, request.replaces, "replaces")
         const deployed = yield* net.chain.isDeployed(account.address as Address).pipe(Effect.mapError(chainDown(net)))
         return yield* buildOp(net, account, signer, {
           intentType: "panic_install",
           // The record of the install on chain (and the deployment the delegation's ERC-1271 check needs).
-          calls: [{ to: account.address as Address, value: 0n, data: "0x" }],
+          calls: [...(replaced === undefined ? [] : [replaced.call]), { to: account.address as Address, value: 0n, data: "0x" }],
           humanSummary: `Install ${row.panic_key} ("${row.label}") as a panic key of account ${account.label} (${account.address})` +
             (deployed ? "" : ", deploying the account") +
+            (replaced === undefined ? "" : `, replacing the panic key ${replaced.row.panic_key} ("${replaced.row.label}"), whose delegation is disabled on chain`) +
             `: signing in with that key, it can freeze the account (disable its grants) and do nothing else; only a device unfreezes.`,
-          metadata: { panicDelegation: row.hash, panicKey: row.panic_key, delegate: row.delegate }
+          metadata: { panicDelegation: row.hash, panicKey: row.panic_key, delegate: row.delegate, replaces: replaced?.row.hash ?? null }
         })
       }
       case "account_deploy": {

@@ -19,7 +19,8 @@ import { Accounts } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, Conflict, NotFound, ServiceUnavailable } from "../api/Errors.ts"
 import { AuditRecorder } from "../audit/Recorder.ts"
-import { type BuildError, OperationBuilder } from "../builds/OperationBuilder.ts"
+import { type BuildError, type Call, OperationBuilder } from "../builds/OperationBuilder.ts"
+import { delegationArg } from "../chain/Accounts4337.ts"
 import { isDelegationSignatureValid, redeemCall, sameAddress } from "../chain/AccountDelegations.ts"
 import { Chain } from "../chain/Chain.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
@@ -47,6 +48,11 @@ export class PanicKeys extends Context.Service<PanicKeys, {
   sign(account: Account, request: typeof SignDelegationRequest.Type): Effect.Effect<void, BadRequest | ServiceUnavailable>
   /** The install's checks: the signed delegation of this account that still verifies. */
   installable(net: ChainNetwork, account: Account, hash: string): Effect.Effect<PanicKeyRow, BadRequest | Conflict | ServiceUnavailable>
+  /**
+   * An installed panic key of this account still live on chain, for its removal or replacement:
+   * the account's own `disableDelegation` of it (the panic key's redemptions revert after it).
+   */
+  removal(net: ChainNetwork, account: Account, hash: string, field: string): Effect.Effect<{ readonly row: PanicKeyRow; readonly call: Call }, BadRequest | Conflict | ServiceUnavailable>
   /** The account's panic keys as `GET /account/rules` shows them (chain reads). */
   list(net: ChainNetwork, account: Account): Effect.Effect<ReadonlyArray<typeof PanicKey.Type>, ServiceUnavailable>
   /** The panic key's own view: the accounts it can freeze, and nothing else. */
@@ -168,6 +174,21 @@ const make = Effect.gen(function*() {
     return row
   })
 
+  const removal = Effect.fn("PanicKeys.removal")(function*(net: ChainNetwork, account: Account, hash: string, field: string) {
+    const row = yield* repo.findPanicKey(hash)
+    if (row === undefined || row.account_id !== account.id || row.installed_at === null || row.signature === null) {
+      return yield* bad(field, "no installed panic key of this account with this hash")
+    }
+    if (yield* disabledOnChain(net, row.hash)) return yield* new Conflict({ message: "This panic key is already removed (its delegation is disabled on chain)", details: { field } })
+    const delegation = delegationFromRow(row.delegation, row.signature)
+    const call: Call = {
+      to: net.network.delegation.DelegationManager,
+      value: 0n,
+      data: encodeFunctionData({ abi: DelegationManager, functionName: "disableDelegation", args: [delegationArg(delegation)] })
+    }
+    return { row, call }
+  })
+
   const list = Effect.fn("PanicKeys.list")(function*(net: ChainNetwork, account: Account) {
     const rows = yield* repo.panicKeysOf(account.id)
     return yield* Effect.forEach(rows, (row) =>
@@ -278,6 +299,7 @@ const make = Effect.gen(function*() {
     delegationAccount: (hash) => repo.findPanicKey(hash).pipe(Effect.map((row) => row === undefined ? undefined : { accountId: row.account_id })),
     sign,
     installable,
+    removal,
     list,
     accountsFor,
     freeze

@@ -83,7 +83,9 @@ export const RulesChange = Schema.Union([
   /** How long a started recovery waits for the owner's cancel (1 hour to 30 days). */
   Schema.Struct({ kind: Schema.Literal("recovery_delay"), delaySeconds: Schema.Int }),
   /** Stops a started recovery and voids the approvals gathered (risk-reducing). */
-  Schema.Struct({ kind: Schema.Literal("recovery_cancel") })
+  Schema.Struct({ kind: Schema.Literal("recovery_cancel") }),
+  /** Removes an installed panic key: the account disables its panic delegation on chain (the key can no longer freeze). */
+  Schema.Struct({ kind: Schema.Literal("panic_key_remove"), delegationHash: Hash32 })
 ]).annotate({ identifier: "RulesChange" })
 
 export const RulesUpdateRequest = Schema.Struct({
@@ -161,7 +163,9 @@ export const GuardianRemoveRequest = Schema.Struct({
 export const PanicInstallRequest = Schema.Struct({
   intentType: Schema.Literal("panic_install"),
   ...scope,
-  delegationHash: Hash32
+  delegationHash: Hash32,
+  /** An installed panic key this one replaces (rotation): the same operation disables its delegation on chain. */
+  replaces: Schema.optionalKey(Hash32)
 }).annotate({
   identifier: "PanicInstallRequest",
   examples: [{ intentType: "panic_install", delegationHash: "0x3c9b1e5b4f0ad8a2d5f0b3b3b0a7a7f2c2dfd4e0f6b5c7d1a1e2f3a4b5c6d7e8" }]
@@ -416,3 +420,84 @@ export const AccountRules = Schema.Struct({
   panicKeys: Schema.optionalKey(Schema.Array(PanicKey))
 }).annotate({ identifier: "AccountRules" })
 export type AccountRules = typeof AccountRules.Type
+
+// ---- the guardian's own view (docs/account.md, "The guardian lane") ----
+
+/** What a guardian's own sign-in sees of an account it guards (`GET /guardian/accounts`), read from the chain. */
+export const GuardianAccount = Schema.Struct({
+  /** The account it guards. */
+  account: Address,
+  chainId: ChainId,
+  /** How many guardians must approve the same new owner key, of how many. */
+  threshold: Schema.Int,
+  guardians: Schema.Int,
+  delaySeconds: Schema.Int,
+  /** Approvals are given at this nonce; a cancel, an execution or a settings change moves it (and voids them). */
+  nonce: DecimalString,
+  /** The started recovery, if any. */
+  started: Schema.NullOr(Schema.Struct({
+    recoveryId: Hash32,
+    /** The key the recovery makes the account's owner. */
+    newOwner: Schema.NullOr(Address),
+    executeAfter: Timestamp,
+    approvals: Schema.Int,
+    approvedByYou: Schema.Boolean,
+    /** The delay has passed (chain time): `POST /guardian/recovery/build` with `action: "execute"` builds it. */
+    executable: Schema.Boolean
+  }))
+}).annotate({ identifier: "GuardianAccount" })
+
+const guardianTarget = {
+  /** The account guarded (its address on `chainId`). */
+  account: Address,
+  /** Without it, the primary chain. */
+  chainId: Schema.optionalKey(ChainId)
+}
+
+export const GuardianApprovalRequest = Schema.Struct({
+  ...guardianTarget,
+  /** The key that becomes the account's owner (an EOA: the owner's new key, which each guardian names alike). */
+  newOwner: Address
+}).annotate({
+  identifier: "GuardianApprovalRequest",
+  examples: [{ account: EXAMPLE_ADDRESS, chainId: 31337, newOwner: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" }]
+})
+
+/** The EIP-712 approval a guardian signs with its key (`eth_signTypedData_v4`), then passes to the build. */
+export const GuardianApprovalToSign = Schema.Struct({
+  recoveryId: Hash32,
+  nonce: DecimalString,
+  /** Approvals of this same proposal so far, and how many start the recovery. */
+  approvals: Schema.Int,
+  threshold: Schema.Int,
+  typedData: Schema.Struct({
+    domain: Schema.Struct({ name: Schema.String, version: Schema.String, chainId: ChainId, verifyingContract: Address }),
+    types: Schema.Record(Schema.String, Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String }))),
+    primaryType: Schema.Literal("RecoveryApproval"),
+    message: Schema.Struct({
+      account: Address,
+      nonce: DecimalString,
+      owner: Address,
+      keyIds: Schema.Array(Schema.String),
+      xs: Schema.Array(DecimalString),
+      ys: Schema.Array(DecimalString)
+    })
+  }),
+  signingDigest: Hash32,
+  humanSummary: Schema.String
+}).annotate({ identifier: "GuardianApprovalToSign" })
+
+export const GuardianRecoveryRequest = Schema.Struct({
+  ...guardianTarget,
+  /** `approve`: record this guardian's signed approval (the one reaching the threshold starts the delay); `execute`: after the delay. */
+  action: Schema.Literals(["approve", "execute"]),
+  /** With `approve`: the new owner key, as in the approval signed. */
+  newOwner: Schema.optionalKey(Address),
+  /** With `approve`: the guardian key's signature of `GuardianApprovalToSign.typedData`. */
+  approvalSignature: Schema.optionalKey(HexString),
+  /** The passkey of the guardian's own account that will sign (omitted: its EOA key). */
+  signWith: Schema.optionalKey(SignWith)
+}).annotate({
+  identifier: "GuardianRecoveryRequest",
+  examples: [{ account: EXAMPLE_ADDRESS, chainId: 31337, action: "execute" }]
+})

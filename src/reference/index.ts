@@ -8,6 +8,7 @@ import { approvalsDocs } from "./approvals.ts"
 import { authDocs } from "./auth.ts"
 import { delegationsDocs } from "./delegations.ts"
 import { devDocs } from "./dev.ts"
+import { guardianDocs } from "./guardian.ts"
 import { hiringDocs } from "./hiring.ts"
 import examples from "./examples.json" with { type: "json" }
 import { launchpadDocs } from "./launchpad.ts"
@@ -25,6 +26,7 @@ export const operationDocs: Readonly<Record<string, OperationDoc>> = {
   ...authDocs,
   ...accountsDocs,
   ...panicDocs,
+  ...guardianDocs,
   ...delegationsDocs,
   ...useropsDocs,
   ...activityDocs,

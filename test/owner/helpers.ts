@@ -5,7 +5,11 @@
  * POST /userops and polled to the end.
  */
 import { Duration, Effect } from "effect"
-import type { Hash } from "viem"
+import { createWalletClient, type Hash, type Hex, http, parseEther } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import type { Call } from "../../src/chain/Accounts4337.ts"
+import { Chain, viemChainOf } from "../../src/chain/Chain.ts"
+import { LocalNetworks } from "../../src/chain/LocalNetwork.ts"
 import type { UserOperation } from "../../src/domain/Operations.ts"
 import type { OwnerBuild } from "../../src/owner/Wire.ts"
 import type { Api } from "../delegations/helpers.ts"
@@ -40,3 +44,30 @@ export const relayOp = (api: Api, op: UserOperation) =>
 /** Build → sign → relay; the receipt. */
 export const run = (api: Api, build: OwnerBuild, signer: Signer) =>
   Effect.flatMap(signed(build, signer), (op) => relayOp(api, op))
+
+/**
+ * A transaction an EOA sends itself, around the service (funded first; fixed gas: sent even
+ * when it will revert); its receipt status.
+ */
+export const sendTx = (key: Hex, call: Call) =>
+  Effect.gen(function*() {
+    const [net] = yield* LocalNetworks
+    const chain = yield* Chain
+    const from = privateKeyToAccount(key)
+    yield* Effect.promise(() =>
+      chain.client.request({ method: "anvil_setBalance" as never, params: [from.address, `0x${parseEther("1").toString(16)}`] as never })
+    )
+    const wallet = createWalletClient({ chain: viemChainOf(net!), transport: http(net!.rpcUrl), account: from })
+    const hash = yield* Effect.promise(() => wallet.sendTransaction({ to: call.to, data: call.data ?? "0x", value: 0n, gas: 1_500_000n }))
+    return (yield* Effect.promise(() => chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }))).status
+  })
+
+/** Moves the local chain's clock `seconds` ahead and mines a block. */
+export const increaseTime = (seconds: number) =>
+  Effect.gen(function*() {
+    const chain = yield* Chain
+    yield* Effect.promise(async () => {
+      await chain.client.request({ method: "evm_increaseTime" as never, params: [seconds] as never })
+      await chain.client.request({ method: "evm_mine" as never, params: [] as never })
+    })
+  })

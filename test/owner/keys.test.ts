@@ -14,12 +14,10 @@ import { assert, layer } from "@effect/vitest"
 import type { Delegation } from "@metamask/smart-accounts-kit"
 import { Duration, Effect, Layer } from "effect"
 import { Webhook } from "standardwebhooks"
-import { type Address, createWalletClient, type Hex, http, parseEther } from "viem"
+import type { Address, Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import type { Call } from "../../src/chain/Accounts4337.ts"
 import { AccountStack } from "../../src/chain/Accounts4337.ts"
 import { BundlerRejected } from "../../src/chain/Bundler.ts"
-import { Chain, viemChainOf } from "../../src/chain/Chain.ts"
 import { LocalNetworks, make as makeLocalNetwork } from "../../src/chain/LocalNetwork.ts"
 import { approveCall, executeRecoveryCall, type RecoverySigners } from "../../src/chain/Recovery.ts"
 import { signIn } from "../../src/client/signIn.ts"
@@ -27,7 +25,7 @@ import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { failure, newSession, session, signLeg } from "../delegations/helpers.ts"
 import { eoaDevice, sendOwnerOp } from "../support/OwnerOps.ts"
 import { startReceiver } from "../notifications/webhooks/Receiver.ts"
-import { run } from "./helpers.ts"
+import { increaseTime, run, sendTx } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -47,27 +45,7 @@ const OwnNetworkServer = Layer.unwrap(
     }))
 )
 
-/** A transaction an EOA sends itself; its receipt status. */
-const sendTx = (key: Hex, call: Call) =>
-  Effect.gen(function*() {
-    const [net] = yield* LocalNetworks
-    const chain = yield* Chain
-    yield* Effect.promise(() =>
-      chain.client.request({ method: "anvil_setBalance" as never, params: [addressOf(key), `0x${parseEther("1").toString(16)}`] as never })
-    )
-    const wallet = createWalletClient({ chain: viemChainOf(net!), transport: http(net!.rpcUrl), account: privateKeyToAccount(key) })
-    const hash = yield* Effect.promise(() => wallet.sendTransaction({ to: call.to, data: call.data ?? "0x", value: 0n, gas: 1_500_000n }))
-    return (yield* Effect.promise(() => chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }))).status
-  })
 
-const increaseTime = (seconds: number) =>
-  Effect.gen(function*() {
-    const chain = yield* Chain
-    yield* Effect.promise(async () => {
-      await chain.client.request({ method: "evm_increaseTime" as never, params: [seconds] as never })
-      await chain.client.request({ method: "evm_mine" as never, params: [] as never })
-    })
-  })
 
 /** The sign-in of `key` is refused (401, the key was replaced). */
 const signInRefused = (key: Hex) =>

@@ -23,6 +23,7 @@ import { mint, testNetwork } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
 import { disabledOnChain, dmErrorIn, enabled, failure, newSession, session, signLeg, signOp, usdcBalance } from "../delegations/helpers.ts"
 import { relayOp, run, signed } from "./helpers.ts"
+import type { PanicAccount } from "../../src/owner/Wire.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -138,4 +139,70 @@ layer(TestServerLive(), { timeout: Duration.seconds(180), excludeTestServices: t
       assert.strictEqual((yield* run(owner.api, unfreeze, eoa)).outcome, "mined")
       assert.isFalse(yield* disabledOnChain(grant.leg.permissionId))
     }))
+
+  it.effect("the owner replaces a panic key and removes one: each is refused on chain afterwards", () =>
+    Effect.gen(function*() {
+      const net = yield* Network
+      const stack = yield* AccountStack
+      const owner = yield* newSession()
+      const eoa = { kind: "eoa" as const, key: owner.key }
+      const A = owner.account.address as Address
+      const dm = net.delegation.DelegationManager
+      /** A panic delegation for a fresh key, signed by the owner's device; its hash. */
+      const signedPanicKey = (label: string) =>
+        Effect.gen(function*() {
+          const key = generatePrivateKey()
+          const toSign = yield* owner.api.accounts.buildAccountDelegation({ payload: { kind: "panic", panicKey: privateKeyToAccount(key).address, label } })
+          yield* owner.api.accounts.signAccountDelegation({ payload: { delegationHash: toSign.delegationHash, signature: yield* signLeg(owner.key, toSign.typedData) } })
+          return { key, hash: toSign.delegationHash }
+        })
+      /** The panic key's own account redeeming its delegation for the freeze marker, around the service: refused by the chain. */
+      const refusedOnChain = (key: `0x${string}`, wire: typeof PanicAccount.Type["delegation"]) =>
+        Effect.gen(function*() {
+          const delegation = { ...wire, caveats: wire.caveats.map((c) => ({ ...c })) } as unknown as Delegation
+          const own = yield* stack.counterfactualAccount(privateKeyToAccount(key).address, 0n)
+          yield* refusedOwnerOp({ account: own, device: eoaDevice(key), calls: [redeemCall(dm, delegation, [{ target: A, value: 0n, callData: "0x" }])] }, "CannotUseADisabledDelegation").pipe(
+            Effect.provideService(LocalNetwork, testNetwork())
+          )
+        })
+      const first = yield* signedPanicKey("Old phone")
+      const install = yield* owner.api.accounts.buildRules({ payload: { intentType: "panic_install", delegationHash: first.hash } })
+      assert.strictEqual((yield* run(owner.api, install, eoa)).outcome, "mined")
+      const firstContact = yield* session(first.key)
+      const [held] = yield* firstContact.api.panic.listPanicAccounts()
+      assert.isTrue(held!.usable)
+
+      // Rotation: one owner operation installs the new key and disables the old one's delegation.
+      const second = yield* signedPanicKey("New phone")
+      const unknown = yield* failure(owner.api.accounts.buildRules({ payload: { intentType: "panic_install", delegationHash: second.hash, replaces: `0x${"cd".repeat(32)}` } }))
+      assert.deepStrictEqual([unknown.tag, unknown.details["field"]], ["BadRequest", "replaces"])
+      const rotate = yield* owner.api.accounts.buildRules({ payload: { intentType: "panic_install", delegationHash: second.hash, replaces: first.hash } })
+      assert.include(rotate.humanSummary, "replacing the panic key")
+      assert.strictEqual((yield* run(owner.api, rotate, eoa)).outcome, "mined")
+      const byHash = (keys: ReadonlyArray<{ readonly delegationHash: string; readonly enabledOnChain: boolean }>) =>
+        Object.fromEntries(keys.map((k) => [k.delegationHash, k.enabledOnChain]))
+      assert.deepStrictEqual(byHash((yield* owner.api.accounts.getRules({ query: {} })).panicKeys!), { [first.hash]: false, [second.hash]: true })
+      assert.isFalse((yield* firstContact.api.panic.listPanicAccounts())[0]!.usable)
+      assert.strictEqual((yield* failure(firstContact.api.panic.buildPanicFreeze({ payload: { delegationHash: first.hash } }))).tag, "Conflict")
+      yield* refusedOnChain(first.key, held!.delegation)
+      const again = yield* failure(owner.api.accounts.buildRules({ payload: { intentType: "panic_install", delegationHash: (yield* signedPanicKey("x")).hash, replaces: first.hash } }))
+      assert.deepStrictEqual([again.tag, again.details["field"]], ["Conflict", "replaces"])
+
+      // Removal: a rules_update the owner signs; the key is refused on chain afterwards.
+      const secondContact = yield* session(second.key)
+      const [secondHeld] = yield* secondContact.api.panic.listPanicAccounts()
+      const remove = yield* owner.api.accounts.buildRules({ payload: { intentType: "rules_update", change: { kind: "panic_key_remove", delegationHash: second.hash } } })
+      assert.strictEqual((yield* run(owner.api, remove, eoa)).outcome, "mined")
+      assert.isFalse(byHash((yield* owner.api.accounts.getRules({ query: {} })).panicKeys!)[second.hash])
+      yield* refusedOnChain(second.key, secondHeld!.delegation)
+      const twice = yield* failure(owner.api.accounts.buildRules({ payload: { intentType: "rules_update", change: { kind: "panic_key_remove", delegationHash: second.hash } } }))
+      assert.deepStrictEqual([twice.tag, twice.details["field"]], ["Conflict", "change.delegationHash"])
+      assert.isFalse((yield* owner.api.accounts.getRules({ query: {} })).frozen)
+
+      // On the owner's record: each as one entry with its intent.
+      const actions = (yield* owner.api.activity.list({ query: { limit: 50 } })).items.map((e) => e.action)
+      assert.strictEqual(actions.filter((a) => a === "panic_install").length, 2, JSON.stringify(actions))
+      assert.strictEqual(actions.filter((a) => a === "rules_update").length, 1, JSON.stringify(actions))
+    }))
 })
+

@@ -10,9 +10,9 @@
 import { assert, layer } from "@effect/vitest"
 import type { Delegation } from "@metamask/smart-accounts-kit"
 import { Duration, Effect, Layer } from "effect"
-import { type Address, createWalletClient, type Hash, type Hex, http, parseEther } from "viem"
+import type { Address, Hash, Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { CallReverted, Chain, viemChainOf } from "../../src/chain/Chain.ts"
+import { CallReverted, Chain } from "../../src/chain/Chain.ts"
 import { LocalNetworks, make as makeLocalNetwork } from "../../src/chain/LocalNetwork.ts"
 import {
   approvalTypedData,
@@ -27,7 +27,7 @@ import type { Call } from "../../src/chain/Accounts4337.ts"
 import { makeSoftwareAuthenticator } from "../support/SoftwareAuthenticator.ts"
 import { TestServerLive } from "../support/TestServer.ts"
 import { failure, newSession, signLeg } from "../delegations/helpers.ts"
-import { relayOp, run, signed } from "./helpers.ts"
+import { increaseTime, relayOp, run, sendTx, signed } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -39,19 +39,6 @@ const OwnNetworkServer = Layer.unwrap(
     TestServerLive({ chain: { networks: [network] }, config: { BUILD_TTL: "4 hours" } }))
 )
 
-/** A transaction an EOA sends itself (fixed gas: sent even when it will revert); its receipt status. */
-const sendTx = (key: Hex, call: Call) =>
-  Effect.gen(function*() {
-    const [net] = yield* LocalNetworks
-    const chain = yield* Chain
-    yield* Effect.promise(() =>
-      chain.client.request({ method: "anvil_setBalance" as never, params: [addressOf(key), `0x${parseEther("1").toString(16)}`] as never })
-    )
-    const wallet = createWalletClient({ chain: viemChainOf(net!), transport: http(net!.rpcUrl), account: privateKeyToAccount(key) })
-    const hash = yield* Effect.promise(() => wallet.sendTransaction({ to: call.to, data: call.data ?? "0x", value: 0n, gas: 1_500_000n }))
-    const receipt = yield* Effect.promise(() => chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }))
-    return receipt.status
-  })
 
 /** The contract refuses `call` from `key`: its simulation names `reason`, and the transaction, sent anyway, is mined reverted. */
 const refused = (key: Hex, call: Call, reason: string) =>
@@ -63,14 +50,6 @@ const refused = (key: Hex, call: Call, reason: string) =>
     assert.strictEqual(yield* sendTx(key, call), "reverted")
   })
 
-const increaseTime = (seconds: number) =>
-  Effect.gen(function*() {
-    const chain = yield* Chain
-    yield* Effect.promise(async () => {
-      await chain.client.request({ method: "evm_increaseTime" as never, params: [seconds] as never })
-      await chain.client.request({ method: "evm_mine" as never, params: [] as never })
-    })
-  })
 
 layer(OwnNetworkServer, { timeout: Duration.seconds(240), excludeTestServices: true })("guardians and recovery through the service", (it) => {
   it.effect("guardians installed by the owner; the chain refuses early and cancelled recoveries; races end with one winner", () =>
