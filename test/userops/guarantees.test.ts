@@ -107,6 +107,20 @@ describe("relay guarantees", () => {
       yield* instance.sql`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = ${hashToken(user.token)}`
       assert.strictEqual((yield* user.api.userops.submit({ payload: user.signed }).pipe(Effect.flip))._tag, "Unauthorized")
 
+      // A malformed operation, or one for a chain not served, with that expired token: still the 401 (the contract's
+      // "token expired → 401"), though the payload is refused before the relay's statement runs.
+      for (const body of [JSON.stringify({ sender: "nope" }), JSON.stringify({ ...user.signed, chainId: 999 })]) {
+        const res = yield* Effect.promise(() =>
+          fetch(`${instance.baseUrl}/userops`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${user.token}` }, body })
+        )
+        assert.strictEqual(res.status, 401, body)
+      }
+      // The same malformed request with a live session: the 400 naming what is wrong.
+      const malformed = yield* Effect.promise(() =>
+        fetch(`${instance.baseUrl}/userops`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${other.token}` }, body: JSON.stringify({ sender: "nope" }) })
+      )
+      assert.strictEqual(malformed.status, 400)
+
       assert.strictEqual(yield* stored(), 0)
       assert.strictEqual(proxy.forwardedSends(), 0)
       yield* instance.stop
