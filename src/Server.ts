@@ -18,7 +18,7 @@ import { documentRoutes, makeRouteTable, ServiceRoutes, spanNameOf } from "./api
 import { RateLimitStore } from "./platform/RateLimit.ts"
 import { ApprovalsHandlers } from "./approvals/Http.ts"
 import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
-import { AuthorizationLive } from "./auth/MiddlewareLive.ts"
+import { AuthorizationLive, InlineAuthorizationLive } from "./auth/MiddlewareLive.ts"
 import { ActivityHandlers } from "./activity/Http.ts"
 import { FollowerEntriesLive } from "./delegations/FollowerEntries.ts"
 import { DelegationsHandlers } from "./delegations/Http.ts"
@@ -83,7 +83,7 @@ export const HandlersLive = Layer.mergeAll(
 
 export const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide(HandlersLive),
-  Layer.provide([ErrorEnvelopeLive, AuthorizationLive])
+  Layer.provide([ErrorEnvelopeLive, AuthorizationLive, InlineAuthorizationLive])
 )
 
 /** `/`, `/docs` and what the reference page loads (served here: it works offline). */

@@ -17,6 +17,9 @@ import { checkSiweMessage } from "./Siwe.ts"
 
 export const hashToken = (token: string): Buffer => createHash("sha256").update(token).digest()
 
+/** What a session token issued by `signIn` looks like: 32 random bytes, base64url. */
+export const SESSION_TOKEN = /^[A-Za-z0-9_-]{43}$/
+
 export interface IssuedNonce {
   readonly nonce: string
   readonly domain: string

@@ -125,7 +125,36 @@ export const makeBuildRepo = (sql: SqlClient.SqlClient, tokenPaymasterOf: (chain
     execute: (id) => sql`SELECT * FROM op_builds WHERE id = ${id}`
   })
 
+  const decodeBuilds = Schema.decodeUnknownEffect(Schema.Array(BuildWithAccountRow))
+
   return {
+    /**
+     * `byHash` for the signer of a live session (the token's hash), in ONE statement: the
+     * session check and the build lookup together (`POST /userops`: one round trip fewer).
+     * Undefined when the session is unknown, revoked or expired; otherwise its signer and
+     * builds as `byHash` answers them (none: an empty list).
+     */
+    byHashForSession: (tokenHash: Uint8Array, chainId: number, userOpHash: string) =>
+      sql<{ readonly session_signer: string; readonly id: string | null }>`
+        SELECT s.signer_address AS session_signer, b.*
+        FROM sessions s
+        LEFT JOIN LATERAL (
+          SELECT b.*, a.frozen AS account_frozen FROM op_builds b JOIN accounts a ON a.id = b.account_id
+          WHERE b.chain_id = ${chainId} AND b.user_op_hash = ${userOpHash} AND a.signer_address = s.signer_address
+        ) b ON true
+        WHERE s.token_hash = ${tokenHash} AND s.revoked_at IS NULL AND s.expires_at > now()
+        ORDER BY (b.expires_at > now()) DESC, b.created_at DESC, b.id DESC`.pipe(
+        Effect.flatMap((rows) => {
+          const first = rows[0]
+          if (first === undefined) return Effect.succeed(undefined)
+          return Effect.map(decodeBuilds(rows.filter((r) => r.id !== null)), (builds) => ({
+            signer: first.session_signer,
+            builds: builds.map((r): StoredBuild => ({ ...stored(r), accountFrozen: r.account_frozen }))
+          }))
+        }),
+        Effect.orDie
+      ),
+
     /** The signer's builds with this hash, unexpired first, then newest first, each with its account's frozen flag. */
     byHash: (signer: string, chainId: number, userOpHash: string) =>
       findByHash({ signer, chainId, hash: userOpHash }).pipe(

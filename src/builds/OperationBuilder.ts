@@ -95,6 +95,13 @@ export class OperationBuilder extends Context.Service<OperationBuilder, {
    * can crowd it. Each carries its account's frozen flag as read by the same statement.
    */
   byHash(signer: string, chainId: number, userOpHash: string): Effect.Effect<ReadonlyArray<StoredBuild>>
+  /**
+   * `byHash` for the signer of a live session (`tokenHash`: the bearer token's hash), the
+   * session check in the same statement; undefined when no live session has that token.
+   */
+  byHashForSession(tokenHash: Uint8Array, chainId: number, userOpHash: string): Effect.Effect<
+    { readonly signer: string; readonly builds: ReadonlyArray<StoredBuild> } | undefined
+  >
   /** Whether the signer's accounts have any build for (chain, sender, nonce): only to word a refusal. */
   hasBuildFor(signer: string, chainId: number, sender: string, nonce: string): Effect.Effect<boolean>
   findById(buildId: string): Effect.Effect<StoredBuild | undefined>
@@ -396,6 +403,9 @@ const make = Effect.gen(function*() {
   const byHash = Effect.fn("OperationBuilder.byHash")(function*(signer: string, chainId: number, userOpHash: string) {
     return yield* repo.byHash(signer, chainId, userOpHash.toLowerCase())
   })
+  const byHashForSession = Effect.fn("OperationBuilder.byHashForSession")(function*(tokenHash: Uint8Array, chainId: number, userOpHash: string) {
+    return yield* repo.byHashForSession(tokenHash, chainId, userOpHash.toLowerCase())
+  })
   const hasBuildFor = Effect.fn("OperationBuilder.hasBuildFor")(function*(signer: string, chainId: number, sender: string, nonce: string) {
     return yield* repo.hasBuildFor(signer, chainId, sender.toLowerCase(), nonce)
   })
@@ -403,5 +413,5 @@ const make = Effect.gen(function*() {
     return yield* repo.findById(buildId)
   })
 
-  return OperationBuilder.of({ build, byHash, hasBuildFor, findById })
+  return OperationBuilder.of({ build, byHash, byHashForSession, hasBuildFor, findById })
 })

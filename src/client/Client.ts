@@ -8,13 +8,18 @@ import { Effect, Layer } from "effect"
 import { FetchHttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
 import { Api } from "../Api.ts"
-import { Authorization } from "../auth/Middleware.ts"
+import { Authorization, InlineAuthorization } from "../auth/Middleware.ts"
 
 export type ApiClient = HttpApiClient.ForApi<typeof Api>
 
 export const authorizationClient = (token: string | undefined) =>
-  HttpApiMiddleware.layerClient(Authorization, ({ next, request }) =>
-    next(token === undefined ? request : HttpClientRequest.bearerToken(request, token)))
+  Layer.merge(
+    HttpApiMiddleware.layerClient(Authorization, ({ next, request }) =>
+      next(token === undefined ? request : HttpClientRequest.bearerToken(request, token))),
+    // The same bearer, for the endpoints that check the session in their own statement (POST /userops).
+    HttpApiMiddleware.layerClient(InlineAuthorization, ({ next, request }) =>
+      next(token === undefined ? request : HttpClientRequest.bearerToken(request, token)))
+  )
 
 export const makeClient = (options: { readonly baseUrl: string; readonly token?: string | undefined }) =>
   HttpApiClient.make(Api, { baseUrl: options.baseUrl }).pipe(

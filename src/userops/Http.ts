@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { contractOf } from "../api/Contract.ts"
-import { CurrentSigner } from "../auth/Middleware.ts"
+import { BearerSession, CurrentSigner } from "../auth/Middleware.ts"
 import { currentClientAddress } from "../platform/ClientAddress.ts"
 import { RelayLive, RelayWithReconcilerLive } from "./Live.ts"
 import { Relay } from "./Relay.ts"
@@ -17,7 +17,8 @@ export const UserOpsHandlers = HttpApiBuilder.group(
     const waiters = yield* ReceiptWaiters
     return handlers
       .handle("submit", ({ payload }) =>
-        Effect.flatMap(CurrentSigner, (s) => relay.submit(s.address, payload)).pipe(
+        // The session is checked by the relay's first statement (InlineAuthorization: no query of its own).
+        Effect.flatMap(BearerSession, (s) => relay.submitWithSession(s, payload)).pipe(
           // Watched on its chain from now on: settled (and its waiters woken) as soon as it is included.
           Effect.tap(waiters.watch)
         ))

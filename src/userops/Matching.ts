@@ -15,7 +15,7 @@
 import { Effect } from "effect"
 import { type Hex, keccak256, toBytes } from "viem"
 import { BadRequest, NotFound } from "../api/Errors.ts"
-import { matchesBuild, type OperationBuilder } from "../builds/OperationBuilder.ts"
+import { matchesBuild, type OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import { splitPermitData } from "../chain/TokenPaymaster.ts"
 import type { UserOperation } from "../domain/Operations.ts"
@@ -27,9 +27,11 @@ export const buildOfSubmission = Effect.fn("Matching.buildOfSubmission")(functio
   readonly wire: UserOperation
   readonly userOpHash: string
   readonly tokenPaymaster: string | undefined
+  /** The signer's builds with the submission's hash, when already read (with the session check). */
+  readonly direct?: ReadonlyArray<StoredBuild> | undefined
 }) {
   const { builder, signer, wire } = a
-  const direct = yield* builder.byHash(signer, wire.chainId, a.userOpHash)
+  const direct = a.direct ?? (yield* builder.byHash(signer, wire.chainId, a.userOpHash))
   const found = direct.find((b) => b.permitSignaturePrefix === undefined && matchesBuild(b, wire))
   if (found !== undefined) return found
 

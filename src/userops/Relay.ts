@@ -18,7 +18,7 @@ import { Cause, Config, Context, Duration, Effect, Layer, Result, Schema } from 
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Hash } from "viem"
 import { readFrozen } from "../accounts/Accounts.ts"
-import { BadRequest, NotFound, OutOfScope, ServiceUnavailable, UpstreamTimeout } from "../api/Errors.ts"
+import { BadRequest, NotFound, OutOfScope, ServiceUnavailable, Unauthorized, UpstreamTimeout } from "../api/Errors.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen } from "../builds/Intents.ts"
 import { OperationBuilder } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
@@ -51,11 +51,23 @@ export const RelayConfig = Config.all({
 })
 
 
+/**
+ * Who submits: a signer already authenticated, or the hash of a bearer session token, checked
+ * in the same statement as the build lookup (`POST /userops`: one round trip fewer), before
+ * anything is read back to the caller or stored; unknown, revoked or expired → 401.
+ */
+export type Submitter = string | { readonly tokenHash: Uint8Array }
+
 export class Relay extends Context.Service<Relay, {
   /** A passkey-signed operation (`webauthn`) gets its signature from the assertion first (Passkeys.ts). */
   submit(signer: string, op: SignedUserOp): Effect.Effect<
     UserOpReceipt,
     BadRequest | NotFound | OutOfScope | ServiceUnavailable | UpstreamTimeout
+  >
+  /** `submit` for the signer of a bearer session (`POST /userops`): the session checked with the first lookup (`Submitter`). */
+  submitWithSession(session: { readonly tokenHash: Uint8Array }, op: SignedUserOp): Effect.Effect<
+    UserOpReceipt,
+    BadRequest | NotFound | OutOfScope | ServiceUnavailable | UpstreamTimeout | Unauthorized
   >
   /** The signer's operation, re-polled at the bundler when not yet settled. */
   get(signer: string, userOpId: string): Effect.Effect<UserOpReceipt, NotFound>
@@ -223,7 +235,7 @@ const make = Effect.gen(function*() {
     return yield* load(row.id)
   })
 
-  const submit = Effect.fn("Relay.submit")(function*(signer: string, input: SignedUserOp) {
+  const submitAs = Effect.fn("Relay.submit")(function*(submitter: Submitter, input: SignedUserOp) {
     const wire = yield* withPasskeySignature(chains, input)
     if (/^0x0*$/.test(wire.signature)) {
       return yield* new BadRequest({ message: "The operation has no signature: sign the build's typedData and set userOp.signature" })
@@ -240,18 +252,25 @@ const make = Effect.gen(function*() {
       try: () => userOpHashOf(op, chainId, network.entryPoint),
       catch: (e) => new BadRequest({ message: `The operation cannot be encoded: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` })
     })
+    const tokenPaymaster = network.tokenPaymaster?.address.toLowerCase()
+    // The signer and the build it matches. A session token is checked in the build lookup's own
+    // statement: a revoked or expired session finds nothing and stops here (401), before any
+    // answer about an operation and before anything is stored.
+    const matching = typeof submitter === "string"
+      ? Effect.map(Effect.result(buildOfSubmission({ builder, signer: submitter, wire, userOpHash: hash, tokenPaymaster })), (matched) => ({
+        signer: submitter,
+        matched
+      }))
+      : Effect.flatMap(builder.byHashForSession(submitter.tokenHash, chainId, hash), (session) =>
+        session === undefined
+          ? Effect.fail(new Unauthorized({ message: "Missing, unknown, expired or revoked session token" }))
+          : Effect.map(
+            Effect.result(buildOfSubmission({ builder, signer: session.signer, wire, userOpHash: hash, tokenPaymaster, direct: session.builds })),
+            (matched) => ({ signer: session.signer, matched })
+          ))
     // Both lookups at once (two round trips in the time of one): earlier submissions of this
     // hash, and the signer's build it matches. Both only read.
-    const [earlier, matched] = yield* Effect.all([
-      byHash(chainId, hash).pipe(Effect.orDie),
-      Effect.result(buildOfSubmission({
-        builder,
-        signer,
-        wire,
-        userOpHash: hash,
-        tokenPaymaster: network.tokenPaymaster?.address.toLowerCase()
-      }))
-    ], { concurrency: 2 })
+    const [earlier, { signer, matched }] = yield* Effect.all([byHash(chainId, hash).pipe(Effect.orDie), matching], { concurrency: 2 })
     // The same signed operation (signature included) submitted again is the same operation: answer its receipt.
     const prior = priorVerdict(earlier, signer, wire.signature)
     if (prior?._tag === "Same") return toReceipt(prior.row)
@@ -350,8 +369,13 @@ const make = Effect.gen(function*() {
     Effect.map((counts) => counts.reduce((a, b) => a + b, 0))
   )
 
+  // An authenticated signer: no session to check (the `Unauthorized` branch cannot run).
+  const submit = (signer: string, input: SignedUserOp) => submitAs(signer, input).pipe(Effect.catchTag("Unauthorized", Effect.die))
+  const submitWithSession = (session: { readonly tokenHash: Uint8Array }, input: SignedUserOp) => submitAs(session, input)
+
   return Relay.of({
     submit,
+    submitWithSession,
     get,
     reconcilePending,
     reconcileChain,

@@ -27,6 +27,8 @@ const outcomeOf = (exit: Exit.Exit<{ readonly status: string }, { readonly _tag:
       return "bundler_error"
     case "ServiceUnavailable":
       return "unavailable"
+    case "Unauthorized":
+      return "unauthorized"
     default:
       return "refused"
   }
@@ -62,7 +64,7 @@ const register = (metrics: MetricsShape, sql: SqlClient.SqlClient, chainIds: Rea
     )
     return metrics.counter({
       name: "das_relay_submissions_total",
-      help: "POST /userops by outcome: accepted, settled, declined, refused, bundler_error, unavailable",
+      help: "POST /userops by outcome: accepted, settled, declined, refused, bundler_error, unavailable, unauthorized",
       labelNames: ["outcome"]
     })
   })
@@ -76,14 +78,15 @@ export const withRelayMetrics = <E, R>(relay: Layer.Layer<Relay, E, R>) =>
       const sql = yield* SqlClient.SqlClient
       const chains = yield* Chains
       let submit = inner.submit
+      let submitWithSession = inner.submitWithSession
       yield* withMetrics((metrics) =>
         Effect.map(register(metrics, sql, chains.ids), (submissions) => {
-          submit = (signer, op) =>
-            inner.submit(signer, op).pipe(
-              Effect.onExit((exit) => Effect.sync(() => submissions.inc({ outcome: outcomeOf(exit) })))
-            )
+          const counted = <A extends { readonly status: string }, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
+            effect.pipe(Effect.onExit((exit) => Effect.sync(() => submissions.inc({ outcome: outcomeOf(exit) }))))
+          submit = (signer, op) => counted(inner.submit(signer, op))
+          submitWithSession = (session, op) => counted(inner.submitWithSession(session, op))
         })
       )
-      return Relay.of({ ...inner, submit })
+      return Relay.of({ ...inner, submit, submitWithSession })
     })
   ).pipe(Layer.provide(relay))

@@ -12,7 +12,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Api } from "../../src/Api.ts"
 import * as Errors from "../../src/api/Errors.ts"
 import { GlobalEnvelope } from "../../src/api/GlobalEnvelope.ts"
-import { Authorization } from "../../src/auth/Middleware.ts"
+import { Authorization, InlineAuthorization } from "../../src/auth/Middleware.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { client, TestServer, TestServerLive } from "../support/TestServer.ts"
 import { ServiceRoutes } from "../../src/api/Routes.ts"
@@ -185,7 +185,8 @@ layer(TestServerLive(), { excludeTestServices: true })("over HTTP", (it) => {
       const { baseUrl } = yield* TestServer
       let protectedCount = 0
       for (const { endpoint } of endpoints) {
-        const isProtected = endpoint.middlewares.has(Authorization as never)
+        // Either middleware: the session checked before the handler, or in the endpoint's own first statement.
+        const isProtected = endpoint.middlewares.has(Authorization as never) || endpoint.middlewares.has(InlineAuthorization as never)
         assert.strictEqual(isProtected, !publicPaths.has(endpoint.path) && !endpoint.path.startsWith("/auth/nonce") &&
           !(endpoint.path === "/auth/session" && endpoint.method === "POST") && !endpoint.path.startsWith("/health"),
           `${endpoint.method} ${endpoint.path}`)
