@@ -17,11 +17,11 @@
  */
 import { Effect, Exit, Scope } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { configEnvOf, make as startLocalNetwork, startAll, toJson } from "../src/chain/LocalNetwork.ts"
+import { make as startLocalNetwork, startAll, toJson } from "../src/chain/LocalNetwork.ts"
 import { makeClient } from "../src/client/Client.ts"
 import { signIn } from "../src/client/signIn.ts"
 import type { Eip712TypedData, UserOperation } from "../src/domain/Operations.ts"
-import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+import { freePort, serviceEnv, startPostgres, startProcess } from "./support/processes.ts"
 import { report, spread } from "./support/results.ts"
 
 process.env.DO_NOT_TRACK = "1"
@@ -76,25 +76,10 @@ try {
   const started = await timed(() =>
     startProcess(
       "src/main.ts",
-      {
-        DATABASE_URL: pg.url,
-        PORT: String(port),
-        LOG_FORMAT: "json",
-        LOG_LEVEL: "Warn",
-        SIWE_DOMAIN: "bench.local",
-        SIWE_URI: "http://bench.local",
-        RATE_LIMIT_NONCE_PER_MINUTE: "0",
-        RATE_LIMIT_SESSION_PER_MINUTE: "0",
-        RATE_LIMIT_BUILDS_PER_MINUTE: "0",
-        SPONSOR_QUOTA_OPS: "0",
-        SPONSOR_QUOTA_GAS: "0",
-        SPONSOR_ADDRESS_QUOTA_OPS: "0",
-        SPONSOR_ADDRESS_QUOTA_GAS: "0",
-        SPONSOR_BUDGET_OPS: "0",
-        SPONSOR_BUDGET_GAS: "0",
-        ANCHOR_INTERVAL: "0 seconds",
-        ...configEnvOf(networks!.nets)
-      },
+      serviceEnv(
+        { databaseUrl: pg.url, port, networks: networks!.nets, unlimitedSponsorship: true },
+        { LOG_LEVEL: "Warn", ANCHOR_INTERVAL: "0 seconds" }
+      ),
       `${baseUrl}/health/ready`
     )
   )

@@ -21,11 +21,11 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { makeHybridDeleGator } from "../src/chain/Accounts4337.ts"
 import { viemChainOf } from "../src/chain/Chain.ts"
 import { permitStablecoinAbi } from "../src/chain/contracts/TokenPaymaster.ts"
-import { configEnvOf, fromJson, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
+import { fromJson, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
 import { makeClient } from "../src/client/Client.ts"
 import { signIn } from "../src/client/signIn.ts"
 import { fromWire } from "../src/builds/Wire.ts"
-import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+import { freePort, serviceEnv, startPostgres, startProcess } from "./support/processes.ts"
 import { report } from "./support/results.ts"
 import { startSpanReceiver } from "./support/span-receiver.ts"
 
@@ -42,21 +42,11 @@ const receiver = await startSpanReceiver()
 const pg = await startPostgres()
 const port = await freePort()
 const baseUrl = `http://127.0.0.1:${port}`
-const service = await startProcess("src/main.ts", {
-  DATABASE_URL: pg.url,
-  PORT: String(port),
-  LOG_FORMAT: "json",
-  SIWE_DOMAIN: "bench.local",
-  SIWE_URI: "http://bench.local",
-  RATE_LIMIT_NONCE_PER_MINUTE: "0",
-  RATE_LIMIT_SESSION_PER_MINUTE: "0",
-  RATE_LIMIT_BUILDS_PER_MINUTE: "0",
-  SPONSOR_QUOTA_OPS: "0",
-  SPONSOR_QUOTA_GAS: "0",
-  ANCHOR_INTERVAL: "0 seconds",
-  ...configEnvOf(network),
-  OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url
-}, `${baseUrl}/health/ready`)
+const service = await startProcess(
+  "src/main.ts",
+  serviceEnv({ databaseUrl: pg.url, port, networks: network }, { ANCHOR_INTERVAL: "0 seconds", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }),
+  `${baseUrl}/health/ready`
+)
 
 try {
   const net = fromJson(network)

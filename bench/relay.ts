@@ -16,11 +16,11 @@ import { Effect, Exit, Scope } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { formatUserOperationRequest } from "viem/account-abstraction"
 import { fromWire } from "../src/builds/Wire.ts"
-import { configEnvOf, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
+import { make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
 import { makeClient } from "../src/client/Client.ts"
 import { signIn } from "../src/client/signIn.ts"
 import type { Eip712TypedData, UserOperation } from "../src/domain/Operations.ts"
-import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+import { freePort, serviceEnv, startPostgres, startProcess } from "./support/processes.ts"
 import { report, spread } from "./support/results.ts"
 import { startSpanReceiver } from "./support/span-receiver.ts"
 
@@ -39,24 +39,12 @@ const baseUrl = `http://127.0.0.1:${port}`
 
 const service = await startProcess(
   "src/main.ts",
-  {
-    DATABASE_URL: pg.url,
-    PORT: String(port),
-    LOG_FORMAT: "json",
-    SIWE_DOMAIN: "bench.local",
-    SIWE_URI: "http://bench.local",
-    // Every iteration signs a fresh key in from one address: the per-IP sign-in limits are off here.
-    RATE_LIMIT_NONCE_PER_MINUTE: "0",
-    RATE_LIMIT_SESSION_PER_MINUTE: "0",
-    RATE_LIMIT_BUILDS_PER_MINUTE: "0",
-    // One signer relays every iteration: no sponsorship quota here.
-    SPONSOR_QUOTA_OPS: "0",
-    SPONSOR_QUOTA_GAS: "0",
-    ...configEnvOf(network),
+  // Every iteration signs a fresh key in from one address: the per-IP limits and the signer's quota are off (serviceEnv).
+  serviceEnv({ databaseUrl: pg.url, port, networks: network }, {
     // Settling is not what is measured here.
     RELAY_RECONCILE_INTERVAL: "1 hour",
     ...(receiver !== undefined ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {})
-  },
+  }),
   `${baseUrl}/health/ready`
 )
 

@@ -3,6 +3,7 @@ import { Effect, Exit, Scope } from "effect"
 import { spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { configEnvOf, type LocalNetworkJson } from "../../src/chain/LocalNetwork.ts"
 import { startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
 import { freePort } from "../../src/platform/FreePort.ts"
 
@@ -45,6 +46,40 @@ export const startProcess = async (script: string, env: Record<string, string>, 
 }
 
 export { freePort }
+
+/**
+ * The service's environment in a benchmark: its database and port, the local network(s), JSON
+ * logs, the benchmark's sign-in domain, and what would stop one benchmark client early off: the
+ * per-IP sign-in and build rate limits and the per-signer sponsorship quota (every request comes
+ * from one address, often from one signer). `unlimitedSponsorship` also lifts the per-address
+ * quota and the chain's budget (a benchmark that sponsors more than a day's default of either).
+ * `overrides` come last.
+ */
+export const serviceEnv = (
+  options: {
+    readonly databaseUrl: string
+    readonly port: number
+    readonly networks: LocalNetworkJson | ReadonlyArray<LocalNetworkJson>
+    readonly unlimitedSponsorship?: boolean
+  },
+  overrides: Record<string, string> = {}
+): Record<string, string> => ({
+  DATABASE_URL: options.databaseUrl,
+  PORT: String(options.port),
+  LOG_FORMAT: "json",
+  SIWE_DOMAIN: "bench.local",
+  SIWE_URI: "http://bench.local",
+  RATE_LIMIT_NONCE_PER_MINUTE: "0",
+  RATE_LIMIT_SESSION_PER_MINUTE: "0",
+  RATE_LIMIT_BUILDS_PER_MINUTE: "0",
+  SPONSOR_QUOTA_OPS: "0",
+  SPONSOR_QUOTA_GAS: "0",
+  ...(options.unlimitedSponsorship === true
+    ? { SPONSOR_ADDRESS_QUOTA_OPS: "0", SPONSOR_ADDRESS_QUOTA_GAS: "0", SPONSOR_BUDGET_OPS: "0", SPONSOR_BUDGET_GAS: "0" }
+    : {}),
+  ...configEnvOf(options.networks),
+  ...overrides
+})
 
 /**
  * The processes of a child started by `startProcess` that run its script: the `tsx`

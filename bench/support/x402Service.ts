@@ -7,13 +7,13 @@
 import { Effect, Exit, Redacted, Scope } from "effect"
 import type { Address, Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { configEnvOf, make as startLocalNetwork, toJson } from "../../src/chain/LocalNetwork.ts"
+import { make as startLocalNetwork, toJson } from "../../src/chain/LocalNetwork.ts"
 import { makeClient } from "../../src/client/Client.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { startFacilitator } from "../../src/payments/x402/world/FacilitatorService.ts"
 import { localParties } from "../../src/payments/x402/world/LocalParties.ts"
 import { startResourceServer } from "../../src/payments/x402/world/ResourceServer.ts"
-import { freePort, startPostgres, startProcess } from "./processes.ts"
+import { freePort, serviceEnv, startPostgres, startProcess } from "./processes.ts"
 
 export const startServiceWorld = async () => {
   const scope = Effect.runSync(Scope.make())
@@ -26,21 +26,7 @@ export const startServiceWorld = async () => {
   const baseUrl = `http://127.0.0.1:${port}`
   const service = await startProcess(
     "src/main.ts",
-    {
-      DATABASE_URL: pg.url,
-      PORT: String(port),
-      LOG_FORMAT: "json",
-      LOG_LEVEL: "Warn",
-      SIWE_DOMAIN: "bench.local",
-      SIWE_URI: "http://bench.local",
-      RATE_LIMIT_NONCE_PER_MINUTE: "0",
-      RATE_LIMIT_SESSION_PER_MINUTE: "0",
-      RATE_LIMIT_BUILDS_PER_MINUTE: "0",
-      SPONSOR_QUOTA_OPS: "0",
-      SPONSOR_QUOTA_GAS: "0",
-      FOLLOWER_INTERVAL: "300 millis",
-      ...configEnvOf(toJson(network))
-    },
+    serviceEnv({ databaseUrl: pg.url, port, networks: toJson(network) }, { LOG_LEVEL: "Warn", FOLLOWER_INTERVAL: "300 millis" }),
     `${baseUrl}/health/ready`
   )
 

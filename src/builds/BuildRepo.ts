@@ -107,6 +107,14 @@ export interface OpenBuild {
   readonly metadata: Schema.JsonObject
 }
 
+/**
+ * `body` inside the caller's transaction when there is one (no savepoint: its failure fails the
+ * caller's whole transaction), else in a transaction of its own.
+ */
+export const joinOrBegin = <A, E, R>(sql: SqlClient.SqlClient, body: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.serviceOption(sql.transactionService), (outer) =>
+    outer._tag === "Some" ? body : sql.withTransaction(body))
+
 /** The repository over `sql`; each chain's token paymaster (lower case) tells permit builds apart. */
 export const makeBuildRepo = (sql: SqlClient.SqlClient, tokenPaymasterOf: (chainId: number) => string | undefined) => {
   const stored = toStored(tokenPaymasterOf)
@@ -182,7 +190,7 @@ export const makeBuildRepo = (sql: SqlClient.SqlClient, tokenPaymasterOf: (chain
      * open one to share, or undefined when `build` was stored.
      */
     storeOrShare: (build: NewBuild): Effect.Effect<OpenBuild | undefined> =>
-      sql.withTransaction(Effect.gen(function*() {
+      joinOrBegin(sql, Effect.gen(function*() {
         yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`op_build:${build.userOpHash}`}, 0))`
         const open = yield* sql<{ id: string; answer: unknown; metadata: Schema.JsonObject }>`
           SELECT id, answer, metadata FROM op_builds

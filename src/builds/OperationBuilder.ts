@@ -67,6 +67,11 @@ export interface BuildRequest {
    * verifies far more expensively: a build a passkey will sign estimates with its stub.
    */
   readonly stubSignature?: Hex
+  /**
+   * Writes of the building feature that must commit with the build (and only when it is stored
+   * anew, not when an identical open one is answered): run in the build's own transaction.
+   */
+  readonly onStored?: (stored: { readonly buildId: string; readonly userOpHash: string }) => Effect.Effect<void>
 }
 
 export interface BuiltOperation {
@@ -260,13 +265,17 @@ const make = Effect.gen(function*() {
       preVerificationGas: gas.preVerificationGas
     }
     const validForSeconds = Math.max(60, Math.floor(Duration.toSeconds(ttl)))
-    if (stub !== undefined) {
-      // Counted when the paymaster signs (the signed operation may go to any bundler); risk-reducing ones never refused.
-      const sponsoredGas = gasFields.callGasLimit + gasFields.verificationGasLimit + gasFields.preVerificationGas +
-        (gas.paymasterVerificationGasLimit ?? stub.paymasterVerificationGasLimit) + (gas.paymasterPostOpGasLimit ?? stub.paymasterPostOpGasLimit)
-      const who = { chainId: net.chainId, signer: account.signerAddress, clientAddress: yield* currentClientAddress, gas: sponsoredGas, riskReducing }
-      yield* chargeSponsorship(limits, who).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-    }
+    // Counted with the paymaster's signature (the signed operation may go to any bundler), in the
+    // transaction that stores the build: the signature leaves the service only if both commit.
+    // Risk-reducing ones are never refused.
+    const charge = stub === undefined ? undefined : chargeSponsorship(limits, {
+      chainId: net.chainId,
+      signer: account.signerAddress,
+      clientAddress: yield* currentClientAddress,
+      gas: gasFields.callGasLimit + gasFields.verificationGasLimit + gasFields.preVerificationGas +
+        (gas.paymasterVerificationGasLimit ?? stub.paymasterVerificationGasLimit) + (gas.paymasterPostOpGasLimit ?? stub.paymasterPostOpGasLimit),
+      riskReducing
+    }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     const sponsoredFields = stub === undefined ? {} : yield* paymaster.sponsor(
       {
         ...base,
@@ -375,7 +384,7 @@ const make = Effect.gen(function*() {
     }
 
     const metadata = request.metadata ?? {}
-    const stored = yield* repo.storeOrShare({
+    const storing = repo.storeOrShare({
       id: buildId,
       accountId: account.id,
       signerAddress: account.signerAddress,
@@ -393,6 +402,16 @@ const make = Effect.gen(function*() {
       answer,
       shareKey: request.shareKey ?? JSON.stringify(metadata)
     })
+    // One transaction, one commit: the build, the feature's own writes, the sponsorship's counters.
+    // Counted last (its rows are every build's: held only until the commit), and only for a build
+    // stored anew: an identical open build answered again was counted when it was stored.
+    const stored = yield* sql.withTransaction(Effect.gen(function*() {
+      const open = yield* storing
+      if (open !== undefined) return open
+      if (request.onStored !== undefined) yield* request.onStored({ buildId, userOpHash })
+      if (charge !== undefined) yield* charge
+      return undefined
+    })).pipe(Effect.catchTag("SqlError", Effect.die))
     if (stored !== undefined) {
       const previous = yield* Schema.decodeUnknownEffect(UserOpBuild)(stored.answer).pipe(Effect.orDie)
       return { buildId: stored.id, build: previous, userOp, metadata: stored.metadata, shared: true } satisfies BuiltOperation

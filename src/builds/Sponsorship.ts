@@ -36,6 +36,7 @@ import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { Chains } from "../chain/Chains.ts"
 import { SqlClient } from "effect/sql"
 import { ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
+import { joinOrBegin } from "./BuildRepo.ts"
 
 export interface SponsorLimits {
   /** Sponsored operations per signer per period; 0: no limit. */
@@ -168,7 +169,8 @@ export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
           AND sponsor_totals.gas + EXCLUDED.gas <= ${gasCap(maxGas)}::numeric)
       RETURNING ops, gas::text AS gas`
 
-  const charged = yield* sql.withTransaction(Effect.gen(function*() {
+  // Inside the build's transaction (OperationBuilder) a refusal rolls that whole transaction back.
+  const charged = yield* joinOrBegin(sql, Effect.gen(function*() {
     if (!who.riskReducing && (limits.ops > 0 || limits.gas > 0n)) {
       const rows = yield* count("signer", `${who.chainId}:${who.signer.toLowerCase()}`, limits.ops, limits.gas, false)
       if (rows.length === 0) {

@@ -96,10 +96,11 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
 
   /**
    * `open`: the reservation of an identical open action build, answered again when the
-   * action is still allowed (evaluated as if that reservation were this request's).
+   * action is still allowed (evaluated as if that reservation were this request's). `found`: the
+   * caller found the grant usable by the signer in this request already (no second read).
    */
-  const reserveFor = Effect.fn("Delegations.reserve")(function*(signer: Signer, id: string, action: ActionInput, open?: string) {
-    yield* findUsable(signer, id)
+  const reserveFor = Effect.fn("Delegations.reserve")(function*(signer: Signer, id: string, action: ActionInput, open?: string, found = false) {
+    if (!found) yield* findUsable(signer, id)
     const ttlMs = Duration.toMillis(reservationTtl)
     const verdict = yield* Effect.gen(function*() {
       const row = (yield* repo.lockById(id))!
@@ -208,7 +209,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     }
     const open = yield* repo.findOpenAction(shareKey, delegate.id)
     // Still re-evaluated (expiry, revocation, freeze), counting its one reservation once.
-    const reserved = yield* reserveFor(signer, id, action, open?.reservation_id)
+    const reserved = yield* reserveFor(signer, id, action, open?.reservation_id, true)
     if (open !== undefined) return open.answer
     const reservation = reserved!
     const token = tokenOf(row.chain_id, reservation.token)
@@ -294,13 +295,14 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
       },
       // An identical open action build is answered again, with its one reservation: this request's is freed.
       shareKey: options.shareKey,
+      // Bound to its build in the build's own transaction (one commit, not two).
+      onStored: (stored) => repo.bindReservation(reservation.id, stored.userOpHash, stored.buildId),
       ...(options.gasToken === undefined ? {} : { gasToken: options.gasToken })
     }).pipe(Effect.tapError(() => options.approvals === undefined ? release(reservation.id) : Effect.void))
     if (built.shared) {
       if (options.approvals === undefined) yield* release(reservation.id)
       return built.build
     }
-    yield* repo.bindReservation(reservation.id, built.build.userOpHash, built.buildId)
     return built.build
   })
 
@@ -331,7 +333,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     }
     const keep = state !== undefined && state.held
     const open = keep ? yield* repo.findOpenAction(shareKey, delegate.id) : undefined
-    const reserved = yield* reserveFor(signer, id, action, keep ? approved.reservationId : undefined)
+    const reserved = yield* reserveFor(signer, id, action, keep ? approved.reservationId : undefined, true)
     if (open !== undefined) return { build: open.answer, reservationId: approved.reservationId }
     const reservation: Reservation = reserved ?? {
       id: approved.reservationId,

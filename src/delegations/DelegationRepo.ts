@@ -54,6 +54,8 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   findOwned(id: string, signerAddress: string): Effect.Effect<DelegationRow | undefined>
   /** A delegation held by one of the signer's accounts on the delegation's chain, or by the signer's own key (an EOA delegate). */
   findHeld(id: string, signerAddress: string): Effect.Effect<DelegationRow | undefined>
+  /** The signer's own delegation or one it holds (`findOwned` or `findHeld`), in one statement. */
+  findUsable(id: string, signerAddress: string): Effect.Effect<DelegationRow | undefined>
   findById(id: string): Effect.Effect<DelegationRow | undefined>
   /** The signer's active and revoked delegations from one of its accounts. */
   listOwned(accountId: string, signerAddress: string): Effect.Effect<ReadonlyArray<DelegationRow>>
@@ -199,6 +201,13 @@ const make = Effect.gen(function*() {
         // Held by one of the signer's accounts on the grant's own chain (the same address on another chain is
         // another account), or by the signer's own key (an EOA delegate).
         sql`(d.delegatee_address IN (SELECT address FROM accounts WHERE signer_address = ${signerAddress} AND chain_id = d.chain_id)
+             OR d.delegatee_address = ${signerAddress})`
+      ])).pipe(Effect.map(first)),
+    findUsable: (id, signerAddress) =>
+      selectDelegations(sql.and([
+        sql`d.id = ${id}`,
+        sql`(d.signer_address = ${signerAddress}
+             OR d.delegatee_address IN (SELECT address FROM accounts WHERE signer_address = ${signerAddress} AND chain_id = d.chain_id)
              OR d.delegatee_address = ${signerAddress})`
       ])).pipe(Effect.map(first)),
     findById: (id) => selectDelegations(sql.and([sql`d.id = ${id}`])).pipe(Effect.map(first)),

@@ -61,7 +61,7 @@ export const makeReads = Effect.gen(function*() {
   const findHeld = (signer: Signer, id: string) => repo.findHeld(id, lower(signer.address)).pipe(Effect.flatMap(visible(id)))
 
   /** The owner's grant, or one the signer holds; anyone else's is answered as if it did not exist. */
-  const findUsable = (signer: Signer, id: string) => findOwn(signer, id).pipe(Effect.catchTag("NotFound", () => findHeld(signer, id)))
+  const findUsable = (signer: Signer, id: string) => repo.findUsable(id, lower(signer.address)).pipe(Effect.flatMap(visible(id)))
 
   const toDelegation = (row: DelegationRow, spentToDate: Delegation["spentToDate"], now: Date): Delegation => {
     const status = visibleStatus(row.status, row.policy_set.expiresAt, row.frozen, now)

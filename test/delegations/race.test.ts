@@ -102,4 +102,35 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
       assert.strictEqual(results.filter((r) => r === "count_exhausted").length, 96)
       assert.strictEqual(reservedCount, 4)
     }))
+
+  // The reservation is bound to its build, and the paymaster's sponsorship counted, in the build's
+  // own transaction: every allowed action's reservation names the build it was answered with, and
+  // the budget counts exactly the builds stored (none for the declined).
+  it.effect("each allowed action's reservation and sponsorship commit with its build", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const { owner, created } = yield* enabled({ budget: 50, perAction: 10, maxActions: 1000 })
+      const budgetOps = sql<{ ops: number }>`SELECT coalesce(sum(ops), 0)::int AS ops FROM sponsor_totals WHERE scope = 'budget'`.pipe(
+        Effect.map((rows) => rows[0]!.ops)
+      )
+      const before = yield* budgetOps
+      const results = yield* Effect.forEach(
+        Array.from({ length: 20 }, () => privateKeyToAccount(generatePrivateKey()).address),
+        (recipient) => owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 7 } }).pipe(Effect.result),
+        { concurrency: "unbounded" }
+      )
+      const built = results.flatMap((r) => (r._tag === "Success" ? [r.success] : []))
+      assert.strictEqual(built.length, 7)
+      const rows = yield* sql<{ build_id: string | null; user_op_hash: string | null; build_hash: string | null; sponsored: boolean | null }>`
+        SELECT b.id AS build_id, r.user_op_hash, b.user_op_hash AS build_hash, b.sponsored
+        FROM delegation_reservations r LEFT JOIN op_builds b ON b.id = r.op_build_id
+        WHERE r.delegation_id = ${created.id} AND r.status <> 'released'`
+      assert.strictEqual(rows.length, 7)
+      assert.deepStrictEqual(new Set(rows.map((r) => r.build_id ?? undefined)), new Set(built.map((b) => b.buildId)))
+      for (const r of rows) {
+        assert.strictEqual(r.user_op_hash, r.build_hash)
+        assert.isTrue(r.sponsored)
+      }
+      assert.strictEqual((yield* budgetOps) - before, 7, "one sponsorship per stored build")
+    }))
 })
