@@ -42,6 +42,7 @@ import grantChanges from "./0300_grant_changes.ts"
 import ownerPanicKeys from "./0310_owner_panic_keys.ts"
 import useropSettledNotify from "./0340_userop_settled_notify.ts"
 import delegationsDelegateeIndex from "./0350_delegations_delegatee_index.ts"
+import auditStoredSubtrees from "./0410_audit_stored_subtrees.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -81,5 +82,6 @@ export const migrations = Migrator.fromRecord({
   "0300_grant_changes": grantChanges,
   "0310_owner_panic_keys": ownerPanicKeys,
   "0340_userop_settled_notify": useropSettledNotify,
-  "0350_delegations_delegatee_index": delegationsDelegateeIndex
+  "0350_delegations_delegatee_index": delegationsDelegateeIndex,
+  "0410_audit_stored_subtrees": auditStoredSubtrees
 })
