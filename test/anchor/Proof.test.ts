@@ -126,7 +126,9 @@ layer(TestServerLive(), { excludeTestServices: true })("inclusion proofs", (it) 
 
       // 2 tiles and 9 entries: the first pass stores the nodes of the two whole tiles.
       yield* append(1, 2 * TILE + 9)
-      assert.isAbove((yield* anchor.anchorNow).length, 0)
+      // Two rounds at once, on two connections: one holds the round and writes the nodes, the other anchors nothing.
+      const rounds = yield* Effect.all([anchor.anchorNow, anchor.anchorNow], { concurrency: 2 })
+      assert.strictEqual(rounds.flat().filter((r) => r.heads.some((h) => h.accountId === account)).length, 1)
       const stored = yield* sql<{ level: number; idx: number }>`
         SELECT level, idx FROM audit_tree_nodes WHERE account_id = ${account} ORDER BY level, idx`
       assert.deepStrictEqual(stored.map((r) => [r.level, r.idx]), [[TILE_LEVEL, 0], [TILE_LEVEL, 1], [TILE_LEVEL + 1, 0]])
@@ -171,6 +173,21 @@ layer(TestServerLive(), { excludeTestServices: true })("inclusion proofs", (it) 
       const after = yield* api.activity.proof({ params: { eventId: target.id } })
       assert.deepStrictEqual(after.auditPath, inclusionProof(10, [...hashes, (yield* audit.entries(account))[3 * TILE + 3]!.hash]))
       assert.isTrue((yield* Effect.promise(() => verifyProofOnChain(after, network.rpcUrl))).ok)
+
+      // An upgraded database (no stored nodes, no head proofs): the same proof, recomputed; the
+      // next round stores the head proofs of that anchor again, equal to what the pass wrote.
+      const headProofs = yield* sql<{ anchor_id: string; account_id: string; head_proof: string }>`
+        SELECT anchor_id, account_id, head_proof FROM audit_anchor_heads WHERE head_proof IS NOT NULL ORDER BY anchor_id, account_id`
+      yield* sql`DELETE FROM audit_tree_nodes WHERE account_id = ${account}`
+      yield* sql`UPDATE audit_anchor_heads SET head_proof = NULL`
+      assert.deepStrictEqual(yield* api.activity.proof({ params: { eventId: target.id } }), after)
+      for (let i = 0; i < 10; i++) yield* anchor.anchorRound
+      const refilled = yield* sql<{ anchor_id: string; account_id: string; head_proof: string }>`
+        SELECT anchor_id, account_id, head_proof FROM audit_anchor_heads WHERE head_proof IS NOT NULL ORDER BY anchor_id, account_id`
+      // (This account's rows were tampered with above: refilled, they are the honest proofs, checked by the proof below.)
+      assert.strictEqual(refilled.length, headProofs.length)
+      assert.deepStrictEqual(refilled.filter((r) => r.account_id !== account), headProofs.filter((r) => r.account_id !== account))
+      assert.notInclude(refilled.map((r) => r.head_proof).join(), "cdcdcd")
 
       // A tampered entry row (its hash column, in a stored tile): its own proof is refused
       // (it no longer leads to the anchored root), and a proof of an entry after the anchored length is a 409.
