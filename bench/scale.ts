@@ -9,7 +9,8 @@
  *   - `GET /delegations` (the owner's, and `role=delegatee`);
  *   - `GET /activity/{id}/proof` of an entry of the N-entry account and of a 10-entry account;
  *   - an anchoring pass after 10,000 heads changed (min(10,000, N/10)), in this process with the
- *     service's own `Anchor` (its anchor transaction on the local chain);
+ *     service's own `Anchor` (its anchor transaction on the local chain), and one after the
+ *     N-entry account alone moved by one entry;
  *   - the audit append (`AuditChain.append`, this process) on the N-entry account and on a small one.
  * p50/p99 of each (ms), and a table of each figure per size with the growth from the smallest.
  *
@@ -170,6 +171,30 @@ try {
         p50: percentile(passes, 0.5),
         p99: percentile(passes, 0.99),
         n: passes.length
+      })
+
+      // An anchoring pass after the N-entry account moved by one entry (its history anchored):
+      // what a pass over a long account costs once its subtrees are stored (src/audit/StoredTree.ts).
+      const bigPasses: Array<number> = []
+      for (let rep = 0; rep < 3; rep++) {
+        yield* sql.unsafe(
+          `WITH moved AS (
+             UPDATE audit_heads h SET length = h.length + 1,
+               head_hash = '0x' || encode(sha256(convert_to(h.account_id || ':moved:' || h.length, 'UTF8')), 'hex')
+             WHERE h.account_id = $1 RETURNING h.account_id, h.length, h.head_hash)
+           INSERT INTO audit_entries (id, account_id, chain_index, operation_id, occurred_at, actor, action, chain, chain_id,
+                                      status, provenance, prev_hash, hash)
+           SELECT 'evt_moved_' || account_id || '_' || length, account_id, length, 'op_moved_' || account_id || '_' || length,
+                  now(), 'owner', 'send', 'Local devnet', $2, 'executed', 'offchain_only', '0x' || repeat('00', 32), head_hash
+           FROM moved`,
+          [seeded.bigAccountId, network.chainId]
+        )
+        bigPasses.push(yield* Effect.promise(() => timed(() => run(anchor.anchorRound))))
+      }
+      record("anchoring pass after the N-entry account moved", size, {
+        p50: percentile(bigPasses, 0.5),
+        p99: percentile(bigPasses, 0.99),
+        n: bigPasses.length
       })
 
       const append = (accountId: string) => {

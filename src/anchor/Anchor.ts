@@ -21,10 +21,12 @@ import { createWalletClient, type Hex, http } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { viemChainOf } from "../chain/Chain.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
-import { checkAnchored, type Rewrite } from "../audit/Anchored.ts"
+import { checkAnchored, checkAnchoredAt, type Rewrite } from "../audit/Anchored.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
-import { type AnchoredHead, anchorCalldata, merkleRoot } from "../audit/Merkle.ts"
-import { root as entriesRootOf } from "../audit/Rfc6962.ts"
+import { type AnchoredHead, anchorCalldata, leafOf, merkleProofs, merkleRoot } from "../audit/Merkle.ts"
+import type { Hex32 } from "../audit/Rfc6962.ts"
+import { type NodeKey, neededNodes, nodesBetween, TILE, TILE_LEVEL, type Tree, treeOf, usableSize } from "../audit/StoredTree.ts"
+import { makeTreeNodes, type NodeRow, nodeKey } from "../audit/TreeNodes.ts"
 import { runLoop } from "../platform/Loop.ts"
 import { registerAnchorMetrics } from "./AnchorMetrics.ts"
 
@@ -89,7 +91,8 @@ const MovedRow = Schema.Struct({
   length: Schema.Number,
   head_hash: Schema.String,
   anchored_length: Schema.NullOr(Schema.Number),
-  anchored_head: Schema.NullOr(Schema.String)
+  anchored_head: Schema.NullOr(Schema.String),
+  anchored_root: Schema.NullOr(Schema.String)
 })
 
 type Sender = (data: Hex) => Promise<Hex>
@@ -129,7 +132,8 @@ export const AnchorLive = Layer.effect(
     // Any head that differs from its last anchored state (longer, or the same length with
     // another hash), and heads anchored before entries roots existed (re-anchored once).
     const changed = (chainId: number) =>
-      sql`SELECT h.account_id, h.length, h.head_hash, s.length AS anchored_length, s.head_hash AS anchored_head
+      sql`SELECT h.account_id, h.length, h.head_hash, s.length AS anchored_length, s.head_hash AS anchored_head,
+            s.entries_root AS anchored_root
           FROM audit_heads h LEFT JOIN audit_anchor_state s ON s.account_id = h.account_id
           WHERE (s.account_id IS NULL OR h.length <> s.length OR h.head_hash <> s.head_hash OR s.entries_root IS NULL)
             AND ${accountsOn(chainId)}
@@ -141,71 +145,185 @@ export const AnchorLive = Layer.effect(
         Effect.map((rows) => rows.map((r) => r.hash))
       )
 
+    const nodes = makeTreeNodes(sql)
+
+    /** What the pass reads of a moved account: its entries after `from` up to its length. */
+    interface Plan {
+      readonly row: typeof MovedRow.Type
+      /** Leaves under this are covered by stored nodes (0: the entries are read whole). */
+      readonly storedSize: number
+      readonly from: number
+    }
+
     /**
-     * The entry hashes of several accounts up to each one's length, in chain order: one
-     * statement for the lot (a pass over 10,000 moved heads was 10,000 sequential reads).
+     * The stored size of a moved account the pass may build on: whole tiles stored and
+     * anchored (with an entries root) at or below both its anchored length and its length.
      */
-    const hashesOfMany = (rows: ReadonlyArray<typeof MovedRow.Type>) =>
+    const planOf = (r: typeof MovedRow.Type, stored: number, whole: boolean): Plan => {
+      const a = r.anchored_length ?? 0
+      const storedSize = whole || r.anchored_root === null || a === 0 ? 0 : usableSize(TILE_LEVEL, stored, Math.min(a, r.length))
+      // The entry at the anchored length is read too: it must still carry the anchored hash.
+      return { row: r, storedSize, from: a > 0 ? Math.min(storedSize, a - 1) : 0 }
+    }
+
+    /**
+     * The entry hashes of several accounts, each from its plan's `from` to its length, in
+     * chain order: one statement for the lot (a pass over 10,000 moved heads was 10,000
+     * sequential reads), and only what a pass adds for an account with stored tiles.
+     */
+    const hashesOfMany = (plans: ReadonlyArray<Plan>) =>
       sql<{ account_id: string; chain_index: number; hash: string }>`
-        SELECT account_id, chain_index, hash FROM audit_entries
-        WHERE account_id IN ${sql.in(rows.map((r) => r.account_id))}
-        ORDER BY account_id, chain_index`.pipe(
+        SELECT e.account_id, e.chain_index, e.hash FROM audit_entries e
+        JOIN (VALUES ${sql.csv(plans.map((p) => sql`(${p.row.account_id}, ${p.from}::integer, ${p.row.length}::integer)`))})
+          AS w (account_id, lo, hi) ON e.account_id = w.account_id AND e.chain_index > w.lo AND e.chain_index <= w.hi
+        ORDER BY e.account_id, e.chain_index`.pipe(
         Effect.map((found) => {
-          const lengthOf = new Map(rows.map((r) => [r.account_id, r.length]))
-          const byAccount = new Map<string, Array<string>>(rows.map((r) => [r.account_id, []]))
-          for (const e of found) if (e.chain_index <= lengthOf.get(e.account_id)!) byAccount.get(e.account_id)!.push(e.hash)
+          const byAccount = new Map<string, Array<string>>(plans.map((p) => [p.row.account_id, []]))
+          for (const e of found) byAccount.get(e.account_id)!.push(e.hash)
           return byAccount
         })
       )
 
-    /** The head to anchor for a changed account, or why it is refused. */
-    const prepare = (r: typeof MovedRow.Type, hashes: ReadonlyArray<string>) => {
+    /** The tree of a plan's account over the hashes read and the stored nodes found. */
+    const treeOfPlan = (p: Plan, hashes: ReadonlyArray<string>, stored: Map<string, Hex32> | undefined) =>
+      treeOf({
+        tileLevel: TILE_LEVEL,
+        storedSize: p.storedSize,
+        stored: (k) => stored?.get(nodeKey(k)),
+        entry: (i) => (i >= p.from ? hashes[i - p.from] : undefined)
+      })
+
+    /** What a pass computes of a moved account's tree: the anchored root (a check), the new root, the new nodes. */
+    const tileEnd = (length: number) => Math.floor(length / TILE) * TILE
+    const computeOf = (p: Plan) => (t: Tree) => {
+      if (p.storedSize > 0) t.root(p.row.anchored_length!)
+      t.root(p.row.length)
+      for (const k of nodesBetween(TILE_LEVEL, p.storedSize, tileEnd(p.row.length))) t.node(k)
+    }
+
+    type Prepared =
+      | { readonly _tag: "refused"; readonly refusal: AnchorRefusal }
+      | { readonly _tag: "head"; readonly head: AnchoredHead; readonly nodes: ReadonlyArray<NodeRow>; readonly rebuild: boolean }
+      | { readonly _tag: "whole" }
+
+    /**
+     * The head to anchor for a changed account, or why it is refused; "whole": its stored
+     * nodes are missing or do not give its anchored root, so it is read again whole.
+     */
+    const prepare = (p: Plan, hashes: ReadonlyArray<string>, stored: Map<string, Hex32> | undefined): Prepared => {
+      const r = p.row
       const refuse = (rewrite: Rewrite) => ({ _tag: "refused" as const, refusal: { accountId: r.account_id, ...rewrite } })
-      if (hashes.length !== r.length || hashes.at(-1) !== r.head_hash) {
+      const read = p.from + hashes.length
+      if (read !== r.length || hashes.at(-1) !== r.head_hash) {
         return refuse({
-          from: hashes.length + 1,
+          from: read + 1,
           anchoredLength: r.length,
           anchoredHead: r.head_hash,
           current: hashes.at(-1),
           message: `the head row says ${r.length} entries ending in ${r.head_hash}; ` +
-            `the entries are ${hashes.length} ending in ${hashes.at(-1) ?? "nothing"}`
+            `the entries are ${read} ending in ${hashes.at(-1) ?? "nothing"}`
         })
       }
       if (r.anchored_length !== null && r.anchored_head !== null) {
-        const rewrite = checkAnchored(hashes, [{ length: r.anchored_length, headHash: r.anchored_head }])
+        const rewrite = checkAnchoredAt(read, (position) => (position > p.from ? hashes[position - p.from - 1] : undefined), [
+          { length: r.anchored_length, headHash: r.anchored_head }
+        ])
         if (rewrite !== undefined) return refuse(rewrite)
       }
-      const head: AnchoredHead = {
-        accountId: r.account_id,
-        length: r.length,
-        headHash: r.head_hash as Hex,
-        entriesRoot: entriesRootOf(hashes)
-      }
-      return { _tag: "head" as const, head }
+      const tree = treeOfPlan(p, hashes, stored)
+      const entriesRoot = tree.root(r.length)
+      if (p.storedSize > 0 && (tree.missing.length > 0 || tree.root(r.anchored_length!) !== r.anchored_root)) return { _tag: "whole" }
+      const head: AnchoredHead = { accountId: r.account_id, length: r.length, headHash: r.head_hash as Hex, entriesRoot }
+      const newNodes = nodesBetween(TILE_LEVEL, p.storedSize, tileEnd(r.length))
+        .map((k: NodeKey): NodeRow => ({ account_id: r.account_id, level: k.level, idx: k.index, hash: tree.node(k) }))
+      return { _tag: "head", head, nodes: newNodes, rebuild: false }
     }
+
+    /** Prepares a batch of moved accounts: stored sizes, entries, the stored nodes they need (three statements). */
+    const prepareMany = (rows: ReadonlyArray<typeof MovedRow.Type>) =>
+      Effect.gen(function*() {
+        const sizes = yield* nodes.storedSizes(rows.map((r) => r.account_id))
+        const plans = rows.map((r) => planOf(r, sizes.get(r.account_id) ?? 0, false))
+        const hashes = yield* hashesOfMany(plans)
+        const requests = plans.flatMap((p) =>
+          p.storedSize === 0 ? [] : neededNodes(
+            { tileLevel: TILE_LEVEL, storedSize: p.storedSize, entry: (i) => (i >= p.from ? hashes.get(p.row.account_id)![i - p.from] : undefined) },
+            computeOf(p)
+          ).map((key) => ({ accountId: p.row.account_id, key }))
+        )
+        const stored = requests.length === 0 ? new Map<string, Map<string, Hex32>>() : yield* nodes.read(requests)
+        const prepared: Array<Prepared> = []
+        for (const p of plans) {
+          const first = prepare(p, hashes.get(p.row.account_id)!, stored.get(p.row.account_id))
+          if (first._tag !== "whole") {
+            prepared.push(first)
+            continue
+          }
+          // The stored nodes are a copy of what the entries give: when they disagree with the
+          // anchored root, the entries are read whole (as every pass did before) and the nodes rebuilt.
+          yield* Effect.logError(`stored tree nodes of ${p.row.account_id} do not give its anchored entries root; rebuilt from its entries`)
+          const whole = planOf(p.row, 0, true)
+          const all = (yield* hashesOfMany([whole])).get(p.row.account_id)!
+          const again = prepare(whole, all, undefined)
+          prepared.push(again._tag === "head" ? { ...again, rebuild: true } : again)
+        }
+        return prepared
+      })
+
     /** Accounts per statement: entries of at most this many accounts are held in memory at once. */
     const BATCH = 500
 
     const none = (refused: ReadonlyArray<AnchorRefusal> = []): AnchorRound => ({ anchored: [], refused })
 
+    /**
+     * Heads anchored before their proofs were stored (migration 0410): one anchor of this
+     * chain per round gets them, if its heads still give its root (else they are left to the
+     * proof endpoint's recomputation, which the verifier then refuses, as before).
+     */
+    const fillHeadProofs = (chainId: number) =>
+      Effect.gen(function*() {
+        const [old] = yield* sql<{ anchor_id: string; merkle_root: string }>`
+          SELECT ah.anchor_id, a.merkle_root FROM audit_anchor_heads ah JOIN audit_anchors a ON a.id = ah.anchor_id
+          WHERE ah.head_proof IS NULL AND ah.entries_root IS NOT NULL AND a.chain_id = ${chainId} LIMIT 1`
+        if (old === undefined) return
+        const heads = (yield* sql<{ account_id: string; length: number; head_hash: string; entries_root: string | null }>`
+          SELECT account_id, length, head_hash, entries_root FROM audit_anchor_heads WHERE anchor_id = ${old.anchor_id}`)
+          .map((h): AnchoredHead => ({
+            accountId: h.account_id,
+            length: h.length,
+            headHash: h.head_hash as Hex,
+            entriesRoot: (h.entries_root ?? undefined) as Hex | undefined
+          }))
+        if (merkleRoot(heads) !== old.merkle_root) {
+          return yield* Effect.logError(`the stored heads of anchor ${old.anchor_id} no longer give its root; their proofs are not stored`)
+        }
+        const proofs = merkleProofs(heads)
+        for (let i = 0; i < heads.length; i += BATCH * 10) {
+          const values = heads.slice(i, i + BATCH * 10).map((h) => sql`(${h.accountId}, ${proofs.get(leafOf(h))!.join(",")})`)
+          yield* sql`
+            UPDATE audit_anchor_heads ah SET head_proof = w.head_proof
+            FROM (VALUES ${sql.csv(values)}) AS w (account_id, head_proof)
+            WHERE ah.anchor_id = ${old.anchor_id} AND ah.account_id = w.account_id`
+        }
+      })
+
     const anchorWith = (net: ChainNetwork, send: Sender) =>
       sql.withTransaction(Effect.gen(function*() {
         const [lock] = yield* sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${ADVISORY_KEY}, ${net.chainId}) AS ok`
         if (lock?.ok !== true) return none()
+        yield* fillHeadProofs(net.chainId)
         const rows = yield* changed(net.chainId)
-        const prepared: Array<ReturnType<typeof prepare>> = []
-        for (let i = 0; i < rows.length; i += BATCH) {
-          const batch = rows.slice(i, i + BATCH)
-          const hashes = yield* hashesOfMany(batch)
-          for (const r of batch) prepared.push(prepare(r, hashes.get(r.account_id)!))
-        }
+        const prepared: Array<Prepared> = []
+        for (let i = 0; i < rows.length; i += BATCH) prepared.push(...(yield* prepareMany(rows.slice(i, i + BATCH))))
         const refused = prepared.flatMap((p) => (p._tag === "refused" ? [p.refusal] : []))
         for (const r of refused) {
           yield* Effect.logError(`audit chain of ${r.accountId} NOT anchored, its anchored history was rewritten: ${r.message}`)
         }
-        const heads = prepared.flatMap((p) => (p._tag === "head" ? [p.head] : []))
+        const anchoring = prepared.flatMap((p) => (p._tag === "head" ? [p] : []))
+        const heads = anchoring.map((p) => p.head)
         if (heads.length === 0) return none(refused)
         const root = merkleRoot(heads)
+        const proofs = merkleProofs(heads)
         const txHash = yield* Effect.tryPromise(() => send(anchorCalldata(root)))
         const receipt = yield* Effect.tryPromise(() =>
           net.chain.client.waitForTransactionReceipt({ hash: txHash, timeout: 30_000 })
@@ -224,13 +342,17 @@ export const AnchorLive = Layer.effect(
             head_hash: h.headHash,
             entries_root: h.entriesRoot ?? null
           }))
-          yield* sql`INSERT INTO audit_anchor_heads ${sql.insert(values as [typeof values[number], ...Array<typeof values[number]>])}`
+          const withProofs = values.map((v, j) => ({ ...v, head_proof: proofs.get(leafOf(heads[i + j]!))!.join(",") }))
+          yield* sql`INSERT INTO audit_anchor_heads ${sql.insert(withProofs as [typeof withProofs[number], ...Array<typeof withProofs[number]>])}`
           yield* sql`
             INSERT INTO audit_anchor_state ${sql.insert(values as [typeof values[number], ...Array<typeof values[number]>])}
             ON CONFLICT (account_id) DO UPDATE
               SET anchor_id = EXCLUDED.anchor_id, length = EXCLUDED.length, head_hash = EXCLUDED.head_hash,
                   entries_root = EXCLUDED.entries_root`
         }
+        // The nodes under what was just anchored: written once, read by every later pass and proof.
+        for (const p of anchoring) if (p.rebuild) yield* nodes.forget(p.head.accountId)
+        yield* nodes.write(anchoring.flatMap((p) => p.nodes))
         yield* Effect.logInfo(`anchored ${heads.length} audit chain head(s) on ${net.name}: root ${root} in ${txHash}`)
         const record: AnchorRecord = { id, chainId: net.chainId, merkleRoot: root, txHash, blockNumber: receipt.blockNumber, heads }
         return { anchored: [record], refused }

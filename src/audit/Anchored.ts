@@ -34,11 +34,21 @@ export interface Rewrite {
 export const checkAnchored = (
   hashes: ReadonlyArray<string>,
   anchored: ReadonlyArray<AnchoredPoint>
+): Rewrite | undefined => checkAnchoredAt(hashes.length, (position) => hashes[position - 1], anchored)
+
+/**
+ * `checkAnchored` over a chain of `length` entries of which the caller read only some:
+ * `hashAt(position)` must answer for every anchored length (undefined: no such entry).
+ */
+export const checkAnchoredAt = (
+  length: number,
+  hashAt: (position: number) => string | undefined,
+  anchored: ReadonlyArray<AnchoredPoint>
 ): Rewrite | undefined => {
   const points = [...anchored].sort((a, b) => a.length - b.length)
   let matched = 0
   for (const p of points) {
-    const current = hashes[p.length - 1]
+    const current = p.length <= length ? hashAt(p.length) : undefined
     if (current === p.headHash) {
       matched = p.length
       continue
@@ -49,7 +59,7 @@ export const checkAnchored = (
       : `an entry in #${from}..#${p.length} was rewritten after it was anchored` +
         (matched > 0 ? ` (the anchor at length ${matched} still matches)` : "")
     const now = current === undefined
-      ? `the chain now has only ${hashes.length} entries`
+      ? `the chain now has only ${length} entries`
       : `the chain now has ${current} at #${p.length}`
     return {
       from,

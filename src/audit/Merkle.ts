@@ -64,6 +64,30 @@ export const merkleProof = (heads: ReadonlyArray<AnchoredHead>, head: AnchoredHe
   return proof
 }
 
+/**
+ * Every head's proof at once (what `merkleProof` gives for each): the levels are built once,
+ * O(heads · log heads), where calling `merkleProof` per head is quadratic. Keyed by leaf.
+ */
+export const merkleProofs = (heads: ReadonlyArray<AnchoredHead>): Map<Hex, ReadonlyArray<Hex>> => {
+  const levels: Array<Array<Hex>> = [heads.map(leafOf).sort()]
+  while (levels.at(-1)!.length > 1) {
+    const level = levels.at(-1)!
+    const next: Array<Hex> = []
+    for (let i = 0; i < level.length; i += 2) next.push(i + 1 < level.length ? hashPair(level[i]!, level[i + 1]!) : level[i]!)
+    levels.push(next)
+  }
+  return new Map(levels[0]!.map((leaf, leafIndex) => {
+    const proof: Array<Hex> = []
+    let index = leafIndex
+    for (const level of levels.slice(0, -1)) {
+      const sibling = index ^ 1
+      if (sibling < level.length) proof.push(level[sibling]!)
+      index = Math.floor(index / 2)
+    }
+    return [leaf, proof]
+  }))
+}
+
 export const verifyProof = (head: AnchoredHead, proof: ReadonlyArray<Hex>, root: Hex): boolean =>
   proof.reduce((acc, sibling) => hashPair(acc, sibling), leafOf(head)) === root
 

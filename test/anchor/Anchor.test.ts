@@ -10,7 +10,7 @@ import { SqlClient } from "effect/sql"
 import type { Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Anchor } from "../../src/anchor/Anchor.ts"
-import { ANCHOR_TAG, merkleProof, merkleRoot, verifyProof } from "../../src/audit/Merkle.ts"
+import { ANCHOR_TAG, leafOf, merkleProof, merkleProofs, merkleRoot, verifyProof } from "../../src/audit/Merkle.ts"
 import { root as entriesRoot } from "../../src/audit/Rfc6962.ts"
 import { AuditChain } from "../../src/audit/AuditChain.ts"
 import { hashRecord, verifyChain } from "../../src/audit/Chain.ts"
@@ -25,9 +25,13 @@ const head = (n: number) => ({ accountId: `acc_${n}`, length: n, headHash: `0x${
 
 describe("Merkle tree", () => {
   it("a root over sorted leaves; every head has a proof; a changed head has none", () => {
-    for (const size of [1, 2, 3, 5, 8, 13]) {
+    for (const size of [1, 2, 3, 5, 8, 13, 64, 65, 100]) {
       const heads = Array.from({ length: size }, (_, i) => head(i + 1))
       const root = merkleRoot(heads)
+      // The pass writes every head's proof at once: each is the one `merkleProof` derives alone.
+      const all = merkleProofs(heads)
+      assert.strictEqual(all.size, size)
+      for (const h of heads) assert.deepStrictEqual(all.get(leafOf(h)), merkleProof(heads, h))
       assert.strictEqual(merkleRoot([...heads].reverse()), root, "order of input does not matter")
       for (const h of heads) assert.isTrue(verifyProof(h, merkleProof(heads, h), root))
       assert.isFalse(verifyProof({ ...heads[0]!, length: 99 }, merkleProof(heads, heads[0]!), root))

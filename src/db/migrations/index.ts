@@ -43,6 +43,7 @@ import ownerPanicKeys from "./0310_owner_panic_keys.ts"
 import useropSettledNotify from "./0340_userop_settled_notify.ts"
 import delegationsDelegateeIndex from "./0350_delegations_delegatee_index.ts"
 import recoveryWatchCursor from "./0370_recovery_watch_cursor.ts"
+import auditStoredSubtrees from "./0410_audit_stored_subtrees.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -83,5 +84,6 @@ export const migrations = Migrator.fromRecord({
   "0310_owner_panic_keys": ownerPanicKeys,
   "0340_userop_settled_notify": useropSettledNotify,
   "0350_delegations_delegatee_index": delegationsDelegateeIndex,
-  "0370_recovery_watch_cursor": recoveryWatchCursor
+  "0370_recovery_watch_cursor": recoveryWatchCursor,
+  "0410_audit_stored_subtrees": auditStoredSubtrees
 })
