@@ -19,13 +19,13 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { makeHybridDeleGator } from "../src/chain/Accounts4337.ts"
 import { viemChainOf } from "../src/chain/Chain.ts"
 import { permitStablecoinAbi } from "../src/chain/contracts/TokenPaymaster.ts"
-import { configEnvOf, fromJson, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
+import { fromJson, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
 import { fromWire } from "../src/builds/Wire.ts"
 import { makeClient } from "../src/client/Client.ts"
 import { signIn } from "../src/client/signIn.ts"
 import { startReceiver } from "../test/notifications/webhooks/Receiver.ts"
 import { approvalGas } from "./support/approval-gas.ts"
-import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+import { freePort, serviceEnv, startPostgres, startProcess } from "./support/processes.ts"
 import { report } from "./support/results.ts"
 
 process.env.DO_NOT_TRACK = "1"
@@ -64,21 +64,11 @@ try {
   pg = db
   const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
-  service = await startProcess("src/main.ts", {
-    DATABASE_URL: db.url,
-    PORT: String(port),
-    LOG_FORMAT: "json",
-    SIWE_DOMAIN: "bench.local",
-    SIWE_URI: "http://bench.local",
-    WEBHOOKS_ALLOW_LOOPBACK: "true",
-    RATE_LIMIT_NONCE_PER_MINUTE: "0",
-    RATE_LIMIT_SESSION_PER_MINUTE: "0",
-    RATE_LIMIT_BUILDS_PER_MINUTE: "0",
-    SPONSOR_QUOTA_OPS: "0",
-    SPONSOR_QUOTA_GAS: "0",
-    ANCHOR_INTERVAL: "0 seconds",
-    ...configEnvOf(network)
-  }, `${baseUrl}/health/ready`)
+  service = await startProcess(
+    "src/main.ts",
+    serviceEnv({ databaseUrl: db.url, port, networks: network }, { WEBHOOKS_ALLOW_LOOPBACK: "true", ANCHOR_INTERVAL: "0 seconds" }),
+    `${baseUrl}/health/ready`
+  )
   const net = fromJson(network)
   const chain = viemChainOf(net)
   const client = createPublicClient({ chain, transport: http(net.rpcUrl), pollingInterval: 20 })

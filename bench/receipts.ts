@@ -20,13 +20,13 @@ import { Effect, Exit, Scope } from "effect"
 import * as os from "node:os"
 import pgLib from "pg"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { configEnvOf, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
+import { make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
 import { makeClient } from "../src/client/Client.ts"
 import { pollUserOp } from "../src/client/poll.ts"
 import { signIn } from "../src/client/signIn.ts"
 import type { Eip712TypedData, UserOperation } from "../src/domain/Operations.ts"
 import { startReceiver } from "../test/notifications/webhooks/Receiver.ts"
-import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+import { freePort, serviceEnv, startPostgres, startProcess } from "./support/processes.ts"
 import { report, spread } from "./support/results.ts"
 
 process.env.DO_NOT_TRACK = "1"
@@ -42,22 +42,8 @@ const receiver = await startReceiver()
 
 const service = await startProcess(
   "src/main.ts",
-  {
-    DATABASE_URL: pg.url,
-    PORT: String(port),
-    LOG_FORMAT: "json",
-    SIWE_DOMAIN: "bench.local",
-    SIWE_URI: "http://bench.local",
-    // Every iteration signs a fresh key in from one address: the per-IP limits are off here.
-    RATE_LIMIT_NONCE_PER_MINUTE: "0",
-    RATE_LIMIT_SESSION_PER_MINUTE: "0",
-    RATE_LIMIT_BUILDS_PER_MINUTE: "0",
-    SPONSOR_QUOTA_OPS: "0",
-    SPONSOR_QUOTA_GAS: "0",
-    // The receiver listens on loopback, which the URL guard refuses by default.
-    WEBHOOKS_ALLOW_LOOPBACK: "true",
-    ...configEnvOf(network)
-  },
+  // The receiver listens on loopback, which the URL guard refuses by default.
+  serviceEnv({ databaseUrl: pg.url, port, networks: network }, { WEBHOOKS_ALLOW_LOOPBACK: "true" }),
   `${baseUrl}/health/ready`
 )
 
