@@ -72,6 +72,13 @@ export interface BuildRequest {
    * anew, not when an identical open one is answered): run in the build's own transaction.
    */
   readonly onStored?: (stored: { readonly buildId: string; readonly userOpHash: string }) => Effect.Effect<void>
+  /**
+   * Sent after `queuedBehind` other operations of this account built alongside it (a request of
+   * several grants, relayed one after the other): its nonce is that many past the account's
+   * current one, and only the first carries the account's deployment. Estimated as the first
+   * would be (an over-estimate of verification gas when the first deploys; only gas used is paid).
+   */
+  readonly queuedBehind?: number
 }
 
 export interface BuiltOperation {
@@ -236,6 +243,12 @@ const make = Effect.gen(function*() {
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       signature: request.stubSignature ?? stack.stubSignature
     }
+    // What is signed and sent: `base` itself, or (queued behind others) its nonce moved past theirs, without the deployment.
+    const queued = BigInt(Math.max(0, request.queuedBehind ?? 0))
+    const sent = queued === 0n ? base : (() => {
+      const { factory: _f, factoryData: _d, ...rest } = base as typeof base & { factory?: Address; factoryData?: Hex }
+      return { ...rest, nonce: nonce + queued }
+    })()
     const stub = sponsored
       ? yield* paymaster.stub.pipe(Effect.mapError((e) => new ServiceUnavailable({ message: e.message })))
       : undefined
@@ -278,7 +291,7 @@ const make = Effect.gen(function*() {
     }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     const sponsoredFields = stub === undefined ? {} : yield* paymaster.sponsor(
       {
-        ...base,
+        ...sent,
         ...gasFields,
         paymasterVerificationGasLimit: gas.paymasterVerificationGasLimit ?? stub.paymasterVerificationGasLimit,
         paymasterPostOpGasLimit: gas.paymasterPostOpGasLimit ?? stub.paymasterPostOpGasLimit
@@ -296,7 +309,7 @@ const make = Effect.gen(function*() {
       deadline: BigInt(Math.floor(Date.now() / 1000) + validForSeconds)
     })
     const userOp: UserOperationV07 = {
-      ...base,
+      ...sent,
       ...(token?.callData !== undefined ? { callData: token.callData } : {}),
       ...gasFields,
       ...sponsoredFields,

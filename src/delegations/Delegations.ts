@@ -30,7 +30,8 @@ export { type BuildInput, type CreateInput, EnableWait, MinLifetime } from "./En
 export type { ChangeLine, GrantChanges } from "./Replace.ts"
 
 export class Delegations extends Context.Service<Delegations, {
-  build(signer: Signer, input: BuildInput): Effect.Effect<typeof DelegationBuild.Type, BadRequest | NotFound | BuildError>
+  /** `queuedBehind`: enabled after that many other grants of the same account built with it (see OperationBuilder). */
+  build(signer: Signer, input: BuildInput, queuedBehind?: number): Effect.Effect<typeof DelegationBuild.Type, BadRequest | NotFound | BuildError>
   create(signer: Signer, input: CreateInput): Effect.Effect<Delegation, BadRequest | NotFound | Conflict | BuildError>
   list(
     signer: Signer,
@@ -105,7 +106,7 @@ const make = Effect.gen(function*() {
       return built === undefined ? undefined : yield* repo.findByBuild(built.id)
     })
   return Delegations.of({
-    build: (signer, input) => build(signer, input),
+    build: (signer, input, queuedBehind) => build(signer, input, undefined, queuedBehind),
     create,
     list,
     get,

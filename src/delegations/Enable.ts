@@ -108,7 +108,13 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
   // ---------------------------------------------------------------------------------
   // Build
 
-  const build = Effect.fn("Delegations.build")(function*(signer: Signer, input: BuildInput, replacement?: Replacement) {
+  const build = Effect.fn("Delegations.build")(function*(
+    signer: Signer,
+    input: BuildInput,
+    replacement?: Replacement,
+    /** Built alongside others of the same account, sent after them (OperationBuilder's `queuedBehind`). */
+    queuedBehind?: number
+  ) {
     const net = yield* chains.get(input.chainId)
     const { network, accounts: stack } = net
     const dm = network.delegation.DelegationManager
@@ -163,6 +169,7 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     const built = yield* builder.build({
       account,
       intentType: "delegation_enable",
+      ...(queuedBehind === undefined || queuedBehind === 0 ? {} : { queuedBehind }),
       calls: [...(replacement?.leading ?? []), ...enableCalls(dm, legs.map((l) => l.delegation))],
       humanSummary: `${replacement === undefined ? "Enable" : "Replace the grant with"} delegation "${input.name}". ${summary}`,
       metadata: {

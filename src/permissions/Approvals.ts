@@ -145,8 +145,13 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
       mapped.push({ account, input: { ...result.input, accountId: account.id }, granted: { ...result.granted, from: lower(account.address) as Hex } })
     }
     const items: Array<GrantItem> = []
+    // Several grants of one account are enabled one after the other (approve relays them in order):
+    // each later one takes the next nonce, and only the first deploys the account.
+    const before = new Map<string, number>()
     for (const [index, m] of mapped.entries()) {
-      const build = yield* delegations.build(signer, m.input).pipe(
+      const queuedBehind = before.get(m.account.id) ?? 0
+      before.set(m.account.id, queuedBehind + 1)
+      const build = yield* delegations.build(signer, m.input, queuedBehind).pipe(
         // What only the build can tell (the delegate is a contract of the deployment, the account itself): the field is `to`.
         Effect.catchTag("BadRequest", (e) =>
           Effect.fail(new PermissionRefused({ index, field: e.message.startsWith("delegateeAddress") ? "to" : "", message: e.message })))

@@ -9,11 +9,11 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Result } from "effect"
-import { type Address, type Hex, toHex } from "viem"
+import { type Address, createPublicClient, type Hex, http, toHex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Network } from "../../src/chain/Network.ts"
 import { failure, newSession, session } from "../delegations/helpers.ts"
-import { mint, secondNetwork } from "../support/TestChain.ts"
+import { mint, secondNetwork, testNetwork } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
 import { accepted, eoaAgent, erc20Transfer, kitWire, refusedOnChain, smartAgent, tokenBalance } from "./agent.ts"
 import { approveNext, kitOverWallet, nextPending, signApproval } from "./wallet.ts"
@@ -96,6 +96,52 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second", PERMISSION
       assert.lengthOf(yield* owner.api.permissions.granted(), 0)
       const twice = yield* failure(owner.api.permissions.revoke({ payload: { permissionContext: context } }))
       assert.strictEqual(twice.tag, "Conflict")
+    }))
+
+  it.effect("one request of two permissions for an account not yet deployed: the first enable deploys it, the second takes the next nonce; both granted, each redeemable within its own limit only", () =>
+    Effect.gen(function*() {
+      const net = yield* Network
+      const usdc = net.tokens.usd.address
+      const owner = yield* newSession()
+      const code = yield* Effect.promise(() =>
+        createPublicClient({ transport: http(testNetwork().rpcUrl) }).getCode({ address: owner.account.address as Address }))
+      assert.isTrue(code === undefined || code === "0x", "the owner's account is counterfactual")
+      const smart = yield* smartAgent(generatePrivateKey())
+      const eoa = yield* eoaAgent(generatePrivateKey())
+      const alice = randomAddress()
+      yield* mint("usd", owner.account.address as Hex, 50)
+      const periodic = (to: Address, amount: number) => ({
+        chainId: net.chainId,
+        to,
+        expiry: nowS() + 7 * DAY,
+        permission: {
+          type: "erc20-token-periodic" as const,
+          isAdjustmentAllowed: false,
+          data: { tokenAddress: usdc, periodAmount: USD(amount), periodDuration: DAY, justification: `${amount} a day` }
+        }
+      })
+      const requests = yield* Effect.promise(() => kitWire([periodic(smart.address, 5), periodic(eoa.address, 2)]))
+      const offered = yield* owner.api.permissions.request({ payload: { requests: requests as never } })
+      const [first, second] = offered.grants!
+      assert.isDefined(first!.build.enableUserOp.factory, "the first enable deploys the account")
+      assert.isUndefined(second!.build.enableUserOp.factory, "the second does not deploy it again")
+      assert.strictEqual(BigInt(second!.build.enableUserOp.nonce), BigInt(first!.build.enableUserOp.nonce) + 1n)
+
+      const approved = yield* owner.api.permissions.approve({ params: { approvalId: offered.id }, payload: { signatures: yield* signApproval(owner, offered) } })
+      assert.strictEqual(approved.status, "granted")
+      const [toSmart, toEoa] = approved.permissions!
+      assert.strictEqual(toSmart!.to, smart.address)
+      assert.strictEqual(toEoa!.to, eoa.address)
+      assert.lengthOf(yield* owner.api.permissions.granted(), 2)
+
+      accepted(yield* Effect.promise(() => smart.redeem({ to: usdc, data: erc20Transfer(alice, USD(4)) }, toSmart!.context as Hex)))
+      accepted(yield* Effect.promise(() => eoa.redeem({ to: usdc, data: erc20Transfer(alice, USD(2)) }, toEoa!.context as Hex)))
+      assert.strictEqual(yield* tokenBalance(usdc, alice), USD(6))
+      const balances = Effect.all([tokenBalance(usdc, alice), tokenBalance(usdc, owner.account.address)])
+      const before = yield* balances
+      // Each grant holds its own limit: the EOA's 2 a day is used up, whatever the other grant has left.
+      refusedOnChain(yield* Effect.promise(() => eoa.redeem({ to: usdc, data: erc20Transfer(alice, 1n) }, toEoa!.context as Hex)),
+        "MultiTokenPeriodEnforcer:transfer-amount-exceeded", before, yield* balances)
     }))
 
   it.effect("JSON-RPC through the kit (a wallet proxying its dApp): the call waits for the owner's approval and answers the standard response; the EOA agent redeems it within the allowance, not beyond; getSupported, getGranted, revoke; a rejection answers 4001", () =>
