@@ -24,8 +24,8 @@ export interface OperationDoc {
 /** One recorded exchange: the request as sent and the service's answer. */
 export interface OperationExample {
   readonly request: {
-    /** The session it was sent with: none, the owner's, the agent's (the delegate) or a panic key's. */
-    readonly as: "none" | "owner" | "agent" | "panic"
+    /** The session it was sent with: none, the owner's, the agent's (the delegate), a panic key's or a guardian's. */
+    readonly as: "none" | "owner" | "agent" | "panic" | "guardian"
     readonly params?: Readonly<Record<string, string>>
     readonly query?: Readonly<Record<string, string>>
     readonly body?: unknown

@@ -154,6 +154,7 @@ layer(ServiceWithUpstreams, {
         owner: privateKeyToAccount(generatePrivateKey()),
         agent: privateKeyToAccount(generatePrivateKey()),
         panic: privateKeyToAccount(generatePrivateKey()),
+        guardian: privateKeyToAccount(generatePrivateKey()),
         tokens: {},
         b: { webhookUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/das` },
         anchorNow: () => Effect.runPromise(Effect.asVoid(anchor.anchorNow)),

@@ -15,7 +15,7 @@ import { signInMessage } from "../../src/client/signIn.ts"
 import { agentFixture, approve, type FakeUpstream as MarketplaceUpstream, wallet } from "../marketplace/FakeUpstream.ts"
 
 export type Bindings = Record<string, string>
-export type As = "none" | "owner" | "agent" | "panic"
+export type As = "none" | "owner" | "agent" | "panic" | "guardian"
 
 export interface StepRequest {
   readonly params?: Record<string, string>
@@ -29,6 +29,8 @@ export interface Ctx {
   readonly agent: LocalAccount
   /** A trusted contact's key the owner makes its panic key (it signs in with its own session); the panic steps need it. */
   readonly panic?: LocalAccount
+  /** A trusted contact's key the owner makes a guardian of its account (it signs in with its own session); the guardian steps need it. */
+  readonly guardian?: LocalAccount
   readonly tokens: Partial<Record<As, string>>
   readonly b: Bindings
   /** Publishes an anchor now (the service does it every ANCHOR_INTERVAL). */
@@ -133,7 +135,7 @@ const askApproval = async (ctx: Ctx, amount: number): Promise<string> => {
 }
 
 const signerOf = (ctx: Ctx, as: Exclude<As, "none">): LocalAccount => {
-  const signer = as === "owner" ? ctx.owner : as === "agent" ? ctx.agent : ctx.panic
+  const signer = as === "owner" ? ctx.owner : as === "agent" ? ctx.agent : as === "panic" ? ctx.panic : ctx.guardian
   if (signer === undefined) throw new Error(`no ${as} key`)
   return signer
 }
@@ -218,6 +220,9 @@ const askChange = async (ctx: Ctx, delegationId: string, amount: number, reason:
 
 /** An approver named in the owner's grant who does not sign in here (its notifications go to a webhook). */
 const cosigner = "0x0000000000000000000000000000000000c0516e"
+
+/** The owner's new key a guardian approves (a lost phone's replacement; the recovery is built, never started here). */
+const recoveredKey = "0x00000000000000000000000000000000000e1e55"
 
 /** The story, in order. Every operation of the core groups appears once. */
 export const steps: ReadonlyArray<Step> = [
@@ -675,6 +680,57 @@ export const steps: ReadonlyArray<Step> = [
   },
   { op: "accounts.buildRules", as: "owner", request: (ctx) => ({ body: { intentType: "account_freeze", accountId: ctx.b.ownerAccountId! } }) },
   { op: "delegations.revoke", as: "owner", request: (ctx) => ({ params: { delegationId: ctx.b.delegationId! } }) },
+  // A guardian: the owner names a trusted contact's key (one guardian, threshold 1; the account's delegation to the
+  // Recovery contract is signed above), relayed; that key signs in with its own session, sees the account it guards,
+  // signs its approval of a new owner key and builds the approval (its own account's operation). Built, not relayed:
+  // relaying it would start a recovery of the story's account.
+  {
+    op: "guardian.listGuardedAccounts",
+    as: "guardian",
+    before: async (ctx) => {
+      const guardian = signerOf(ctx, "guardian")
+      const install = await send(ctx, "post", "/account/rules/build", "owner", {
+        body: {
+          intentType: "guardian_add",
+          accountId: ctx.b.ownerAccountId!,
+          guardians: [{ address: guardian.address, label: "Carol (sister)" }],
+          threshold: 1,
+          delaySeconds: 172_800
+        }
+      })
+      if (install.status >= 300) throw new Error(`guardian install: ${install.status} ${JSON.stringify(install.body)}`)
+      await relay(ctx, "owner", install.body)
+      const session = await signIn(ctx, guardian)
+      ctx.tokens.guardian = session.token
+      ctx.b.guardianAddress = session.signerAddress
+      ctx.b.guardianAccount = session.accounts[0].address
+    },
+    request: () => ({}),
+    learn: (body, ctx) => {
+      if (body.length !== 1 || body[0].account !== ctx.b.ownerAccount!.toLowerCase()) throw new Error(`guarded: ${JSON.stringify(body)}`)
+    }
+  },
+  {
+    op: "guardian.buildRecoveryApproval",
+    as: "guardian",
+    request: (ctx) => ({ body: { account: ctx.b.ownerAccount!, chainId: 31337, newOwner: recoveredKey } })
+  },
+  {
+    op: "guardian.buildGuardianRecovery",
+    as: "guardian",
+    fresh: true,
+    request: async (ctx) => {
+      const { typedData } = ctx.answers["guardian.buildRecoveryApproval"]
+      const { EIP712Domain: _, ...types } = typedData.types
+      const approvalSignature = await signerOf(ctx, "guardian").signTypedData!({
+        domain: typedData.domain,
+        types,
+        primaryType: "RecoveryApproval",
+        message: { ...typedData.message, nonce: BigInt(typedData.message.nonce) }
+      })
+      return { body: { account: ctx.b.ownerAccount!, chainId: 31337, action: "approve", newOwner: recoveredKey, approvalSignature } }
+    }
+  },
   // A panic key: the owner makes a trusted contact's key one (signed delegation, installed by an owner operation); that
   // key signs in with its own session, sees the account it can freeze, and freezes it (its own account's operation).
   {
