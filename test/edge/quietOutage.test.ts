@@ -39,7 +39,7 @@ const text = (l: Line) => (Array.isArray(l.message) ? l.message.join(" ") : Stri
  * each named by its chain.
  */
 const LOOPS = [
-  ...testNetworks().flatMap((n) => [`relay reconciler on ${n.name}`, `chain follower on ${n.name}`]),
+  ...testNetworks().flatMap((n) => [`relay reconciler on ${n.name}`, `chain follower on ${n.name}`, `recovery watcher on ${n.name}`]),
   "webhook delivery",
   "retention",
   "notifications listener"
@@ -59,7 +59,8 @@ describe("quiet outages", () => {
           FOLLOWER_INTERVAL: "200 millis",
           WEBHOOKS_POLL_INTERVAL: "200 millis",
           RETENTION_INTERVAL: "500 millis",
-          ANCHOR_INTERVAL: "500 millis"
+          ANCHOR_INTERVAL: "500 millis",
+          RECOVERY_WATCH_INTERVAL: "500 millis"
         })),
         (s) => stopService(s.child)
       )
