@@ -238,7 +238,9 @@ describe("sponsorship that fresh keys cannot farm (issue 31 item 4)", () => {
         const from = yield* Effect.promise(() => chain.client.getBlockNumber({ cacheTime: 0 }))
         const tries = yield* Effect.forEach(Array.from({ length: 5 }, (_, i) => i), () => freshEnableBuild(net.chainId))
         const sponsored = tries.flatMap((t) => (t.built._tag === "Success" ? [{ owner: t.owner, build: t.built.success }] : []))
-        assert.strictEqual(sponsored.length, 2)
+        // Each refusal named (a budget refusal, or something else such as a slow bundler under load).
+        const why = tries.map((t) => (t.built._tag === "Success" ? "sponsored" : String((t.built.failure as { message?: string }).message)))
+        assert.strictEqual(sponsored.length, 2, why.join("\n"))
         yield* Effect.forEach(sponsored, (s) => execute(s.owner, s.build), { concurrency: 2 })
         const spent = yield* paymasterSpend(from, tries.map((t) => t.owner.account.address))
         assert.strictEqual(spent.ops, 2)
