@@ -123,7 +123,8 @@ export const checkGuardianChange = (
 
 // ---- guardians ----
 
-const APPROVAL_TYPES = {
+/** The EIP-712 types of a guardian's approval (Recovery.sol's `RecoveryApproval`). */
+export const APPROVAL_TYPES = {
   RecoveryApproval: [
     { name: "account", type: "address" },
     { name: "nonce", type: "uint256" },

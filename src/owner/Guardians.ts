@@ -29,6 +29,7 @@ import { Chain } from "../chain/Chain.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { passkeyStubSignature, readPasskey } from "../chain/Devices.ts"
 import {
+  APPROVAL_TYPES,
   approvalTypedData,
   approveCall,
   executeRecoveryCall,
@@ -202,14 +203,7 @@ const make = Effect.gen(function*() {
             { name: "chainId", type: "uint256" },
             { name: "verifyingContract", type: "address" }
           ],
-          RecoveryApproval: [
-            { name: "account", type: "address" },
-            { name: "nonce", type: "uint256" },
-            { name: "owner", type: "address" },
-            { name: "keyIds", type: "string[]" },
-            { name: "xs", type: "uint256[]" },
-            { name: "ys", type: "uint256[]" }
-          ]
+          RecoveryApproval: APPROVAL_TYPES.RecoveryApproval.map((f) => ({ ...f }))
         },
         primaryType: "RecoveryApproval" as const,
         message: { account: lower(p.A), nonce: p.state.nonce.toString(), owner: p.newOwner, keyIds: [], xs: [], ys: [] }
