@@ -3,11 +3,14 @@
  * ERC-4337 networks of the default run (two chains: LOCAL_CHAIN_IDS) for the whole test
  * run, all stopped when the run ends.
  */
-import { Effect, Exit, Scope } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Exit, Redacted, Scope } from "effect"
 import * as fs from "node:fs/promises"
 import type { TestProject } from "vitest/node"
 import { LOCAL_CHAIN_IDS, startAll, toJson } from "../../src/chain/LocalNetwork.ts"
+import { runMigrations } from "../../src/db/Database.ts"
 import { startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
+import { MIGRATED_TEMPLATE } from "./TestDatabase.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -25,6 +28,20 @@ export default async function setup(project: TestProject) {
   const scope = Effect.runSync(Scope.make())
   const [pg, networks] = await Effect.runPromise(
     Effect.all([startEmbeddedPostgres({ databaseDir }), startAll(LOCAL_CHAIN_IDS)], { concurrency: 2 }).pipe(Scope.provide(scope))
+  )
+  // Every migration, run once into a template: a test file's database is a copy of it (about
+  // 0.1 s) instead of a fresh run of every migration (about 0.4 s, paid by some 200 databases).
+  const pgUrl = (database: string) => `postgres://${pg.user}:${pg.password}@${pg.host}:${pg.port}/${database}`
+  await Effect.runPromise(
+    Effect.gen(function*() {
+      const admin = yield* PgClient.PgClient
+      yield* admin.unsafe(`CREATE DATABASE ${MIGRATED_TEMPLATE}`)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(pgUrl("postgres")), maxConnections: 1 })))
+  )
+  await Effect.runPromise(
+    runMigrations.pipe(
+      Effect.provide(PgClient.layer({ url: Redacted.make(pgUrl(MIGRATED_TEMPLATE)), maxConnections: 1 }))
+    )
   )
   project.provide("pg", { host: pg.host, port: pg.port, user: pg.user, password: pg.password })
   project.provide("network", toJson(networks[0]!))
