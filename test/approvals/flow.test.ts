@@ -258,7 +258,7 @@ layer(TestServerLive(), { timeout: Duration.seconds(240), excludeTestServices: t
     }))
 })
 
-layer(TestServerLive({ config: { APPROVALS_TTL: "15 seconds", APPROVALS_SWEEP_INTERVAL: "1 second" } }), {
+layer(TestServerLive({ config: { APPROVALS_TTL: "8 seconds", APPROVALS_SWEEP_INTERVAL: "1 second" } }), {
   timeout: Duration.seconds(120),
   excludeTestServices: true
 })("approvals that expire", (it) => {
