@@ -8,6 +8,9 @@
  *   so a settlement by any process (this one, another replica, the follower, the reconciler)
  *   wakes every waiter of that operation on every process. A waiter re-reads the row; if the
  *   listener's connection is lost, every waiter is woken to re-read, and the listener reconnects.
+ *   A settlement this process commits in a transaction of its own (its chain watcher's, the
+ *   relay's, the reconciler's) hands its waiters the row as committed right after the commit
+ *   (`Relay.onSettled`): no NOTIFY round trip, no re-read.
  * - Something must settle it quickly: while this process has operations it relayed in the last
  *   `USEROPS_WATCH_FOR` or someone waits on, each chain with such operations is watched
  *   (`eth_blockNumber` every `USEROPS_WATCH_INTERVAL`; on a new block, the EntryPoint's
@@ -18,7 +21,7 @@
  *   when its client goes away (the request is interrupted): nothing stays behind.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Config, Context, Duration, Effect, Layer, Option, Queue, Schedule } from "effect"
+import { Cause, Config, Context, Duration, Effect, Layer, Option, Queue, Schedule, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Log } from "viem"
 import { BadRequest, type NotFound, ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
@@ -29,6 +32,7 @@ import { Lifecycle } from "../platform/Lifecycle.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { withMetrics } from "../platform/Metrics.ts"
 import { makeSignal, type Signal } from "../platform/Signal.ts"
+import { OperationRow, toReceipt } from "./OperationRow.ts"
 import { Relay } from "./Relay.ts"
 
 export const CHANNEL = "das_userops"
@@ -65,6 +69,8 @@ interface Waiter {
   readonly signer: string
   readonly address: string | undefined
   readonly signal: Signal
+  /** The row as this process's settlement committed it (set before `signal` fires). */
+  settled: OperationRow | undefined
 }
 
 interface Watched {
@@ -147,7 +153,7 @@ const make = Effect.gen(function*() {
   const wakeWatcher = (chainId: number) => chainSignal.get(chainId)?.fire()
 
   /** A settlement was committed (or may have been missed: `undefined`): its waiters re-read. */
-  const settled = (id: string | undefined) => {
+  const settled = (id: string | undefined, row?: OperationRow) => {
     if (id === undefined) {
       for (const w of watched.values()) for (const waiter of w.waiters) waiter.signal.fire()
       return
@@ -155,8 +161,13 @@ const make = Effect.gen(function*() {
     const w = watched.get(id)
     if (w === undefined) return
     forget(w)
-    for (const waiter of w.waiters) waiter.signal.fire()
+    for (const waiter of w.waiters) {
+      if (row !== undefined) waiter.settled = row
+      waiter.signal.fire()
+    }
   }
+  // In this process, right after the settlement's commit: the row itself.
+  yield* relay.onSettled((row) => settled(row.id, row))
 
   // The listener: one connection, for the life of the process; a lost one wakes every waiter.
   const health = makeLoopHealth("user operation listener")
@@ -264,7 +275,7 @@ const make = Effect.gen(function*() {
     Effect.suspend(() => {
       const refused = refusal(signer, address)
       if (refused !== undefined) return Effect.fail(refused)
-      const waiter: Waiter = { signer, address, signal: makeSignal() }
+      const waiter: Waiter = { signer, address, signal: makeSignal(), settled: undefined }
       const w = track(receipt.userOpId, receipt.chainId, receipt.userOpHash)
       w.waiters.add(waiter)
       waiters++
@@ -284,9 +295,11 @@ const make = Effect.gen(function*() {
       if (w.waiters.size === 0 && w.until < Date.now()) forget(w)
     })
 
-  const statusOf = (id: string) =>
-    sql<{ status: string }>`SELECT status FROM user_operations WHERE id = ${id}`.pipe(
-      Effect.map((rows) => rows[0]?.status),
+  const decodeRows = Schema.decodeUnknownEffect(Schema.Array(OperationRow))
+  const rowOf = (id: string) =>
+    sql`SELECT * FROM user_operations WHERE id = ${id}`.pipe(
+      Effect.flatMap(decodeRows),
+      Effect.map((rows) => rows[0]),
       Effect.orDie
     )
 
@@ -311,8 +324,8 @@ const make = Effect.gen(function*() {
       return yield* Effect.scoped(Effect.gen(function*() {
         const { waiter } = yield* Effect.acquireRelease(register(first, signer, clientAddress), unregister)
         // Settled between the first read and the registration (its announcement found no waiter)?
-        let status = yield* statusOf(userOpId)
-        while (status !== undefined && !isTerminal(status)) {
+        let row = yield* rowOf(userOpId)
+        while (row !== undefined && !isTerminal(row.status)) {
           const left = deadline - Date.now()
           if (left <= 0) break
           const woken = yield* Effect.raceAll([
@@ -321,9 +334,13 @@ const make = Effect.gen(function*() {
             Effect.as(stopping, false)
           ])
           if (!woken) break
-          status = yield* statusOf(userOpId)
+          // Settled here: the committed row; elsewhere (NOTIFY): read it.
+          row = waiter.settled ?? (yield* rowOf(userOpId))
         }
-        // The answer is the relay's own (at the deadline it asks the bundler once more, as a plain GET does).
+        // Terminal: the row read or handed over is the answer (the signer's own: checked by the
+        // first read, and a row's signer never changes). Otherwise the relay's own answer (at the
+        // deadline it asks the bundler once more, as a plain GET does).
+        if (row !== undefined && isTerminal(row.status) && row.signer_address === signer) return toReceipt(row)
         return yield* relay.get(signer, userOpId)
       }))
     }).pipe(Effect.withSpan("ReceiptWaiters.get", { attributes: { waitMs: waitMs ?? 0 } }))

@@ -12,7 +12,8 @@ import { makeClient } from "../../src/client/Client.ts"
 import { pollUserOp } from "../../src/client/poll.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { testNetwork } from "../support/TestChain.ts"
-import { testDatabaseName } from "../support/TestDatabase.ts"
+import pg from "pg"
+import { databaseUrl, testDatabaseName } from "../support/TestDatabase.ts"
 import { replicaEnv, startService, stopService } from "../support/ServiceProcess.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { bundlerProxy } from "./bundlerProxy.ts"
@@ -104,6 +105,41 @@ describe("GET /userops/{id}?wait=", () => {
       const polled = yield* pollUserOp(user.api, submitted.userOpId, { onReceipt: () => tries++ })
       assert.strictEqual(polled.status, "included")
       assert.strictEqual(tries, 1)
+      assert.strictEqual(yield* waiters(s.metricsUrl), 0)
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("a settlement made in this process answers its waiter itself, after its commit, without the NOTIFY", () =>
+    Effect.gen(function*() {
+      const database = testDatabaseName()
+      // Only this process's chain watcher settles (no reconciler, no follower).
+      const s = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds" }, { database: { name: database } })
+      // The cross-process announcement is switched off: the waiter can only be woken in-process.
+      const db = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const c = new pg.Client({ connectionString: databaseUrl(database) })
+          await c.connect()
+          return c
+        }),
+        (c) => Effect.promise(() => c.end())
+      )
+      yield* Effect.promise(() => db.query("ALTER TABLE user_operations DISABLE TRIGGER user_operations_settled"))
+      const user = yield* signedFreeze(s.baseUrl)
+      const submitted = yield* user.api.userops.submit({ payload: user.signed })
+      const started = Date.now()
+      const receipt = yield* user.api.userops.get({ params: { userOpId: submitted.userOpId }, query: { wait: "30s" } })
+      assert.strictEqual(receipt.status, "included")
+      assert.isBelow(Date.now() - started, 20_000, "woken in-process, not by the end of the wait")
+      // What it answered is committed: another connection reads the same settlement.
+      const { rows } = yield* Effect.promise(() =>
+        db.query<{ status: string; audit_event_id: string | null; transaction_hash: string | null }>(
+          "SELECT status, audit_event_id, transaction_hash FROM user_operations WHERE id = $1",
+          [submitted.userOpId]
+        )
+      )
+      assert.strictEqual(rows[0]?.status, "included")
+      assert.isString(receipt.auditEventId)
+      assert.strictEqual(rows[0]?.audit_event_id, receipt.auditEventId)
+      assert.strictEqual(rows[0]?.transaction_hash, receipt.transactionHash)
       assert.strictEqual(yield* waiters(s.metricsUrl), 0)
     }).pipe(Effect.scoped), 60_000)
 
