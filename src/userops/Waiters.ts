@@ -13,7 +13,8 @@
  *   (`Relay.onSettled`): no NOTIFY round trip, no re-read.
  * - Something must settle it quickly: while this process has operations it relayed in the last
  *   `USEROPS_WATCH_FOR` or someone waits on, each chain with such operations is watched
- *   (`eth_blockNumber` every `USEROPS_WATCH_INTERVAL`; on a new block, the EntryPoint's
+ *   (`eth_blockNumber` every `USEROPS_WATCH_INTERVAL`, or at once on each new head the node
+ *   pushes when the chain has a `wsUrl`; on a new block, the EntryPoint's
  *   `UserOperationEvent`s of the new blocks); an operation of ours seen there is settled from
  *   the chain as the follower would (`Relay.observe`). Nothing watched, no calls.
  * - Bounded: at most `USEROPS_WAIT_MAX_WAITERS` waiters in the process, each signer and each
@@ -21,11 +22,12 @@
  *   when its client goes away (the request is interrupted): nothing stays behind.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Config, Context, Duration, Effect, Layer, Option, Queue, Schedule, Schema } from "effect"
+import { Cause, Config, Context, Duration, Effect, Fiber, Layer, Option, Queue, Schedule, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Log } from "viem"
 import { BadRequest, type NotFound, ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
+import { followHeads } from "../chain/Heads.ts"
 import { inclusionsOfEvents, userOperationEvents } from "../chain/Inclusions.ts"
 import type { UserOpReceipt } from "../domain/Operations.ts"
 import { Lifecycle } from "../platform/Lifecycle.ts"
@@ -61,6 +63,9 @@ export const WaitConfig: Config.Config<WaitConfig> = Config.all({
   const share = (n: number) => (n <= 0 ? maxWaiters : Math.min(n, maxWaiters))
   return { ...c, maxWaiters, maxPerSigner: share(c.maxPerSigner), maxPerAddress: share(c.maxPerAddress) }
 }))
+
+/** How often a chain whose new heads are pushed is read anyway (a subscription may stall unnoticed): at least every second. */
+const PUSHED_POLL = Duration.seconds(1)
 
 /** `wait`: whole seconds (`30`, `30s`) or milliseconds (`500ms`); at most 6 digits. */
 const WAIT = /^(\d{1,6})(ms|s)?$/
@@ -118,6 +123,7 @@ const make = Effect.gen(function*() {
   const lifecycle = yield* Effect.serviceOption(Lifecycle)
   const stopping = Option.isSome(lifecycle) ? lifecycle.value.whenDraining : Effect.never
   const watchForMs = Duration.toMillis(config.watchFor)
+  const pushedPoll = Duration.max(PUSHED_POLL, config.watchInterval)
 
   const watched = new Map<string, Watched>()
   /** Per chain: hash → watched operation, and the chain watcher's wake-up. */
@@ -214,6 +220,28 @@ const make = Effect.gen(function*() {
         const inclusions = yield* Effect.tryPromise(() => inclusionsOfEvents(client, entryPoint, ours))
         yield* Effect.forEach(inclusions, (inclusion) => relay.observe(net.chainId, inclusion), { discard: true })
       })
+      // New heads pushed (the chain's `wsUrl`), while something is watched: each wakes a pass at
+      // once. The push is only a wake-up: the pass reads the head and the blocks over the RPC as
+      // a polled one does, and the poll goes on (every second, or `USEROPS_WATCH_INTERVAL` if
+      // longer) in case a subscription stalls unnoticed.
+      const wsUrl = net.network.wsUrl
+      let pushed = false
+      let headsDown = false
+      let heads: Fiber.Fiber<never> | undefined
+      const followHeadsLoop = (url: string) =>
+        Effect.gen(function*() {
+          while (true) {
+            const lost = yield* Effect.flip(followHeads(url, () => {
+              pushed = true
+              signal.fire()
+            }))
+            pushed = false
+            if (!headsDown) yield* Effect.logWarning(`user operation watcher on ${net.name}: new heads are not pushed (${lost.message}); polling every ${Duration.format(config.watchInterval)}`)
+            headsDown = true
+            yield* Effect.sleep(Duration.seconds(1))
+          }
+        })
+      const scope = yield* Effect.scope
       while (true) {
         const now = Date.now()
         const mine = byChain.get(net.chainId)
@@ -221,8 +249,19 @@ const make = Effect.gen(function*() {
           for (const w of mine.values()) if (w.waiters.size === 0 && w.until < now) forget(w)
         }
         if (mine === undefined || mine.size === 0) {
+          // Nothing watched: no subscription either.
+          if (heads !== undefined) {
+            yield* Fiber.interrupt(heads)
+            heads = undefined
+            pushed = false
+          }
           yield* signal.wait
           continue
+        }
+        if (wsUrl !== undefined && heads === undefined) heads = yield* Effect.forkIn(followHeadsLoop(wsUrl), scope)
+        if (pushed && headsDown) {
+          headsDown = false
+          yield* Effect.logInfo(`user operation watcher on ${net.name}: new heads pushed again`)
         }
         const failed = yield* pass.pipe(
           Effect.as(false),
@@ -232,7 +271,9 @@ const make = Effect.gen(function*() {
         )
         if (down && !failed) yield* Effect.logInfo(`user operation watcher on ${net.name}: reading the chain again`)
         down = failed
-        yield* Effect.sleep(failed ? Duration.seconds(1) : config.watchInterval)
+        // A pushed head (or a newly watched operation) ends the wait at once.
+        if (failed) yield* Effect.sleep(Duration.seconds(1))
+        else yield* Effect.raceFirst(signal.wait, Effect.sleep(pushed ? pushedPoll : config.watchInterval))
       }
     })
   // `USEROPS_WATCH_INTERVAL=0`: no watching (the follower and the reconciler settle; waiters still wake).

@@ -22,11 +22,18 @@ import { signBuild } from "./helpers.ts"
 process.env.DO_NOT_TRACK = "1"
 
 /** A service of its own (its config, optionally its bundler behind `bundlerUrl`), released with the scope. */
-const service = (config: Record<string, string>, options: { readonly bundlerUrl?: string; readonly database?: { name: string; create?: boolean } } = {}) =>
+const service = (config: Record<string, string>, options: {
+  readonly bundlerUrl?: string
+  readonly wsUrl?: string
+  readonly database?: { name: string; create?: boolean }
+} = {}) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(TestServerLive({
       config,
-      ...(options.bundlerUrl === undefined ? {} : { chain: { bundlerUrl: options.bundlerUrl } }),
+      chain: {
+        ...(options.bundlerUrl === undefined ? {} : { bundlerUrl: options.bundlerUrl }),
+        ...(options.wsUrl === undefined ? {} : { wsUrl: options.wsUrl })
+      },
       ...(options.database === undefined ? {} : { database: options.database })
     }))
     return Context.get(context, TestServer)
@@ -141,6 +148,34 @@ describe("GET /userops/{id}?wait=", () => {
       assert.strictEqual(rows[0]?.audit_event_id, receipt.auditEventId)
       assert.strictEqual(rows[0]?.transaction_hash, receipt.transactionHash)
       assert.strictEqual(yield* waiters(s.metricsUrl), 0)
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("new heads pushed by the node wake the watcher: settled at once although it would poll once an hour", () =>
+    Effect.gen(function*() {
+      // The run's anvil pushes new heads (its wsUrl); without them this watcher reads the chain
+      // hourly, and the bundler never gives a receipt: only a pushed head can settle it in time.
+      const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
+      const s = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds", USEROPS_WATCH_INTERVAL: "1 hour" }, {
+        bundlerUrl: proxy.url
+      })
+      const op = yield* unsentOperation(s.baseUrl, proxy)
+      proxy.setMode("receipt-null")
+      const started = Date.now()
+      // The GET sends it (its first read finds it unsent), then waits; the block comes ~100 ms later.
+      const receipt = yield* op.api.userops.get({ params: { userOpId: op.userOpId }, query: { wait: "30s" } })
+      assert.strictEqual(receipt.status, "included")
+      assert.isBelow(Date.now() - started, 20_000, "woken by a pushed head, not by the end of the wait")
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("new heads that cannot be pushed (no WebSocket there): the watcher polls, and the waiter is answered all the same", () =>
+    Effect.gen(function*() {
+      const s = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds" }, { wsUrl: "ws://127.0.0.1:1" })
+      const user = yield* signedFreeze(s.baseUrl)
+      const submitted = yield* user.api.userops.submit({ payload: user.signed })
+      const started = Date.now()
+      const receipt = yield* user.api.userops.get({ params: { userOpId: submitted.userOpId }, query: { wait: "30s" } })
+      assert.strictEqual(receipt.status, "included")
+      assert.isBelow(Date.now() - started, 20_000, "settled by the polling watcher, not by the end of the wait")
     }).pipe(Effect.scoped), 60_000)
 
   it.live("two processes: the waiter in one is woken by the settlement made in the other", () =>
