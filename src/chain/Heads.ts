@@ -5,6 +5,7 @@
  * over the ordinary RPC, and keeps polling while the subscription is down.
  */
 import { Data, Effect } from "effect"
+import type { Hash } from "viem"
 import { getWebSocketRpcClient } from "viem/utils"
 
 /** The subscription could not be made, or its socket failed or closed. */
@@ -16,16 +17,22 @@ export class HeadsLost extends Data.TaggedError("HeadsLost")<{
 interface HeadMessage {
   readonly error?: { readonly message?: string }
   readonly method?: string
-  readonly params?: { readonly result?: { readonly number?: unknown } }
+  readonly params?: { readonly result?: { readonly number?: unknown; readonly hash?: unknown } }
+}
+
+/** A new head as pushed: its number and hash. */
+export interface Head {
+  readonly number: bigint
+  readonly hash: Hash
 }
 
 /**
- * Subscribes to new heads at `wsUrl` and calls `onHead` with each new head's number, until
+ * Subscribes to new heads at `wsUrl` and calls `onHead` with each new head, until
  * the socket fails (`HeadsLost`; the caller decides when to subscribe again) or the fiber is
  * interrupted (the socket is closed). viem's own reconnection is off: a lost subscription is
  * said, not silently re-made.
  */
-export const followHeads = (wsUrl: string, onHead: (number: bigint) => void): Effect.Effect<never, HeadsLost> =>
+export const followHeads = (wsUrl: string, onHead: (head: Head) => void): Effect.Effect<never, HeadsLost> =>
   Effect.scoped(Effect.gen(function*() {
     const client = yield* Effect.acquireRelease(
       Effect.tryPromise({
@@ -51,7 +58,10 @@ export const followHeads = (wsUrl: string, onHead: (number: bigint) => void): Ef
           }
           if (r.method !== "eth_subscription") return
           const n = r.params?.result?.number
-          if (typeof n === "string" && /^0x[0-9a-f]+$/i.test(n)) onHead(BigInt(n))
+          const hash = r.params?.result?.hash
+          if (typeof n === "string" && /^0x[0-9a-f]+$/i.test(n) && typeof hash === "string" && /^0x[0-9a-f]{64}$/i.test(hash)) {
+            onHead({ number: BigInt(n), hash: hash as Hash })
+          }
         }
       })
     })

@@ -27,8 +27,8 @@ import { SqlClient } from "effect/sql"
 import type { Log } from "viem"
 import { BadRequest, type NotFound, ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
-import { followHeads } from "../chain/Heads.ts"
-import { inclusionsOfEvents, userOperationEvents } from "../chain/Inclusions.ts"
+import { followHeads, type Head } from "../chain/Heads.ts"
+import { inclusionsOfEvents, userOperationEvents, userOperationEventsAt } from "../chain/Inclusions.ts"
 import type { UserOpReceipt } from "../domain/Operations.ts"
 import { Lifecycle } from "../platform/Lifecycle.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
@@ -207,12 +207,30 @@ const make = Effect.gen(function*() {
       // A chain that cannot be read is said once (not every 20 ms) and read again every second.
       let down = false
       let last: bigint | undefined
-      const pass = Effect.gen(function*() {
+      /** The newest head pushed and not yet read (see `pushed` below). */
+      let pushedHead: Head | undefined
+      /** The pushed block that follows the last one read: its events by its hash (no head read); undefined otherwise, or when the node cannot say. */
+      const eventsOfPushed = Effect.suspend(() => {
+        const next = pushedHead
+        pushedHead = undefined
+        if (next === undefined || last === undefined || next.number !== last + 1n) return Effect.succeed(undefined)
+        return Effect.tryPromise(() => userOperationEventsAt(client, entryPoint, next.hash)).pipe(
+          Effect.map((events) => ({ head: next.number, events })),
+          // The RPC node behind the push, say: read the range as a polled pass does.
+          Effect.orElseSucceed(() => undefined)
+        )
+      })
+      const eventsOfRange = Effect.gen(function*() {
         const head = yield* Effect.tryPromise(() => client.getBlockNumber({ cacheTime: 0 }))
         // After an idle spell (or a slow RPC), the last 64 blocks at most: the follower reads the rest.
         const from = last === undefined || head - last > 64n ? (head > 63n ? head - 63n : 0n) : last + 1n
-        if (from > head) return
-        const events = yield* Effect.tryPromise(() => userOperationEvents(client, entryPoint, from, head))
+        if (from > head) return undefined
+        return { head, events: yield* Effect.tryPromise(() => userOperationEvents(client, entryPoint, from, head)) }
+      })
+      const pass = Effect.gen(function*() {
+        const read = (yield* eventsOfPushed) ?? (yield* eventsOfRange)
+        if (read === undefined) return
+        const { head, events } = read
         last = head
         const mine = byChain.get(net.chainId)
         const ours: Array<Log> = events.filter((e) => mine?.has((e.topics[1] ?? "").toLowerCase()) === true)
@@ -221,9 +239,10 @@ const make = Effect.gen(function*() {
         yield* Effect.forEach(inclusions, (inclusion) => relay.observe(net.chainId, inclusion), { discard: true })
       })
       // New heads pushed (the chain's `wsUrl`), while something is watched: each wakes a pass at
-      // once. The push is only a wake-up: the pass reads the head and the blocks over the RPC as
-      // a polled one does, and the poll goes on (every second, or `USEROPS_WATCH_INTERVAL` if
-      // longer) in case a subscription stalls unnoticed.
+      // once. The pass reads what the block holds over the RPC (the block right after the last
+      // one read: by its hash, without reading the head; any other: as a polled pass does), and
+      // the poll goes on (every second, or `USEROPS_WATCH_INTERVAL` if longer) in case a
+      // subscription stalls unnoticed.
       const wsUrl = net.network.wsUrl
       let pushed = false
       let headsDown = false
@@ -231,8 +250,9 @@ const make = Effect.gen(function*() {
       const followHeadsLoop = (url: string) =>
         Effect.gen(function*() {
           while (true) {
-            const lost = yield* Effect.flip(followHeads(url, () => {
+            const lost = yield* Effect.flip(followHeads(url, (head) => {
               pushed = true
+              pushedHead = head
               signal.fire()
             }))
             pushed = false

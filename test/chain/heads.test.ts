@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber } from "effect"
 import * as http from "node:http"
 import { WebSocketServer } from "ws"
-import { followHeads } from "../../src/chain/Heads.ts"
+import { followHeads, type Head } from "../../src/chain/Heads.ts"
 import { testNetwork } from "../support/TestChain.ts"
 
 process.env.DO_NOT_TRACK = "1"
@@ -54,18 +54,19 @@ describe("followHeads", () => {
     Effect.gen(function*() {
       const net = testNetwork()
       assert.isString(net.wsUrl, "the local network names its WebSocket endpoint")
-      const heard: Array<bigint> = []
-      const got = yield* Deferred.make<bigint>()
+      const got = yield* Deferred.make<Head>()
       const before = BigInt((yield* rpc(net.rpcUrl, "eth_blockNumber")) as string)
-      const fiber = yield* Effect.forkChild(followHeads(net.wsUrl!, (n) => {
-        heard.push(n)
-        if (n > before) Deferred.doneUnsafe(got, Effect.succeed(n))
+      const fiber = yield* Effect.forkChild(followHeads(net.wsUrl!, (head) => {
+        if (head.number > before) Deferred.doneUnsafe(got, Effect.succeed(head))
       }))
       // The subscription is made before the block (a block mined before it would not be pushed).
       yield* Effect.sleep(Duration.millis(300))
       yield* rpc(net.rpcUrl, "evm_mine")
-      const n = yield* Deferred.await(got).pipe(Effect.timeout(Duration.seconds(10)))
-      assert.isAbove(Number(n), Number(before))
+      const head = yield* Deferred.await(got).pipe(Effect.timeout(Duration.seconds(10)))
+      assert.isAbove(Number(head.number), Number(before))
+      // The hash is the block's own, as the RPC names it.
+      const block = (yield* rpc(net.rpcUrl, "eth_getBlockByNumber", [`0x${head.number.toString(16)}`, false])) as { hash: string }
+      assert.strictEqual(head.hash, block.hash)
       yield* Fiber.interrupt(fiber)
     }), 30_000)
 

@@ -24,6 +24,7 @@ process.env.DO_NOT_TRACK = "1"
 /** A service of its own (its config, optionally its bundler behind `bundlerUrl`), released with the scope. */
 const service = (config: Record<string, string>, options: {
   readonly bundlerUrl?: string
+  readonly rpcUrl?: string
   readonly wsUrl?: string
   readonly database?: { name: string; create?: boolean }
 } = {}) =>
@@ -32,6 +33,7 @@ const service = (config: Record<string, string>, options: {
       config,
       chain: {
         ...(options.bundlerUrl === undefined ? {} : { bundlerUrl: options.bundlerUrl }),
+        ...(options.rpcUrl === undefined ? {} : { rpcUrl: options.rpcUrl }),
         ...(options.wsUrl === undefined ? {} : { wsUrl: options.wsUrl })
       },
       ...(options.database === undefined ? {} : { database: options.database })
@@ -76,6 +78,41 @@ const rawGet = (baseUrl: string, path: string, token: string) => {
   answer.catch(() => undefined)
   return { answer, abort: () => req?.destroy() }
 }
+
+/**
+ * A loopback JSON-RPC proxy in front of the run's anvil that counts `eth_getLogs` by block hash
+ * (EIP-234) and, when `refuseByHash`, answers them with an error (a node behind the one that
+ * pushed the head), forwarding everything else.
+ */
+const rpcProxy = (target: string, refuseByHash: boolean) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      new Promise<{ url: string; byHash: () => number; server: http.Server }>((resolve) => {
+        let byHash = 0
+        const server = http.createServer((req, res) => {
+          let body = ""
+          req.on("data", (c: Buffer) => (body += c.toString("utf8")))
+          req.on("end", async () => {
+            const msg = JSON.parse(body) as { id: number; method: string; params?: Array<{ blockHash?: string }> }
+            if (msg.method === "eth_getLogs" && msg.params?.[0]?.blockHash !== undefined) {
+              byHash++
+              if (refuseByHash) {
+                res.setHeader("content-type", "application/json")
+                res.end(JSON.stringify({ jsonrpc: "2.0", id: msg.id, error: { code: -32000, message: "unknown block" } }))
+                return
+              }
+            }
+            const upstream = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
+            res.setHeader("content-type", "application/json")
+            res.end(await upstream.text())
+          })
+        })
+        server.listen(0, "127.0.0.1", () =>
+          resolve({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, byHash: () => byHash, server }))
+      })
+    ),
+    ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  )
 
 /** The `das_userop_waiters` gauge of a service (its metrics listener). */
 const waiters = (metricsUrl: string) =>
@@ -166,6 +203,24 @@ describe("GET /userops/{id}?wait=", () => {
       assert.strictEqual(receipt.status, "included")
       assert.isBelow(Date.now() - started, 20_000, "woken by a pushed head, not by the end of the wait")
     }).pipe(Effect.scoped), 60_000)
+
+  it.live("a pushed head is read by its hash; a node that cannot answer for that block is read by range instead", () =>
+    Effect.gen(function*() {
+      for (const refuseByHash of [false, true]) {
+        const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
+        const rpc = yield* rpcProxy(testNetwork().rpcUrl, refuseByHash)
+        const s = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds", USEROPS_WATCH_INTERVAL: "1 hour" }, {
+          bundlerUrl: proxy.url,
+          rpcUrl: rpc.url,
+          wsUrl: testNetwork().wsUrl!
+        })
+        const op = yield* unsentOperation(s.baseUrl, proxy)
+        proxy.setMode("receipt-null")
+        const receipt = yield* op.api.userops.get({ params: { userOpId: op.userOpId }, query: { wait: "30s" } })
+        assert.strictEqual(receipt.status, "included", `refuseByHash=${refuseByHash}`)
+        assert.isAbove(rpc.byHash(), 0, "the pushed block was asked for by its hash")
+      }
+    }).pipe(Effect.scoped), 90_000)
 
   it.live("new heads that cannot be pushed (no WebSocket there): the watcher polls, and the waiter is answered all the same", () =>
     Effect.gen(function*() {
