@@ -245,15 +245,21 @@ const make = Effect.gen(function*() {
       // subscription stalls unnoticed.
       const wsUrl = net.network.wsUrl
       let pushed = false
+      // Its own wake-up: a newly watched operation (`signal`) does not cut the poll's wait short,
+      // or a busy relay would read the head once per submission.
+      const headPushed = makeSignal()
       let headsDown = false
       let heads: Fiber.Fiber<never> | undefined
       const followHeadsLoop = (url: string) =>
         Effect.gen(function*() {
           while (true) {
             const lost = yield* Effect.flip(followHeads(url, (head) => {
-              pushed = true
               pushedHead = head
-              signal.fire()
+              headPushed.fire()
+            }, () => {
+              // Subscribed: a block made before it is not pushed, so read at once.
+              pushed = true
+              headPushed.fire()
             }))
             pushed = false
             if (!headsDown) yield* Effect.logWarning(`user operation watcher on ${net.name}: new heads are not pushed (${lost.message}); polling every ${Duration.format(config.watchInterval)}`)
@@ -291,9 +297,9 @@ const make = Effect.gen(function*() {
         )
         if (down && !failed) yield* Effect.logInfo(`user operation watcher on ${net.name}: reading the chain again`)
         down = failed
-        // A pushed head (or a newly watched operation) ends the wait at once.
+        // A pushed head ends the wait at once.
         if (failed) yield* Effect.sleep(Duration.seconds(1))
-        else yield* Effect.raceFirst(signal.wait, Effect.sleep(pushed ? pushedPoll : config.watchInterval))
+        else yield* Effect.raceFirst(headPushed.wait, Effect.sleep(pushed ? pushedPoll : config.watchInterval))
       }
     })
   // `USEROPS_WATCH_INTERVAL=0`: no watching (the follower and the reconciler settle; waiters still wake).
