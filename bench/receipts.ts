@@ -43,7 +43,11 @@ const receiver = await startReceiver()
 const service = await startProcess(
   "src/main.ts",
   // The receiver listens on loopback, which the URL guard refuses by default.
-  serviceEnv({ databaseUrl: pg.url, port, networks: network }, { WEBHOOKS_ALLOW_LOOPBACK: "true" }),
+  serviceEnv({ databaseUrl: pg.url, port, networks: network }, {
+    WEBHOOKS_ALLOW_LOOPBACK: "true",
+    // A tuned run (reported beside the default): `USEROPS_WATCH_INTERVAL="5 millis" npx tsx bench/receipts.ts`.
+    ...(process.env.USEROPS_WATCH_INTERVAL === undefined ? {} : { USEROPS_WATCH_INTERVAL: process.env.USEROPS_WATCH_INTERVAL })
+  }),
   `${baseUrl}/health/ready`
 )
 
@@ -103,6 +107,8 @@ try {
   const hookAfterChainMs: Array<number> = []
   const hookMs: Array<number> = []
   const committedMs: Array<number> = []
+  const chainToCommitMs: Array<number> = []
+  const commitToClientMs: Array<number> = []
   const loads: Array<number> = []
   for (let i = 1 - warmup; i <= iterations; i++) {
     const { api, op } = await prepare(i + warmup)
@@ -126,17 +132,23 @@ try {
       hookMs.push(hook - t0)
       hookAfterChainMs.push(hook - bundlerAt)
       const committed = committedAt.get(submitted.userOpId)
-      if (committed !== undefined) committedMs.push(committed - t0)
+      if (committed !== undefined) {
+        committedMs.push(committed - t0)
+        chainToCommitMs.push(committed - bundlerAt)
+        commitToClientMs.push(serviceAt - committed)
+      }
       loads.push(os.loadavg()[0]!)
     }
   }
 
   const row = (name: string, xs: ReadonlyArray<number>) =>
     `${name.padEnd(52)} p50 ${quantile(xs, 0.5).toFixed(1).padStart(7)} ms   p90 ${quantile(xs, 0.9).toFixed(1).padStart(7)} ms   p99 ${quantile(xs, 0.99).toFixed(1).padStart(7)} ms`
-  console.log(`Receipts: ${iterations} sponsored freezes, one at a time, default config; load average ${spread(loads).min.toFixed(1)}–${spread(loads).max.toFixed(1)}`)
+  console.log(`Receipts: ${iterations} sponsored freezes, one at a time, ${process.env.USEROPS_WATCH_INTERVAL === undefined ? "default config" : `USEROPS_WATCH_INTERVAL=${process.env.USEROPS_WATCH_INTERVAL}`}; load average ${spread(loads).min.toFixed(1)}–${spread(loads).max.toFixed(1)}`)
   console.log(row("POST → terminal receipt, service (pollUserOp ?wait)", serviceMs))
   console.log(row("POST → bundler's receipt (polled every 10 ms)", bundlerMs))
   console.log(row("POST → settlement committed (heard on das_userops)", committedMs))
+  console.log(row("bundler's receipt seen → settlement committed", chainToCommitMs))
+  console.log(row("settlement committed → client has the receipt", commitToClientMs))
   console.log(row("POST → owner's webhook", hookMs))
   console.log(row("bundler's receipt seen → owner's webhook", hookAfterChainMs))
   const diffs = serviceMs.map((s, k) => s - bundlerMs[k]!)

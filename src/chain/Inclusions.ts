@@ -129,6 +129,15 @@ export const userOperationEvents = (
     toBlock
   }).then((logs) => logs.filter((l) => !l.removed) as ReadonlyArray<Log>)
 
+/**
+ * The EntryPoint's `UserOperationEvent` logs of one block, named by its hash (EIP-234): a
+ * node that does not have that block fails rather than answering nothing.
+ */
+export const userOperationEventsAt = (client: PublicClient, entryPoint: Address, blockHash: Hash): Promise<ReadonlyArray<Log>> =>
+  client.getLogs({ address: entryPoint, event: USER_OPERATION_EVENT, blockHash }).then((logs) =>
+    logs.filter((l) => !l.removed) as ReadonlyArray<Log>
+  )
+
 /** The sender a `UserOperationEvent` log names (its second topic), lowercase. */
 export const senderOfEvent = (log: Log): string => `0x${(log.topics[2] ?? "").slice(26)}`.toLowerCase()
 

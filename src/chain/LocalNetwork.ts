@@ -278,6 +278,8 @@ export const make = (options: LocalNetworkOptions = {}) =>
       chainId,
       name: defaultChainName(chainId),
       rpcUrl,
+      // anvil serves WebSocket on its HTTP port: new heads are pushed to the service's watcher.
+      wsUrl: `ws://${reachableAt(host)}:${anvilPort}`,
       bundlerUrl,
       entryPoint: ENTRY_POINT_V07,
       delegation: checksummed({
@@ -345,6 +347,7 @@ export const toJson = (d: LocalNetworkDescription) => ({
   chainId: d.chainId,
   name: d.name,
   rpcUrl: d.rpcUrl,
+  ...(d.wsUrl === undefined ? {} : { wsUrl: d.wsUrl }),
   bundlerUrl: d.bundlerUrl,
   entryPoint: d.entryPoint,
   delegation: d.delegation,
@@ -376,6 +379,7 @@ export const configEnvOf = (nets: LocalNetworkJson | ReadonlyArray<LocalNetworkJ
     chainId: net.chainId,
     name: net.name,
     rpcUrl: net.rpcUrl,
+    ...(net.wsUrl === undefined ? {} : { wsUrl: net.wsUrl }),
     bundlerUrl: net.bundlerUrl,
     entryPoint: net.entryPoint,
     delegationEnvironment: net.delegation,

@@ -46,6 +46,11 @@ export interface NetworkDescription {
   /** Display name (`Base`, `Local devnet`, ...): the Delegation's `chain`, audit entries, errors. */
   readonly name: string
   readonly rpcUrl: string
+  /**
+   * The node's WebSocket endpoint, when it has one: new heads are pushed (`eth_subscribe`)
+   * rather than polled where the service waits for a block (src/chain/Heads.ts). Reads stay on `rpcUrl`.
+   */
+  readonly wsUrl?: string | undefined
   readonly bundlerUrl: string
   readonly entryPoint: Address
   readonly delegation: DelegationEnvironment
@@ -121,6 +126,7 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   chainId: Config.Int("CHAIN_ID"),
   name: Config.String("CHAIN_NAME").pipe(Config.option),
   rpcUrl: Config.String("CHAIN_RPC_URL"),
+  wsUrl: Config.String("CHAIN_WS_URL").pipe(Config.option),
   bundlerUrl: Config.String("BUNDLER_URL"),
   entryPoint: AddressConfig("ENTRY_POINT").pipe(Config.withDefault(ENTRY_POINT_V07)),
   delegationJson: Config.schema(Schema.fromJsonString(DelegationEnvironmentSchema), "DELEGATION_ENVIRONMENT").pipe(
@@ -148,6 +154,7 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
       chainId: c.chainId,
       name: Option.getOrElse(c.name, () => defaultChainName(c.chainId)),
       rpcUrl: c.rpcUrl,
+      ...(Option.isSome(c.wsUrl) ? { wsUrl: c.wsUrl.value } : {}),
       bundlerUrl: c.bundlerUrl,
       entryPoint: c.entryPoint,
       delegation,
@@ -175,6 +182,7 @@ export const ChainJson = Schema.Struct({
   chainId: Schema.Int.check(Schema.isGreaterThan(0)),
   name: Schema.optionalKey(Schema.String),
   rpcUrl: Schema.String,
+  wsUrl: Schema.optionalKey(Schema.String),
   bundlerUrl: Schema.String,
   entryPoint: Schema.optionalKey(AddressSchema),
   delegationEnvironment: Schema.optionalKey(DelegationEnvironmentSchema),
@@ -228,6 +236,7 @@ export const configuredNetworks: Effect.Effect<Option.Option<ReadonlyArray<Netwo
         chainId: c.chainId,
         name: c.name ?? defaultChainName(c.chainId),
         rpcUrl: c.rpcUrl,
+        ...(c.wsUrl === undefined ? {} : { wsUrl: c.wsUrl }),
         bundlerUrl: c.bundlerUrl,
         entryPoint: (c.entryPoint ?? ENTRY_POINT_V07) as Address,
         delegation: (c.delegationEnvironment ?? getSmartAccountsEnvironment(c.chainId)) as DelegationEnvironment,

@@ -14,7 +14,7 @@
  * (Refusals.ts). Settlement: Settlement.ts; what the chain follower reports: ChainRecord.ts;
  * the stored row: OperationRow.ts.
  */
-import { Cause, Config, Context, Duration, Effect, Layer, Result, Schema } from "effect"
+import { Cause, Config, Context, Duration, Effect, Layer, Result, Schema, type Scope } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Hash } from "viem"
 import { readFrozen } from "../accounts/Accounts.ts"
@@ -85,6 +85,11 @@ export class Relay extends Context.Service<Relay, {
   observe(chainId: number, inclusion: Inclusion): Effect.Effect<"settled" | "recorded" | "corrected" | "adopted" | "unknown">
   /** The operation's inclusion left the chain (a reorg): it is `submitted` again, watched and re-sent. */
   reopen(chainId: number, userOpHash: string, transactionHash: string): Effect.Effect<ReadonlyArray<string>>
+  /**
+   * `listener` hears every settlement this process commits in a transaction of its own, with
+   * the row as committed, right after the commit (Settlement.ts); for the life of the scope.
+   */
+  onSettled(listener: (row: OperationRow) => void): Effect.Effect<void, never, Scope.Scope>
 }>()("das/userops/Relay") {
   static readonly layer = Layer.effect(Relay, Effect.suspend(() => make))
 }
@@ -386,7 +391,8 @@ const make = Effect.gen(function*() {
         `relay: reconciler pass on chain ${chainId} failed`
       ),
     observe,
-    reopen
+    reopen,
+    onSettled: settlement.onSettled
   })
 })
 

@@ -6,8 +6,13 @@
  * on-failed effects likewise when it reverted, was rejected, was declined at submit, or can
  * no longer execute (the chain shows its nonce used by another operation).
  * The relay, its reconciler and the chain follower (ChainRecord.ts) all settle through here.
+ *
+ * In-process wake-up: once a settlement's own transaction has COMMITTED, the row it wrote is
+ * handed to this process's listeners (`onSettled`: the receipt waiters) at once, ahead of the
+ * cross-process NOTIFY's round trip. A settlement inside a caller's transaction (the
+ * follower's pass) is not handed over: its commit is the caller's, and the NOTIFY says it.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema, type Scope } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { Provenance } from "../audit/AuditChain.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
@@ -21,6 +26,11 @@ import { type RelayedOperation, RelayHooks } from "./RelayHooks.ts"
 export const makeSettlement = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const transaction = transactionRetryingConflicts(sql)
+  const listeners = new Set<(row: OperationRow) => void>()
+  /** Registers `listener` for every settlement committed by this process (scoped). */
+  const onSettled = (listener: (row: OperationRow) => void): Effect.Effect<void, never, Scope.Scope> =>
+    Effect.acquireRelease(Effect.sync(() => listeners.add(listener)), () => Effect.sync(() => listeners.delete(listener))).pipe(Effect.asVoid)
+  const decodeRows = Schema.decodeUnknownEffect(Schema.Array(OperationRow))
   const builder = yield* OperationBuilder
   const hooks = yield* RelayHooks
   const audit = yield* RelayAudit
@@ -136,7 +146,8 @@ export const makeSettlement = Effect.gen(function*() {
     // A transaction of its own (not the follower's pass) is run again if it lost a lock
     // conflict: hooks and audit appends lock rows of several accounts (the owner's log of a
     // delegated action, say), which concurrent writers may take in another order.
-    return yield* transaction(Effect.gen(function*() {
+    const outer = yield* Effect.serviceOption(sql.transactionService)
+    const settled = yield* transaction(Effect.gen(function*() {
       const moved = yield* sql`
         UPDATE user_operations
         SET status = ${status}, outcome = ${outcome}, transaction_hash = ${txHash ?? null},
@@ -145,7 +156,7 @@ export const makeSettlement = Effect.gen(function*() {
             send_lease_until = NULL
         WHERE id = ${row.id} AND status = ${recordAs.from ?? "submitted"}
         RETURNING id`
-      if (moved.length === 0) return false
+      if (moved.length === 0) return undefined
       // Locked before this settlement takes any audit head (theirs is the same account's):
       // a concurrent settlement of one of them holds its row, then that head.
       const superseded = receipt === undefined ? [] : yield* openAtNonce({ chainId: row.chain_id, sender: row.sender, nonce: row.nonce, userOpHash: row.user_op_hash })
@@ -176,10 +187,25 @@ export const makeSettlement = Effect.gen(function*() {
           entryKey
         })
       )
-      yield* sql`UPDATE user_operations SET audit_event_id = ${auditId} WHERE id = ${row.id}`
+      // The row as committed (the answer a waiter of this process gets without reading it again).
+      const [final] = yield* sql`UPDATE user_operations SET audit_event_id = ${auditId} WHERE id = ${row.id} RETURNING *`.pipe(
+        Effect.flatMap(decodeRows)
+      )
       for (const other of superseded) yield* settle(other, { _tag: "NonceUsed", transactionHash: txHash })
-      return true
+      return final
     })).pipe(Effect.orDie)
+    if (settled === undefined) return false
+    // Committed (a transaction of its own): this process's waiters have their answer now.
+    if (Option.isNone(outer)) {
+      for (const listener of listeners) {
+        try {
+          listener(settled)
+        } catch (e) {
+          yield* Effect.logWarning("a settlement listener failed", e)
+        }
+      }
+    }
+    return true
   }).pipe(Effect.withSpan("Relay.settle"))
 
   /**
@@ -198,7 +224,7 @@ export const makeSettlement = Effect.gen(function*() {
     return n
   })
 
-  return { byId, byHash, load, relayedOf, buildOf, auditFacts, settle, supersede }
+  return { byId, byHash, load, relayedOf, buildOf, auditFacts, settle, supersede, onSettled }
 })
 
 export type Settlement = Effect.Success<typeof makeSettlement>

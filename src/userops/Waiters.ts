@@ -8,9 +8,13 @@
  *   so a settlement by any process (this one, another replica, the follower, the reconciler)
  *   wakes every waiter of that operation on every process. A waiter re-reads the row; if the
  *   listener's connection is lost, every waiter is woken to re-read, and the listener reconnects.
+ *   A settlement this process commits in a transaction of its own (its chain watcher's, the
+ *   relay's, the reconciler's) hands its waiters the row as committed right after the commit
+ *   (`Relay.onSettled`): no NOTIFY round trip, no re-read.
  * - Something must settle it quickly: while this process has operations it relayed in the last
  *   `USEROPS_WATCH_FOR` or someone waits on, each chain with such operations is watched
- *   (`eth_blockNumber` every `USEROPS_WATCH_INTERVAL`; on a new block, the EntryPoint's
+ *   (`eth_blockNumber` every `USEROPS_WATCH_INTERVAL`, or at once on each new head the node
+ *   pushes when the chain has a `wsUrl`; on a new block, the EntryPoint's
  *   `UserOperationEvent`s of the new blocks); an operation of ours seen there is settled from
  *   the chain as the follower would (`Relay.observe`). Nothing watched, no calls.
  * - Bounded: at most `USEROPS_WAIT_MAX_WAITERS` waiters in the process, each signer and each
@@ -18,17 +22,19 @@
  *   when its client goes away (the request is interrupted): nothing stays behind.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Config, Context, Duration, Effect, Layer, Option, Queue, Schedule } from "effect"
+import { Cause, Config, Context, Duration, Effect, Fiber, Layer, Option, Queue, Schedule, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Log } from "viem"
 import { BadRequest, type NotFound, ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
-import { inclusionsOfEvents, userOperationEvents } from "../chain/Inclusions.ts"
+import { followHeads, type Head } from "../chain/Heads.ts"
+import { inclusionsOfEvents, userOperationEvents, userOperationEventsAt } from "../chain/Inclusions.ts"
 import type { UserOpReceipt } from "../domain/Operations.ts"
 import { Lifecycle } from "../platform/Lifecycle.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { withMetrics } from "../platform/Metrics.ts"
 import { makeSignal, type Signal } from "../platform/Signal.ts"
+import { OperationRow, toReceipt } from "./OperationRow.ts"
 import { Relay } from "./Relay.ts"
 
 export const CHANNEL = "das_userops"
@@ -58,6 +64,9 @@ export const WaitConfig: Config.Config<WaitConfig> = Config.all({
   return { ...c, maxWaiters, maxPerSigner: share(c.maxPerSigner), maxPerAddress: share(c.maxPerAddress) }
 }))
 
+/** How often a chain whose new heads are pushed is read anyway (a subscription may stall unnoticed): at least every second. */
+const PUSHED_POLL = Duration.seconds(1)
+
 /** `wait`: whole seconds (`30`, `30s`) or milliseconds (`500ms`); at most 6 digits. */
 const WAIT = /^(\d{1,6})(ms|s)?$/
 
@@ -65,6 +74,8 @@ interface Waiter {
   readonly signer: string
   readonly address: string | undefined
   readonly signal: Signal
+  /** The row as this process's settlement committed it (set before `signal` fires). */
+  settled: OperationRow | undefined
 }
 
 interface Watched {
@@ -112,6 +123,7 @@ const make = Effect.gen(function*() {
   const lifecycle = yield* Effect.serviceOption(Lifecycle)
   const stopping = Option.isSome(lifecycle) ? lifecycle.value.whenDraining : Effect.never
   const watchForMs = Duration.toMillis(config.watchFor)
+  const pushedPoll = Duration.max(PUSHED_POLL, config.watchInterval)
 
   const watched = new Map<string, Watched>()
   /** Per chain: hash → watched operation, and the chain watcher's wake-up. */
@@ -147,7 +159,7 @@ const make = Effect.gen(function*() {
   const wakeWatcher = (chainId: number) => chainSignal.get(chainId)?.fire()
 
   /** A settlement was committed (or may have been missed: `undefined`): its waiters re-read. */
-  const settled = (id: string | undefined) => {
+  const settled = (id: string | undefined, row?: OperationRow) => {
     if (id === undefined) {
       for (const w of watched.values()) for (const waiter of w.waiters) waiter.signal.fire()
       return
@@ -155,8 +167,13 @@ const make = Effect.gen(function*() {
     const w = watched.get(id)
     if (w === undefined) return
     forget(w)
-    for (const waiter of w.waiters) waiter.signal.fire()
+    for (const waiter of w.waiters) {
+      if (row !== undefined) waiter.settled = row
+      waiter.signal.fire()
+    }
   }
+  // In this process, right after the settlement's commit: the row itself.
+  yield* relay.onSettled((row) => settled(row.id, row))
 
   // The listener: one connection, for the life of the process; a lost one wakes every waiter.
   const health = makeLoopHealth("user operation listener")
@@ -190,12 +207,30 @@ const make = Effect.gen(function*() {
       // A chain that cannot be read is said once (not every 20 ms) and read again every second.
       let down = false
       let last: bigint | undefined
-      const pass = Effect.gen(function*() {
+      /** The newest head pushed and not yet read (see `pushed` below). */
+      let pushedHead: Head | undefined
+      /** The pushed block that follows the last one read: its events by its hash (no head read); undefined otherwise, or when the node cannot say. */
+      const eventsOfPushed = Effect.suspend(() => {
+        const next = pushedHead
+        pushedHead = undefined
+        if (next === undefined || last === undefined || next.number !== last + 1n) return Effect.succeed(undefined)
+        return Effect.tryPromise(() => userOperationEventsAt(client, entryPoint, next.hash)).pipe(
+          Effect.map((events) => ({ head: next.number, events })),
+          // The RPC node behind the push, say: read the range as a polled pass does.
+          Effect.orElseSucceed(() => undefined)
+        )
+      })
+      const eventsOfRange = Effect.gen(function*() {
         const head = yield* Effect.tryPromise(() => client.getBlockNumber({ cacheTime: 0 }))
         // After an idle spell (or a slow RPC), the last 64 blocks at most: the follower reads the rest.
         const from = last === undefined || head - last > 64n ? (head > 63n ? head - 63n : 0n) : last + 1n
-        if (from > head) return
-        const events = yield* Effect.tryPromise(() => userOperationEvents(client, entryPoint, from, head))
+        if (from > head) return undefined
+        return { head, events: yield* Effect.tryPromise(() => userOperationEvents(client, entryPoint, from, head)) }
+      })
+      const pass = Effect.gen(function*() {
+        const read = (yield* eventsOfPushed) ?? (yield* eventsOfRange)
+        if (read === undefined) return
+        const { head, events } = read
         last = head
         const mine = byChain.get(net.chainId)
         const ours: Array<Log> = events.filter((e) => mine?.has((e.topics[1] ?? "").toLowerCase()) === true)
@@ -203,6 +238,36 @@ const make = Effect.gen(function*() {
         const inclusions = yield* Effect.tryPromise(() => inclusionsOfEvents(client, entryPoint, ours))
         yield* Effect.forEach(inclusions, (inclusion) => relay.observe(net.chainId, inclusion), { discard: true })
       })
+      // New heads pushed (the chain's `wsUrl`), while something is watched: each wakes a pass at
+      // once. The pass reads what the block holds over the RPC (the block right after the last
+      // one read: by its hash, without reading the head; any other: as a polled pass does), and
+      // the poll goes on (every second, or `USEROPS_WATCH_INTERVAL` if longer) in case a
+      // subscription stalls unnoticed.
+      const wsUrl = net.network.wsUrl
+      let pushed = false
+      // Its own wake-up: a newly watched operation (`signal`) does not cut the poll's wait short,
+      // or a busy relay would read the head once per submission.
+      const headPushed = makeSignal()
+      let headsDown = false
+      let heads: Fiber.Fiber<never> | undefined
+      const followHeadsLoop = (url: string) =>
+        Effect.gen(function*() {
+          while (true) {
+            const lost = yield* Effect.flip(followHeads(url, (head) => {
+              pushedHead = head
+              headPushed.fire()
+            }, () => {
+              // Subscribed: a block made before it is not pushed, so read at once.
+              pushed = true
+              headPushed.fire()
+            }))
+            pushed = false
+            if (!headsDown) yield* Effect.logWarning(`user operation watcher on ${net.name}: new heads are not pushed (${lost.message}); polling every ${Duration.format(config.watchInterval)}`)
+            headsDown = true
+            yield* Effect.sleep(Duration.seconds(1))
+          }
+        })
+      const scope = yield* Effect.scope
       while (true) {
         const now = Date.now()
         const mine = byChain.get(net.chainId)
@@ -210,8 +275,19 @@ const make = Effect.gen(function*() {
           for (const w of mine.values()) if (w.waiters.size === 0 && w.until < now) forget(w)
         }
         if (mine === undefined || mine.size === 0) {
+          // Nothing watched: no subscription either.
+          if (heads !== undefined) {
+            yield* Fiber.interrupt(heads)
+            heads = undefined
+            pushed = false
+          }
           yield* signal.wait
           continue
+        }
+        if (wsUrl !== undefined && heads === undefined) heads = yield* Effect.forkIn(followHeadsLoop(wsUrl), scope)
+        if (pushed && headsDown) {
+          headsDown = false
+          yield* Effect.logInfo(`user operation watcher on ${net.name}: new heads pushed again`)
         }
         const failed = yield* pass.pipe(
           Effect.as(false),
@@ -221,7 +297,9 @@ const make = Effect.gen(function*() {
         )
         if (down && !failed) yield* Effect.logInfo(`user operation watcher on ${net.name}: reading the chain again`)
         down = failed
-        yield* Effect.sleep(failed ? Duration.seconds(1) : config.watchInterval)
+        // A pushed head ends the wait at once.
+        if (failed) yield* Effect.sleep(Duration.seconds(1))
+        else yield* Effect.raceFirst(headPushed.wait, Effect.sleep(pushed ? pushedPoll : config.watchInterval))
       }
     })
   // `USEROPS_WATCH_INTERVAL=0`: no watching (the follower and the reconciler settle; waiters still wake).
@@ -264,7 +342,7 @@ const make = Effect.gen(function*() {
     Effect.suspend(() => {
       const refused = refusal(signer, address)
       if (refused !== undefined) return Effect.fail(refused)
-      const waiter: Waiter = { signer, address, signal: makeSignal() }
+      const waiter: Waiter = { signer, address, signal: makeSignal(), settled: undefined }
       const w = track(receipt.userOpId, receipt.chainId, receipt.userOpHash)
       w.waiters.add(waiter)
       waiters++
@@ -284,9 +362,11 @@ const make = Effect.gen(function*() {
       if (w.waiters.size === 0 && w.until < Date.now()) forget(w)
     })
 
-  const statusOf = (id: string) =>
-    sql<{ status: string }>`SELECT status FROM user_operations WHERE id = ${id}`.pipe(
-      Effect.map((rows) => rows[0]?.status),
+  const decodeRows = Schema.decodeUnknownEffect(Schema.Array(OperationRow))
+  const rowOf = (id: string) =>
+    sql`SELECT * FROM user_operations WHERE id = ${id}`.pipe(
+      Effect.flatMap(decodeRows),
+      Effect.map((rows) => rows[0]),
       Effect.orDie
     )
 
@@ -311,8 +391,8 @@ const make = Effect.gen(function*() {
       return yield* Effect.scoped(Effect.gen(function*() {
         const { waiter } = yield* Effect.acquireRelease(register(first, signer, clientAddress), unregister)
         // Settled between the first read and the registration (its announcement found no waiter)?
-        let status = yield* statusOf(userOpId)
-        while (status !== undefined && !isTerminal(status)) {
+        let row = yield* rowOf(userOpId)
+        while (row !== undefined && !isTerminal(row.status)) {
           const left = deadline - Date.now()
           if (left <= 0) break
           const woken = yield* Effect.raceAll([
@@ -321,9 +401,13 @@ const make = Effect.gen(function*() {
             Effect.as(stopping, false)
           ])
           if (!woken) break
-          status = yield* statusOf(userOpId)
+          // Settled here: the committed row; elsewhere (NOTIFY): read it.
+          row = waiter.settled ?? (yield* rowOf(userOpId))
         }
-        // The answer is the relay's own (at the deadline it asks the bundler once more, as a plain GET does).
+        // Terminal: the row read or handed over is the answer (the signer's own: checked by the
+        // first read, and a row's signer never changes). Otherwise the relay's own answer (at the
+        // deadline it asks the bundler once more, as a plain GET does).
+        if (row !== undefined && isTerminal(row.status) && row.signer_address === signer) return toReceipt(row)
         return yield* relay.get(signer, userOpId)
       }))
     }).pipe(Effect.withSpan("ReceiptWaiters.get", { attributes: { waitMs: waitMs ?? 0 } }))

@@ -24,6 +24,8 @@ export interface TestChainOptions {
   readonly bundlerUrl?: string
   /** Read and write the chain at this URL instead of the run's anvil (a fork of it). */
   readonly rpcUrl?: string
+  /** New heads pushed from this WebSocket URL instead of the run's anvil's. */
+  readonly wsUrl?: string
   /** Which chain the URLs above replace (default: the primary). */
   readonly chainId?: number
   /** Serve only the primary chain (a test about one network that need not pay for two). */
@@ -44,7 +46,9 @@ export const TestChainLive = (options?: TestChainOptions) => {
     n.chainId !== target ? n : {
       ...n,
       ...(options?.bundlerUrl === undefined ? {} : { bundlerUrl: options.bundlerUrl }),
-      ...(options?.rpcUrl === undefined ? {} : { rpcUrl: options.rpcUrl })
+      // Another node (a fork, a proxy): the run's anvil's pushed heads are not its own.
+      ...(options?.rpcUrl === undefined ? {} : { rpcUrl: options.rpcUrl, wsUrl: undefined }),
+      ...(options?.wsUrl === undefined ? {} : { wsUrl: options.wsUrl })
     }
   )
   return ChainStackLive.pipe(

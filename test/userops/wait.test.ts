@@ -12,7 +12,8 @@ import { makeClient } from "../../src/client/Client.ts"
 import { pollUserOp } from "../../src/client/poll.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { testNetwork } from "../support/TestChain.ts"
-import { testDatabaseName } from "../support/TestDatabase.ts"
+import pg from "pg"
+import { databaseUrl, testDatabaseName } from "../support/TestDatabase.ts"
 import { replicaEnv, startService, stopService } from "../support/ServiceProcess.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { bundlerProxy } from "./bundlerProxy.ts"
@@ -21,11 +22,20 @@ import { signBuild } from "./helpers.ts"
 process.env.DO_NOT_TRACK = "1"
 
 /** A service of its own (its config, optionally its bundler behind `bundlerUrl`), released with the scope. */
-const service = (config: Record<string, string>, options: { readonly bundlerUrl?: string; readonly database?: { name: string; create?: boolean } } = {}) =>
+const service = (config: Record<string, string>, options: {
+  readonly bundlerUrl?: string
+  readonly rpcUrl?: string
+  readonly wsUrl?: string
+  readonly database?: { name: string; create?: boolean }
+} = {}) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(TestServerLive({
       config,
-      ...(options.bundlerUrl === undefined ? {} : { chain: { bundlerUrl: options.bundlerUrl } }),
+      chain: {
+        ...(options.bundlerUrl === undefined ? {} : { bundlerUrl: options.bundlerUrl }),
+        ...(options.rpcUrl === undefined ? {} : { rpcUrl: options.rpcUrl }),
+        ...(options.wsUrl === undefined ? {} : { wsUrl: options.wsUrl })
+      },
       ...(options.database === undefined ? {} : { database: options.database })
     }))
     return Context.get(context, TestServer)
@@ -69,6 +79,41 @@ const rawGet = (baseUrl: string, path: string, token: string) => {
   return { answer, abort: () => req?.destroy() }
 }
 
+/**
+ * A loopback JSON-RPC proxy in front of the run's anvil that counts `eth_getLogs` by block hash
+ * (EIP-234) and, when `refuseByHash`, answers them with an error (a node behind the one that
+ * pushed the head), forwarding everything else.
+ */
+const rpcProxy = (target: string, refuseByHash: boolean) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      new Promise<{ url: string; byHash: () => number; server: http.Server }>((resolve) => {
+        let byHash = 0
+        const server = http.createServer((req, res) => {
+          let body = ""
+          req.on("data", (c: Buffer) => (body += c.toString("utf8")))
+          req.on("end", async () => {
+            const msg = JSON.parse(body) as { id: number; method: string; params?: Array<{ blockHash?: string }> }
+            if (msg.method === "eth_getLogs" && msg.params?.[0]?.blockHash !== undefined) {
+              byHash++
+              if (refuseByHash) {
+                res.setHeader("content-type", "application/json")
+                res.end(JSON.stringify({ jsonrpc: "2.0", id: msg.id, error: { code: -32000, message: "unknown block" } }))
+                return
+              }
+            }
+            const upstream = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
+            res.setHeader("content-type", "application/json")
+            res.end(await upstream.text())
+          })
+        })
+        server.listen(0, "127.0.0.1", () =>
+          resolve({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, byHash: () => byHash, server }))
+      })
+    ),
+    ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  )
+
 /** The `das_userop_waiters` gauge of a service (its metrics listener). */
 const waiters = (metricsUrl: string) =>
   Effect.promise(async () => {
@@ -105,6 +150,87 @@ describe("GET /userops/{id}?wait=", () => {
       assert.strictEqual(polled.status, "included")
       assert.strictEqual(tries, 1)
       assert.strictEqual(yield* waiters(s.metricsUrl), 0)
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("a settlement made in this process answers its waiter itself, after its commit, without the NOTIFY", () =>
+    Effect.gen(function*() {
+      const database = testDatabaseName()
+      // Only this process's chain watcher settles (no reconciler, no follower).
+      const s = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds" }, { database: { name: database } })
+      // The cross-process announcement is switched off: the waiter can only be woken in-process.
+      const db = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const c = new pg.Client({ connectionString: databaseUrl(database) })
+          await c.connect()
+          return c
+        }),
+        (c) => Effect.promise(() => c.end())
+      )
+      yield* Effect.promise(() => db.query("ALTER TABLE user_operations DISABLE TRIGGER user_operations_settled"))
+      const user = yield* signedFreeze(s.baseUrl)
+      const submitted = yield* user.api.userops.submit({ payload: user.signed })
+      const started = Date.now()
+      const receipt = yield* user.api.userops.get({ params: { userOpId: submitted.userOpId }, query: { wait: "30s" } })
+      assert.strictEqual(receipt.status, "included")
+      assert.isBelow(Date.now() - started, 20_000, "woken in-process, not by the end of the wait")
+      // What it answered is committed: another connection reads the same settlement.
+      const { rows } = yield* Effect.promise(() =>
+        db.query<{ status: string; audit_event_id: string | null; transaction_hash: string | null }>(
+          "SELECT status, audit_event_id, transaction_hash FROM user_operations WHERE id = $1",
+          [submitted.userOpId]
+        )
+      )
+      assert.strictEqual(rows[0]?.status, "included")
+      assert.isString(receipt.auditEventId)
+      assert.strictEqual(rows[0]?.audit_event_id, receipt.auditEventId)
+      assert.strictEqual(rows[0]?.transaction_hash, receipt.transactionHash)
+      assert.strictEqual(yield* waiters(s.metricsUrl), 0)
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("new heads pushed by the node wake the watcher: settled at once although it would poll once an hour", () =>
+    Effect.gen(function*() {
+      // The run's anvil pushes new heads (its wsUrl); without them this watcher reads the chain
+      // hourly, and the bundler never gives a receipt: only a pushed head can settle it in time.
+      const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
+      const s = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds", USEROPS_WATCH_INTERVAL: "1 hour" }, {
+        bundlerUrl: proxy.url
+      })
+      const op = yield* unsentOperation(s.baseUrl, proxy)
+      proxy.setMode("receipt-null")
+      const started = Date.now()
+      // The GET sends it (its first read finds it unsent), then waits; the block comes ~100 ms later.
+      const receipt = yield* op.api.userops.get({ params: { userOpId: op.userOpId }, query: { wait: "30s" } })
+      assert.strictEqual(receipt.status, "included")
+      assert.isBelow(Date.now() - started, 20_000, "woken by a pushed head, not by the end of the wait")
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("a pushed head is read by its hash; a node that cannot answer for that block is read by range instead", () =>
+    Effect.gen(function*() {
+      for (const refuseByHash of [false, true]) {
+        const proxy = yield* bundlerProxy(testNetwork().bundlerUrl)
+        const rpc = yield* rpcProxy(testNetwork().rpcUrl, refuseByHash)
+        const s = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds", USEROPS_WATCH_INTERVAL: "1 hour" }, {
+          bundlerUrl: proxy.url,
+          rpcUrl: rpc.url,
+          wsUrl: testNetwork().wsUrl!
+        })
+        const op = yield* unsentOperation(s.baseUrl, proxy)
+        proxy.setMode("receipt-null")
+        const receipt = yield* op.api.userops.get({ params: { userOpId: op.userOpId }, query: { wait: "30s" } })
+        assert.strictEqual(receipt.status, "included", `refuseByHash=${refuseByHash}`)
+        assert.isAbove(rpc.byHash(), 0, "the pushed block was asked for by its hash")
+      }
+    }).pipe(Effect.scoped), 90_000)
+
+  it.live("new heads that cannot be pushed (no WebSocket there): the watcher polls, and the waiter is answered all the same", () =>
+    Effect.gen(function*() {
+      const s = yield* service({ RELAY_RECONCILE_INTERVAL: "1 hour", FOLLOWER_INTERVAL: "0 seconds" }, { wsUrl: "ws://127.0.0.1:1" })
+      const user = yield* signedFreeze(s.baseUrl)
+      const submitted = yield* user.api.userops.submit({ payload: user.signed })
+      const started = Date.now()
+      const receipt = yield* user.api.userops.get({ params: { userOpId: submitted.userOpId }, query: { wait: "30s" } })
+      assert.strictEqual(receipt.status, "included")
+      assert.isBelow(Date.now() - started, 20_000, "settled by the polling watcher, not by the end of the wait")
     }).pipe(Effect.scoped), 60_000)
 
   it.live("two processes: the waiter in one is woken by the settlement made in the other", () =>
