@@ -82,6 +82,11 @@ export interface LocalNetworkOptions {
   readonly host?: string
   /** Echo child process output to this process's stderr (default false). */
   readonly verbose?: boolean
+  /**
+   * Append the bundler's output (its warnings, e.g. an operation it dropped) to
+   * `<logDir>/alto-<chainId>.log`: the test run keeps it under `.test-results/`.
+   */
+  readonly logDir?: string
 }
 
 const requireHere = createRequire(import.meta.url)
@@ -182,7 +187,9 @@ export const make = (options: LocalNetworkOptions = {}) =>
         "--utility-wallet-monitor", "false",
         "--log-level", verbose ? "info" : "warn"
       ],
-      verbose
+      verbose,
+      {},
+      options.logDir === undefined ? undefined : path.join(options.logDir, `alto-${chainId}.log`)
     )
     const altoReady = yield* waitReady(
       "alto",

@@ -5,6 +5,7 @@
  * JSON-RPC.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
 import { Config, Data, Duration, Effect, Option, Schedule } from "effect"
 import { freePort as freeLoopbackPort, httpPortToAvoid } from "../platform/FreePort.ts"
 
@@ -67,7 +68,9 @@ export const spawnGuarded = (
   args: ReadonlyArray<string>,
   verbose: boolean,
   /** Set in the child's environment on top of the few keys it inherits. */
-  extraEnv: Readonly<Record<string, string>> = {}
+  extraEnv: Readonly<Record<string, string>> = {},
+  /** Every line the child prints is also appended here (the ring below keeps only the last ones). */
+  logFile?: string
 ) =>
   Effect.acquireRelease(
     Effect.flatMap(childEnv, (inherited) => Effect.sync(() => {
@@ -84,6 +87,7 @@ export const spawnGuarded = (
         const text = chunk.toString()
         output.push(text)
         if (output.length > 200) output.shift()
+        if (logFile !== undefined) fs.appendFile(logFile, text, () => {})
         if (verbose) process.stderr.write(`[${name}] ${text}`)
       }
       child.stdout?.on("data", collect)

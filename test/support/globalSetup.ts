@@ -6,6 +6,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import * as fs from "node:fs/promises"
+import * as path from "node:path"
 import type { TestProject } from "vitest/node"
 import { LOCAL_CHAIN_IDS, startAll, toJson } from "../../src/chain/LocalNetwork.ts"
 import { runMigrations } from "../../src/db/Database.ts"
@@ -25,9 +26,13 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   // Not under a private temp folder: the server runs as its own user and must reach its data folder.
   const databaseDir = `/tmp/das-test-pg-${process.pid}-${Date.now()}`
+  // The bundlers' warnings (an operation dropped, a bundle that failed) stay beside the run's report.
+  const logDir = path.resolve(".test-results")
+  await fs.mkdir(logDir, { recursive: true })
+  await Promise.all(LOCAL_CHAIN_IDS.map((id) => fs.rm(path.join(logDir, `alto-${id}.log`), { force: true })))
   const scope = Effect.runSync(Scope.make())
   const [pg, networks] = await Effect.runPromise(
-    Effect.all([startEmbeddedPostgres({ databaseDir }), startAll(LOCAL_CHAIN_IDS)], { concurrency: 2 }).pipe(Scope.provide(scope))
+    Effect.all([startEmbeddedPostgres({ databaseDir }), startAll(LOCAL_CHAIN_IDS, { logDir })], { concurrency: 2 }).pipe(Scope.provide(scope))
   )
   // Every migration, run once into a template: a test file's database is a copy of it (about
   // 0.1 s) instead of a fresh run of every migration (about 0.4 s, paid by some 200 databases).
