@@ -58,7 +58,7 @@ export interface Use {
   readonly actionsExecuted: number
 }
 
-interface ChainUse {
+export interface ChainUse {
   readonly calls: bigint
   readonly perToken: ReadonlyMap<string, { readonly spent: bigint; readonly available: bigint }>
 }
@@ -191,9 +191,19 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
     return repo.ledger(row.id, since, exceptId)
   }
 
-  /** Reconciled use of `row` (excluding reservation `exceptId`). */
-  const useOf = Effect.fn("Usage.useOf")(function*(row: UsageRow, exceptId?: string, now: Date = new Date()) {
-    const [rows, fromChain] = yield* Effect.all([ledger(row, exceptId, now), onChain(row, now)], { concurrency: 2 })
+  /**
+   * Reconciled use of `row` (excluding reservation `exceptId`). `read`: the enforcers' state read
+   * earlier in this request (`onChain`), not read again (the ledger is read fresh either way).
+   */
+  const useOf = Effect.fn("Usage.useOf")(function*(
+    row: UsageRow,
+    exceptId?: string,
+    now: Date = new Date(),
+    read?: { readonly chain: ChainUse | undefined }
+  ) {
+    const [rows, fromChain] = yield* Effect.all([ledger(row, exceptId, now), read === undefined ? onChain(row, now) : Effect.succeed(read.chain)], {
+      concurrency: 2
+    })
     const perToken = new Map<string, TokenUse>()
     for (const b of row.policy_set.budgets) {
       const token = lower(b.token.address ?? "")
@@ -215,8 +225,8 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
   })
 
   /** `PolicyState` fields for `evaluate`: used units per token (executed + open) and the action count. */
-  const stateOf = (row: UsageRow, exceptId?: string) =>
-    Effect.map(useOf(row, exceptId), (use) => {
+  const stateOf = (row: UsageRow, exceptId?: string, read?: { readonly chain: ChainUse | undefined }) =>
+    Effect.map(useOf(row, exceptId, new Date(), read), (use) => {
       const usedUnits = new Map<string, bigint>()
       for (const [token, u] of use.perToken) {
         // Never more room than the chain still allows: what it refuses counts as used. (A stream's
@@ -261,7 +271,7 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
         }
       }))
 
-  return { useOf, stateOf, spentToDate }
+  return { useOf, stateOf, spentToDate, onChain }
 })
 
 export type Usage = Effect.Success<ReturnType<typeof makeUsage>>
