@@ -282,7 +282,8 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     action: ActionInput,
     shareKey: string
   ) {
-    const read = { chain: yield* usageOf.onChain(row, new Date()) }
+    // The enforcers' state, read once (beside the first ledger read) for both evaluations.
+    const read = yield* Effect.cached(usageOf.onChain(row, new Date()))
     const first = evaluate(row.policy_set, decimalsOf, { status: row.status, accountFrozen: row.frozen, ...yield* usageOf.stateOf(row, undefined, read) }, action, new Date())
     if (first._tag === "Invalid") return yield* new BadRequest({ message: first.message })
     if (first._tag === "Declined") return yield* decline(row, first.reason, first.message, action, first.resetsAt)

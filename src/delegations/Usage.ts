@@ -192,18 +192,17 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
   }
 
   /**
-   * Reconciled use of `row` (excluding reservation `exceptId`). `read`: the enforcers' state read
-   * earlier in this request (`onChain`), not read again (the ledger is read fresh either way).
+   * Reconciled use of `row` (excluding reservation `exceptId`). `chainRead`: how this request reads
+   * the enforcers' state (`onChain`, cached: read once however often its use is evaluated; the
+   * ledger is read fresh each time, beside it).
    */
   const useOf = Effect.fn("Usage.useOf")(function*(
     row: UsageRow,
     exceptId?: string,
     now: Date = new Date(),
-    read?: { readonly chain: ChainUse | undefined }
+    chainRead?: Effect.Effect<ChainUse | undefined>
   ) {
-    const [rows, fromChain] = yield* Effect.all([ledger(row, exceptId, now), read === undefined ? onChain(row, now) : Effect.succeed(read.chain)], {
-      concurrency: 2
-    })
+    const [rows, fromChain] = yield* Effect.all([ledger(row, exceptId, now), chainRead ?? onChain(row, now)], { concurrency: 2 })
     const perToken = new Map<string, TokenUse>()
     for (const b of row.policy_set.budgets) {
       const token = lower(b.token.address ?? "")
@@ -225,8 +224,8 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
   })
 
   /** `PolicyState` fields for `evaluate`: used units per token (executed + open) and the action count. */
-  const stateOf = (row: UsageRow, exceptId?: string, read?: { readonly chain: ChainUse | undefined }) =>
-    Effect.map(useOf(row, exceptId, new Date(), read), (use) => {
+  const stateOf = (row: UsageRow, exceptId?: string, chainRead?: Effect.Effect<ChainUse | undefined>) =>
+    Effect.map(useOf(row, exceptId, new Date(), chainRead), (use) => {
       const usedUnits = new Map<string, bigint>()
       for (const [token, u] of use.perToken) {
         // Never more room than the chain still allows: what it refuses counts as used. (A stream's
