@@ -13,28 +13,18 @@
  *
  *   npx tsx bench/approvals.ts [requests=100]
  */
-import { Effect, Exit, Redacted, Scope } from "effect"
-import { type Address, createPublicClient, createWalletClient, http, parseUnits } from "viem"
+import { Effect, Exit, Scope } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { makeHybridDeleGator } from "../src/chain/Accounts4337.ts"
-import { viemChainOf } from "../src/chain/Chain.ts"
-import { permitStablecoinAbi } from "../src/chain/contracts/TokenPaymaster.ts"
 import { fromJson, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
-import { fromWire } from "../src/builds/Wire.ts"
-import { makeClient } from "../src/client/Client.ts"
-import { signIn } from "../src/client/signIn.ts"
 import { startReceiver } from "../test/notifications/webhooks/Receiver.ts"
 import { approvalGas } from "./support/approval-gas.ts"
+import { grantThroughService } from "./support/grants.ts"
 import { freePort, serviceEnv, startPostgres, startProcess } from "./support/processes.ts"
-import { report } from "./support/results.ts"
+import { percentile, report } from "./support/results.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
 const requests = Math.max(30, Number(process.argv[2] ?? 100))
-const percentile = (values: ReadonlyArray<number>, q: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
-}
 
 const scope = Effect.runSync(Scope.make())
 const description = await Effect.runPromise(startLocalNetwork().pipe(Scope.provide(scope)))
@@ -70,11 +60,6 @@ try {
     `${baseUrl}/health/ready`
   )
   const net = fromJson(network)
-  const chain = viemChainOf(net)
-  const client = createPublicClient({ chain, transport: http(net.rpcUrl), pollingInterval: 20 })
-  const deployer = createWalletClient({ chain, transport: http(net.rpcUrl), account: privateKeyToAccount(Redacted.value(net.deployerKey)) })
-  const stack = makeHybridDeleGator({ chainId: net.chainId, entryPoint: net.entryPoint, environment: net.delegation })
-  const ownerKey = generatePrivateKey()
   const approvers = [0, 1, 2].map(() => privateKeyToAccount(generatePrivateKey()).address)
 
   // When each request's "Approval needed" reached the receiver, by request id (it may arrive before the 422 does).
@@ -86,43 +71,12 @@ try {
     }
   }
 
-  const setup = await Effect.runPromise(Effect.gen(function*() {
-    const owner = yield* makeClient({ baseUrl, token: (yield* signIn(baseUrl, privateKeyToAccount(ownerKey))).token })
-    const delegate = yield* makeClient({ baseUrl, token: (yield* signIn(baseUrl, privateKeyToAccount(generatePrivateKey()))).token })
-    const [ownerAccount] = yield* owner.accounts.listAccounts()
-    const [delegateAccount] = yield* delegate.accounts.listAccounts()
-    yield* owner.notifications.createWebhook({ payload: { url: `${rx.url}/owner` } })
-    const build = yield* owner.delegations.build({
-      payload: {
-        name: "bench approvals",
-        kind: "agent",
-        delegateeAddress: delegateAccount!.address,
-        chainId: net.chainId,
-        budgets: [{ token: { symbol: "USDC" }, amount: 1_000_000 }],
-        perActionMax: { token: { symbol: "USDC" }, amount: 1_000 },
-        maxActions: 1_000_000,
-        approval: { required: 2, approvers, thresholds: [{ token: { symbol: "USDC" }, amount: 1 }] }
-      }
-    })
-    const { signature: _s, ...unsigned } = fromWire(build.enableUserOp)
-    const signature = yield* stack.signUserOperation(ownerKey, unsigned)
-    const leg = build.delegations[0]!
-    const legSignature = yield* Effect.promise(() =>
-      privateKeyToAccount(ownerKey).signTypedData({ ...leg.typedData, message: { ...leg.typedData.message, salt: BigInt(leg.typedData.message.salt) } } as never)
-    )
-    const created = yield* owner.delegations.create({
-      payload: {
-        userOp: { ...build.enableUserOp, signature },
-        userOpHash: build.userOpHash,
-        intentType: "delegation_enable",
-        delegationSignatures: [{ permissionId: leg.permissionId, signature: legSignature }]
-      }
-    })
-    if (created.status !== "active") throw new Error(`the grant is ${created.status}`)
-    return { delegate, delegationId: created.id, owner: ownerAccount!.address as Address }
-  }))
-  await client.waitForTransactionReceipt({
-    hash: await deployer.writeContract({ address: net.tokens.usd.address, abi: permitStablecoinAbi, functionName: "mint", args: [setup.owner, parseUnits("1000000", 6)] })
+  const setup = await grantThroughService({
+    baseUrl,
+    net,
+    name: "bench approvals",
+    approval: { required: 2, approvers, thresholds: [{ token: { symbol: "USDC" }, amount: 1 }] },
+    ownerReady: (owner) => owner.notifications.createWebhook({ payload: { url: `${rx.url}/owner` } })
   })
   const recipient = privateKeyToAccount(generatePrivateKey()).address
 

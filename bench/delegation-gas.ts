@@ -22,61 +22,21 @@
  *
  *   npx tsx bench/delegation-gas.ts      (about 15 s)
  */
-import { type Delegation } from "@metamask/smart-accounts-kit"
-import { Effect, Exit, Redacted, Scope } from "effect"
-import { type Address, createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, type Hex, http, parseEther, parseUnits } from "viem"
+import { Effect, Exit, Scope } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { makeHybridDeleGator } from "../src/chain/Accounts4337.ts"
-import { viemChainOf } from "../src/chain/Chain.ts"
-import { permitStablecoinAbi } from "../src/chain/contracts/TokenPaymaster.ts"
 import { make as startLocalNetwork } from "../src/chain/LocalNetwork.ts"
-import { legTypedData, makeLeg, randomSalt, redeemCall } from "../src/delegations/Caveats.ts"
+import { makeLeg, randomSalt } from "../src/delegations/Caveats.ts"
 import { makeGrant, redeemArgs } from "../src/delegations/Grant.ts"
-import { type ApprovalSet, approvalTypedData, randomApprovalNonce } from "../src/chain/Approvals.ts"
+import { chainGrants, usdcUnits as units } from "./support/grants.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
 const scope = Effect.runSync(Scope.make())
 const net = await Effect.runPromise(startLocalNetwork().pipe(Scope.provide(scope)))
 try {
-  const chain = viemChainOf(net)
-  const transport = http(net.rpcUrl)
-  const client = createPublicClient({ chain, transport, pollingInterval: 20 })
-  const deployer = createWalletClient({ chain, transport, account: privateKeyToAccount(Redacted.value(net.deployerKey)) })
-  const stack = makeHybridDeleGator({ chainId: net.chainId, entryPoint: net.entryPoint, environment: net.delegation })
-  const dm = net.delegation.DelegationManager
+  const { account, mint, sign, redeem, approvalsOf } = chainGrants(net)
   const usdc = net.tokens.usd.address
   const usdt = net.tokens.usdt.address
-  const units = (n: number) => parseUnits(String(n), 6)
-
-  /** A deployed HybridDeleGator of a fresh key (through its factory), with ETH. */
-  const account = async () => {
-    const key = generatePrivateKey()
-    const owner = privateKeyToAccount(key)
-    const cf = await Effect.runPromise(stack.counterfactualAccount(owner.address, 0n))
-    await client.waitForTransactionReceipt({ hash: await deployer.sendTransaction({ to: cf.factory, data: cf.factoryData }) })
-    await client.request({ method: "anvil_setBalance" as never, params: [cf.address, `0x${parseEther("1").toString(16)}`] as never })
-    return { key, address: cf.address }
-  }
-  const mint = async (token: Address, to: Address, amount: bigint) =>
-    client.waitForTransactionReceipt({
-      hash: await deployer.writeContract({ address: token, abi: permitStablecoinAbi, functionName: "mint", args: [to, amount] })
-    })
-  const sign = async (key: Hex, d: Delegation): Promise<Delegation> => {
-    const td = legTypedData(d, net.chainId, dm)
-    const signature = await privateKeyToAccount(key).signTypedData(td as never)
-    return { ...d, signature }
-  }
-  /** One redemption sent by the delegate's account itself (impersonated): its gasUsed. */
-  const redeem = async (delegate: Address, signed: Delegation, token: Address, to: Address, amount: bigint): Promise<bigint> => {
-    const call = redeemCall(dm, signed, { token, to, units: amount })
-    await client.request({ method: "anvil_impersonateAccount" as never, params: [delegate] as never })
-    const wallet = createWalletClient({ chain, transport, account: delegate })
-    const hash = await wallet.sendTransaction({ to: call.to, data: call.data!, gas: 2_000_000n })
-    const receipt = await client.waitForTransactionReceipt({ hash })
-    if (receipt.status !== "success") throw new Error(`redemption reverted (${hash})`)
-    return receipt.gasUsed
-  }
 
   const expires = Math.floor(Date.now() / 1000) + 3600
   const recipients = [0, 1, 2].map(() => privateKeyToAccount(generatePrivateKey()).address)
@@ -128,7 +88,6 @@ try {
   const approvers = [privateKeyToAccount(keys[0]!).address, privateKeyToAccount(keys[1]!).address, smartApprover.address]
   const ecdsa = [{ key: keys[0]!, address: approvers[0]! }, { key: keys[1]!, address: approvers[1]! }]
   const mixed = [{ key: keys[0]!, address: approvers[0]! }, { key: smartApprover.key, address: smartApprover.address }]
-  const enforcer = net.delegation.caveatEnforcers["ApprovalEnforcer"]!
   for (const [shape, amount, signers] of [
     ["approval rule, at or below the threshold", units(1), undefined],
     ["approval rule, above: 2 ECDSA approvals", units(6), ecdsa],
@@ -147,21 +106,8 @@ try {
     })
     if (made._tag !== "Ok") throw new Error(made.message)
     const signed = await sign(owner.key, made.delegation)
-    const hash = stack.permissionIdOf(signed)
-    /** Approvals of one transfer (each signer's key signs; the smart approver's is its owner key). */
-    const approvalsOf = async (signers: ReadonlyArray<{ key: Hex; address: Address }>): Promise<ApprovalSet> => {
-      const nonce = randomApprovalNonce()
-      const deadline = BigInt(expires)
-      const td = approvalTypedData({
-        chainId: net.chainId, enforcer, delegationHash: hash,
-        execution: { target: usdc, value: 0n, callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] }) },
-        nonce, deadline
-      })
-      const approvals = await Promise.all(signers.map(async (s) => ({ approver: s.address, signature: await privateKeyToAccount(s.key).signTypedData(td) })))
-      return { nonce, deadline, approvals }
-    }
     const once = async () => {
-      const approvals = signers === undefined ? undefined : await approvalsOf(signers)
+      const approvals = signers === undefined ? undefined : await approvalsOf(signed, { token: usdc, to, amount }, signers, BigInt(expires))
       const args = redeemArgs(net.delegation, signed, made.scope, { token: usdc, to, ...(approvals === undefined ? {} : { approvals }) })!
       return redeem(delegate.address, args, usdc, to, amount)
     }

@@ -13,17 +13,11 @@
  * smart account as sender (anvil impersonation), so the EntryPoint and bundler overheads, equal
  * for every shape, are left out. Used by bench/approvals.ts and its smoke test.
  */
-import type { Delegation } from "@metamask/smart-accounts-kit"
-import { Effect, Redacted } from "effect"
-import { type Address, createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, type Hex, http, parseEther, parseUnits } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { makeHybridDeleGator } from "../../src/chain/Accounts4337.ts"
-import { type ApprovalSet, approvalTypedData, randomApprovalNonce } from "../../src/chain/Approvals.ts"
-import { viemChainOf } from "../../src/chain/Chain.ts"
-import { permitStablecoinAbi } from "../../src/chain/contracts/TokenPaymaster.ts"
 import type { LocalNetworkDescription } from "../../src/chain/LocalNetwork.ts"
-import { legTypedData, randomSalt, redeemCall } from "../../src/delegations/Caveats.ts"
+import { randomSalt } from "../../src/delegations/Caveats.ts"
 import { makeGrant, redeemArgs } from "../../src/delegations/Grant.ts"
+import { chainGrants, usdcUnits as units } from "./grants.ts"
 
 export interface GasRow {
   readonly shape: string
@@ -32,34 +26,9 @@ export interface GasRow {
 }
 
 export const approvalGas = async (net: LocalNetworkDescription, rounds = 2): Promise<ReadonlyArray<GasRow>> => {
-  const chain = viemChainOf(net)
-  const transport = http(net.rpcUrl)
-  const client = createPublicClient({ chain, transport, pollingInterval: 20 })
-  const deployer = createWalletClient({ chain, transport, account: privateKeyToAccount(Redacted.value(net.deployerKey)) })
-  const stack = makeHybridDeleGator({ chainId: net.chainId, entryPoint: net.entryPoint, environment: net.delegation })
-  const dm = net.delegation.DelegationManager
+  const { account, mint, sign, redeem, approvalsOf } = chainGrants(net)
   const usdc = net.tokens.usd.address
-  const enforcer = net.delegation.caveatEnforcers["ApprovalEnforcer"]!
-  const units = (n: number) => parseUnits(String(n), 6)
   const expires = Math.floor(Date.now() / 1000) + 3600
-
-  /** A deployed HybridDeleGator of a fresh key (through its factory), with ETH. */
-  const account = async () => {
-    const key = generatePrivateKey()
-    const cf = await Effect.runPromise(stack.counterfactualAccount(privateKeyToAccount(key).address, 0n))
-    await client.waitForTransactionReceipt({ hash: await deployer.sendTransaction({ to: cf.factory, data: cf.factoryData }) })
-    await client.request({ method: "anvil_setBalance" as never, params: [cf.address, `0x${parseEther("1").toString(16)}`] as never })
-    return { key, address: cf.address }
-  }
-  const redeem = async (delegate: Address, signed: Delegation, to: Address, amount: bigint): Promise<bigint> => {
-    const call = redeemCall(dm, signed, { token: usdc, to, units: amount })
-    await client.request({ method: "anvil_impersonateAccount" as never, params: [delegate] as never })
-    const wallet = createWalletClient({ chain, transport, account: delegate })
-    const hash = await wallet.sendTransaction({ to: call.to, data: call.data!, gas: 2_000_000n })
-    const receipt = await client.waitForTransactionReceipt({ hash })
-    if (receipt.status !== "success") throw new Error(`redemption reverted (${hash})`)
-    return receipt.gasUsed
-  }
 
   const approverKeys = [generatePrivateKey(), generatePrivateKey(), generatePrivateKey()]
   const approvers = approverKeys.map((k) => privateKeyToAccount(k).address)
@@ -75,9 +44,7 @@ export const approvalGas = async (net: LocalNetworkDescription, rounds = 2): Pro
     const delegate = await account()
     // A fresh recipient per shape: every first action writes a fresh balance, every next one updates it.
     const to = privateKeyToAccount(generatePrivateKey()).address
-    await client.waitForTransactionReceipt({
-      hash: await deployer.writeContract({ address: usdc, abi: permitStablecoinAbi, functionName: "mint", args: [owner.address, units(1000)] })
-    })
+    await mint(usdc, owner.address, units(1000))
     const made = makeGrant(net.delegation, {
       delegator: owner.address, delegate: delegate.address,
       budgets: [{ token: usdc, units: units(500), perActionUnits: units(10) }],
@@ -86,29 +53,16 @@ export const approvalGas = async (net: LocalNetworkDescription, rounds = 2): Pro
       ...(s.required === undefined ? {} : { approval: { required: s.required, approvers, thresholds: [{ token: usdc, units: units(5) }] } })
     })
     if (made._tag !== "Ok") throw new Error(made.message)
-    const signature = await privateKeyToAccount(owner.key).signTypedData(legTypedData(made.delegation, net.chainId, dm) as never)
-    const signed: Delegation = { ...made.delegation, signature }
-    const hash = stack.permissionIdOf(signed)
+    const signed = await sign(owner.key, made.delegation)
     const amount = units(s.amount)
-    const approvalsOf = async (n: number): Promise<ApprovalSet> => {
-      const nonce = randomApprovalNonce()
-      const deadline = BigInt(expires)
-      const td = approvalTypedData({
-        chainId: net.chainId, enforcer, delegationHash: hash,
-        execution: { target: usdc, value: 0n, callData: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] }) },
-        nonce, deadline
-      })
-      const approvals = await Promise.all(approverKeys.slice(0, n).map(async (k, i) => ({
-        approver: approvers[i]!,
-        signature: await privateKeyToAccount(k).signTypedData(td) as Hex
-      })))
-      return { nonce, deadline, approvals }
-    }
+    const signers = approverKeys.map((key, i) => ({ key, address: approvers[i]! }))
     const gas: Array<bigint> = []
     for (let i = 0; i < rounds; i++) {
-      const approvals = s.signers === undefined || s.signers === 0 ? undefined : await approvalsOf(s.signers)
+      const approvals = s.signers === undefined || s.signers === 0
+        ? undefined
+        : await approvalsOf(signed, { token: usdc, to, amount }, signers.slice(0, s.signers), BigInt(expires))
       const args = redeemArgs(net.delegation, signed, made.scope, { token: usdc, to, ...(approvals === undefined ? {} : { approvals }) })!
-      gas.push(await redeem(delegate.address, args, to, amount))
+      gas.push(await redeem(delegate.address, args, usdc, to, amount))
     }
     rows.push({ shape: s.shape, gas })
   }

@@ -31,3 +31,9 @@ export interface Result {
 }
 
 export const report = (r: Result) => console.log(`BENCH_RESULT ${JSON.stringify(r)}`)
+
+/** The q-quantile (0..1) of `values` by the nearest-rank method: a value that was measured. */
+export const percentile = (values: ReadonlyArray<number>, q: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
+}

@@ -11,7 +11,7 @@
  * The build is stored before it is answered: the relay only accepts operations that
  * match a stored build (docs/relay.md).
  */
-import { Config, Context, Duration, Effect, Layer, Schema } from "effect"
+import { Config, Context, Data, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Address, formatUnits, type Hex, maxUint256 } from "viem"
 import type { Account } from "../accounts/Domain.ts"
@@ -32,7 +32,7 @@ import { mapUpstream, toWire, typedDataJson, userOpHashOf } from "./Wire.ts"
 export type { Call }
 export { matchesBuild, permitMismatch }
 
-export interface BuildRequest {
+export interface BuildRequest<E = never> {
   /** The account the operation runs as (from `Accounts.resolve`, i.e. already scoped to the signer). */
   readonly account: Account
   readonly intentType: IntentType
@@ -69,9 +69,10 @@ export interface BuildRequest {
   readonly stubSignature?: Hex
   /**
    * Writes of the building feature that must commit with the build (and only when it is stored
-   * anew, not when an identical open one is answered): run in the build's own transaction.
+   * anew, not when an identical open one is answered): run in the build's own transaction. Its
+   * failure rolls the build back (nothing stored, nothing counted) and is the build's failure.
    */
-  readonly onStored?: (stored: { readonly buildId: string; readonly userOpHash: string }) => Effect.Effect<void>
+  readonly onStored?: (stored: { readonly buildId: string; readonly userOpHash: string }) => Effect.Effect<void, E>
   /**
    * Sent after `queuedBehind` other operations of this account built alongside it (a request of
    * several grants, relayed one after the other): its nonce is that many past the account's
@@ -100,7 +101,7 @@ export type BuildError = OutOfScope | ServiceUnavailable | TooManyRequests | Ups
 
 export class OperationBuilder extends Context.Service<OperationBuilder, {
   /** Builds, stores and answers one operation. Declines (422 `account_frozen`) a frozen account's non-risk-reducing build. */
-  build(request: BuildRequest): Effect.Effect<BuiltOperation, BuildError>
+  build<E = never>(request: BuildRequest<E>): Effect.Effect<BuiltOperation, BuildError | E>
   /**
    * Builds of the signer's accounts whose userOpHash is `userOpHash` (every signed field
    * equal), unexpired first, then newest first. Indexed by hash: no other user's builds
@@ -141,6 +142,9 @@ const FALLBACK_GAS = {
 
 const ETH_DECIMALS = 18
 
+/** A feature's `onStored` failed: its error, carried out of the (rolled back) transaction. */
+class OnStoredFailed extends Data.TaggedError("OnStoredFailed")<{ readonly cause: unknown }> {}
+
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -162,7 +166,7 @@ const make = Effect.gen(function*() {
       mapUpstream
     )
 
-  const build = Effect.fn("OperationBuilder.build")(function*(request: BuildRequest) {
+  const build = Effect.fn("OperationBuilder.build")(function*(request: BuildRequest<unknown>) {
     const { account, intentType } = request
     // The account's own chain: its reader, bundler, account stack and paymaster.
     const net = yield* chains.serving(account.chainId)
@@ -421,10 +425,16 @@ const make = Effect.gen(function*() {
     const stored = yield* sql.withTransaction(Effect.gen(function*() {
       const open = yield* storing
       if (open !== undefined) return open
-      if (request.onStored !== undefined) yield* request.onStored({ buildId, userOpHash })
+      if (request.onStored !== undefined) {
+        yield* request.onStored({ buildId, userOpHash }).pipe(Effect.mapError((cause) => new OnStoredFailed({ cause })))
+      }
       if (charge !== undefined) yield* charge
       return undefined
-    })).pipe(Effect.catchTag("SqlError", Effect.die))
+    })).pipe(
+      Effect.catchTag("SqlError", Effect.die),
+      // Rolled back by then: the feature's own failure is the build's.
+      Effect.catchTag("OnStoredFailed", (failed) => Effect.fail(failed.cause))
+    )
     if (stored !== undefined) {
       const previous = yield* Schema.decodeUnknownEffect(UserOpBuild)(stored.answer).pipe(Effect.orDie)
       return { buildId: stored.id, build: previous, userOp, metadata: stored.metadata, shared: true } satisfies BuiltOperation
@@ -445,5 +455,12 @@ const make = Effect.gen(function*() {
     return yield* repo.findById(buildId)
   })
 
-  return OperationBuilder.of({ build, byHash, byHashForSession, hasBuildFor, findById })
+  return OperationBuilder.of({
+    // Effect.fn erases the type parameter: the only failure beyond BuildError is onStored's own.
+    build: build as <E>(request: BuildRequest<E>) => Effect.Effect<BuiltOperation, BuildError | E>,
+    byHash,
+    byHashForSession,
+    hasBuildFor,
+    findById
+  })
 })

@@ -5,10 +5,10 @@
  */
 import { Effect } from "effect"
 import type { Address, Hash, Hex, TypedDataDefinition } from "viem"
-import { getUserOperationHash } from "viem/account-abstraction"
 import { ServiceUnavailable, UpstreamTimeout, UpstreamUnavailable } from "../api/Errors.ts"
 import type { BundlerError, UserOperationV07 } from "../chain/Bundler.ts"
 import type { ChainUnavailable } from "../chain/Chain.ts"
+import { userOperationHashV07 } from "../chain/OperationHash.ts"
 import type { Eip712TypedData, UserOperation } from "../domain/Operations.ts"
 
 const lower = <S extends string>(s: S): S => s.toLowerCase() as S
@@ -61,14 +61,9 @@ export const fromWire = (w: UserOperation): UserOperationV07 => ({
   signature: w.signature as Hex
 })
 
-/** The ERC-4337 v0.7 user-operation hash (viem), which the signature does not cover. */
+/** The ERC-4337 v0.7 user-operation hash (viem's packing; the call data's hash shared with the paymaster's), which the signature does not cover. */
 export const userOpHashOf = (op: UserOperationV07, chainId: number, entryPoint: Address): Hash =>
-  lower(getUserOperationHash({
-    chainId,
-    entryPointAddress: entryPoint,
-    entryPointVersion: "0.7",
-    userOperation: { ...op, signature: "0x" }
-  }))
+  lower(userOperationHashV07({ ...op, signature: "0x" }, chainId, entryPoint))
 
 /** Two operations are the same operation when every field the signature covers is equal. */
 export const sameUnsigned = (a: UserOperation, b: UserOperation): boolean => {

@@ -4,7 +4,7 @@
  * submits it (`beforeSubmit`), and the relay hooks that settle reservations, enables and
  * revokes. Rules: docs/delegations.md ("Spend accounting"). SQL: DelegationRepo.ts.
  */
-import { Config, Duration, Effect } from "effect"
+import { Config, Data, Duration, Effect } from "effect"
 import { type Address, encodeFunctionData, erc20Abi, type Hex } from "viem"
 import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, OutOfScope } from "../api/Errors.ts"
@@ -53,6 +53,12 @@ const metaString = (build: StoredBuild, key: string) => {
   const v = build.metadata[key]
   return typeof v === "string" ? v : undefined
 }
+
+/** A reservation refused under the grant's row lock in its build's transaction (`buildFolded`): the build rolls back. */
+class ReservationRefused extends Data.TaggedError("ReservationRefused")<{
+  readonly row: DelegationRow
+  readonly verdict: Exclude<ReturnType<typeof evaluate>, { readonly _tag: "Allowed" }>
+}> {}
 
 export const makeActions = (reads: Reads) => Effect.gen(function*() {
   const repo = yield* DelegationRepo
@@ -208,6 +214,8 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
       if (waiting !== undefined) return waiting
     }
     const open = yield* repo.findOpenAction(shareKey, delegate.id)
+    // A new action without an approval rule: reserved in its build's own transaction.
+    if (open === undefined && held === undefined) return yield* buildFolded(net, row, delegate, action, shareKey)
     // Still re-evaluated (expiry, revocation, freeze), counting its one reservation once.
     const reserved = yield* reserveFor(signer, id, action, open?.reservation_id, true)
     if (open !== undefined) return open.answer
@@ -253,7 +261,66 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
         release: release(reservation.id)
       }).pipe(Effect.tapError(() => release(reservation.id)))
     }
-    return yield* buildReserved(net, row, delegate, reservation, { shareKey, gasToken: action.gasToken })
+    return yield* buildHeld(net, row, delegate, reservation, { shareKey, gasToken: action.gasToken })
+  })
+
+  /**
+   * A new action without an approval rule, one commit: evaluated first without a lock (declined
+   * at once when it is), then built, and reserved in the build's own transaction under the
+   * grant's row lock, evaluated again there against the ledger as it is then. The ledger is read
+   * by a statement after the lock's, so in READ COMMITTED its snapshot holds every reservation
+   * committed before the lock was granted (one statement that locks and reads would not:
+   * docs/decisions.md). The enforcers' state is the one read before (it is the chain's, which no
+   * row lock holds still, as before). Refused there (another action took the room meanwhile, the
+   * grant was revoked or frozen): the build is rolled back, nothing is counted, and the action
+   * is declined. A process that dies before the commit leaves no reservation behind.
+   */
+  const buildFolded = Effect.fnUntraced(function*(
+    net: ChainNetwork,
+    row: DelegationRow,
+    delegate: Account,
+    action: ActionInput,
+    shareKey: string
+  ) {
+    // The enforcers' state, read once (beside the first ledger read) for both evaluations.
+    const read = yield* Effect.cached(usageOf.onChain(row, new Date()))
+    const first = evaluate(row.policy_set, decimalsOf, { status: row.status, accountFrozen: row.frozen, ...yield* usageOf.stateOf(row, undefined, read) }, action, new Date())
+    if (first._tag === "Invalid") return yield* new BadRequest({ message: first.message })
+    if (first._tag === "Declined") return yield* decline(row, first.reason, first.message, action, first.resetsAt)
+    const reservation: Reservation = {
+      id: `rsv_${crypto.randomUUID()}`,
+      delegationId: row.id,
+      units: first.units,
+      token: first.token.address as Address,
+      recipient: first.recipient as Address,
+      ...(first.recipientName === undefined ? {} : { recipientName: first.recipientName })
+    }
+    const reserveWithBuild = (stored: { readonly buildId: string; readonly userOpHash: string }) =>
+      Effect.gen(function*() {
+        const locked = (yield* repo.lockById(row.id))!
+        const use = yield* usageOf.stateOf(locked, undefined, read)
+        const result = evaluate(locked.policy_set, decimalsOf, { status: locked.status, accountFrozen: locked.frozen, ...use }, action, new Date())
+        if (result._tag !== "Allowed") return yield* new ReservationRefused({ row: locked, verdict: result })
+        // The policy is immutable and the action the same: the same transfer as built.
+        if (result.units !== reservation.units || lower(result.token.address!) !== lower(reservation.token)) {
+          return yield* Effect.die(new Error("an action evaluated twice in one request gave two transfers"))
+        }
+        yield* repo.insertReservation({
+          id: reservation.id,
+          delegationId: row.id,
+          token: reservation.token,
+          units: reservation.units,
+          recipient: reservation.recipient,
+          expiresAt: new Date(Date.now() + Duration.toMillis(reservationTtl)),
+          build: { userOpHash: stored.userOpHash, opBuildId: stored.buildId }
+        })
+      })
+    return yield* buildReserved(net, row, delegate, reservation, { shareKey, gasToken: action.gasToken, reserveWithBuild }).pipe(
+      Effect.catchTag("ReservationRefused", ({ row: locked, verdict }): Effect.Effect<never, BadRequest | OutOfScope> =>
+        verdict._tag === "Invalid"
+          ? Effect.fail(new BadRequest({ message: verdict.message }))
+          : decline(locked, verdict.reason, verdict.message, action, verdict.resetsAt))
+    )
   })
 
   /** The delegate's redeem operation for a reserved action (with its approvals, when the rule asked for them). */
@@ -262,8 +329,17 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     row: DelegationRow,
     delegate: Account,
     reservation: Reservation,
-    options: { readonly shareKey: string; readonly gasToken?: "USDC" | "USDT" | undefined; readonly approvals?: ApprovalSet; readonly requestId?: string }
+    options: {
+      readonly shareKey: string
+      readonly gasToken?: "USDC" | "USDT" | undefined
+      readonly approvals?: ApprovalSet
+      readonly requestId?: string
+      /** Takes the reservation in the build's transaction (`buildFolded`); otherwise it is held already and bound there. */
+      readonly reserveWithBuild?: (stored: { readonly buildId: string; readonly userOpHash: string }) => Effect.Effect<void, ReservationRefused>
+    }
   ) {
+    // A reservation held before the build is freed when the build fails or is shared; one taken with the build never was.
+    const heldBefore = options.approvals === undefined && options.reserveWithBuild === undefined
     const id = row.id
     const leg = row.legs[0]!
     const { network } = net
@@ -273,7 +349,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
       ? leg.delegation
       : redeemArgs(network.delegation, leg.delegation, leg.scope, { ...transfer, ...(options.approvals === undefined ? {} : { approvals: options.approvals }) })
     if (signed === undefined) {
-      yield* release(reservation.id)
+      if (options.reserveWithBuild === undefined) yield* release(reservation.id)
       return yield* Effect.die(new Error("an allowed action is outside its grant's on-chain scope"))
     }
     const amount = fromUnits(reservation.units, token.decimals)
@@ -295,16 +371,17 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
       },
       // An identical open action build is answered again, with its one reservation: this request's is freed.
       shareKey: options.shareKey,
-      // Bound to its build in the build's own transaction (one commit, not two).
-      onStored: (stored) => repo.bindReservation(reservation.id, stored.userOpHash, stored.buildId),
+      // Taken, or bound to its build, in the build's own transaction (one commit, not two).
+      onStored: options.reserveWithBuild ?? ((stored) => repo.bindReservation(reservation.id, stored.userOpHash, stored.buildId)),
       ...(options.gasToken === undefined ? {} : { gasToken: options.gasToken })
-    }).pipe(Effect.tapError(() => options.approvals === undefined ? release(reservation.id) : Effect.void))
-    if (built.shared) {
-      if (options.approvals === undefined) yield* release(reservation.id)
-      return built.build
-    }
+    }).pipe(Effect.tapError(() => heldBefore ? release(reservation.id) : Effect.void))
+    if (built.shared && heldBefore) yield* release(reservation.id)
     return built.build
   })
+
+  /** `buildReserved` on a reservation held before the build: only bound to it there, never refused. */
+  const buildHeld = (...args: Parameters<typeof buildReserved>) =>
+    buildReserved(...args).pipe(Effect.catchTag("ReservationRefused", (refused) => Effect.die(refused)))
 
   /**
    * An approved action's build, the approvals attached (issue 25). On the request's reservation
@@ -343,7 +420,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
       recipient: approved.recipient
     }
     if (reserved !== undefined) yield* repo.holdReservation(reserved.id, approved.deadline)
-    const build = yield* buildReserved(net, row, delegate, reservation, {
+    const build = yield* buildHeld(net, row, delegate, reservation, {
       shareKey,
       gasToken: approved.gasToken,
       approvals: approved.approvals,

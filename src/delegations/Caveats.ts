@@ -188,6 +188,44 @@ export const enabledPermissionIds = (
  * [SingleDefault], [transfer])`, the transfer executing from the owner's account (an ERC-20
  * `transfer`, or for the native coin the value sent to the recipient with no call data).
  */
+/**
+ * How many encoded permission contexts `permissionContextOf` keeps (a few KB each): the grants
+ * in use at once, times their (token, recipient) choices.
+ */
+const PERMISSION_CONTEXTS_KEPT = 512
+const permissionContexts = new Map<string, Hex>()
+
+/**
+ * `encodeDelegations([signed])`, remembered: every action under one grant redeems the same
+ * signed delegation with the same caveat args (its token's and recipient's index) unless
+ * approvals are attached, and the ABI encoding (@metamask/abi-utils) costs ≈ 2 ms of CPU.
+ * The key is every field of the delegation the encoding reads (signature, salt, each
+ * caveat's enforcer, terms and args), so an entry is right for as long as it is kept: a
+ * revoked or replaced grant is a different key (or refused before its redemption is built),
+ * never a stale answer. Least recently used entries go first.
+ */
+export const permissionContextOf = (signed: Delegation): Hex => {
+  const key = [
+    signed.delegate,
+    signed.delegator,
+    signed.authority,
+    String(signed.salt),
+    signed.signature,
+    ...signed.caveats.flatMap((c) => [c.enforcer, c.terms, c.args])
+  ].join("|").toLowerCase()
+  const kept = permissionContexts.get(key)
+  if (kept !== undefined) {
+    // Most recently used last (a Map iterates in insertion order).
+    permissionContexts.delete(key)
+    permissionContexts.set(key, kept)
+    return kept
+  }
+  const encoded = encodeDelegations([signed])
+  permissionContexts.set(key, encoded)
+  if (permissionContexts.size > PERMISSION_CONTEXTS_KEPT) permissionContexts.delete(permissionContexts.keys().next().value!)
+  return encoded
+}
+
 export const redeemCall = (
   delegationManager: Address,
   signedLeg: Delegation,
@@ -205,7 +243,7 @@ export const redeemCall = (
     data: encodeFunctionData({
       abi: DelegationManager,
       functionName: "redeemDelegations",
-      args: [[encodeDelegations([signedLeg])], [ExecutionMode.SingleDefault as Hex], [execution]]
+      args: [[permissionContextOf(signedLeg)], [ExecutionMode.SingleDefault as Hex], [execution]]
     })
   }
 }

@@ -292,9 +292,10 @@ const make = Effect.gen(function*() {
 
     insertReservation: (r) =>
       run(sql`
-        INSERT INTO delegation_reservations (id, delegation_id, token_address, units, recipient, status, expires_at, created_at)
+        INSERT INTO delegation_reservations (id, delegation_id, token_address, units, recipient, status, expires_at, created_at,
+                                             user_op_hash, op_build_id)
         VALUES (${r.id}, ${r.delegationId}, ${r.token}, ${r.units.toString()}, ${r.recipient},
-                'reserved', ${r.expiresAt}, now())`),
+                'reserved', ${r.expiresAt}, now(), ${r.build?.userOpHash ?? null}, ${r.build?.opBuildId ?? null})`),
     bindReservation: (id, userOpHash, opBuildId) =>
       run(sql`UPDATE delegation_reservations SET user_op_hash = ${userOpHash}, op_build_id = ${opBuildId}
               WHERE id = ${id}`),

@@ -170,4 +170,6 @@ export interface NewReservation {
   readonly units: bigint
   readonly recipient: string
   readonly expiresAt: Date
+  /** The action build it is taken with, when both are stored in one transaction. */
+  readonly build?: { readonly userOpHash: string; readonly opBuildId: string }
 }

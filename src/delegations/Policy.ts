@@ -50,10 +50,17 @@ export type DeclineReason = typeof DECLINE_REASONS[number]
 // ---------------------------------------------------------------------------------------
 // Amounts
 
+/**
+ * A number in plain decimal notation (no exponent, no grouping): what `toLocaleString` with these
+ * options gives, with the formatter made once (`toLocaleString` builds one per call: ≈ 0.1 ms,
+ * several times per action).
+ */
+const plainDecimal = new Intl.NumberFormat("en-US", { useGrouping: false, maximumFractionDigits: 20 })
+
 /** A JSON amount in token units → base units; `undefined` when not positive or finer than the token's decimals. */
 export const toUnits = (amount: number, decimals: number): bigint | undefined => {
   if (!Number.isFinite(amount) || amount <= 0) return undefined
-  const text = amount.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 20 })
+  const text = plainDecimal.format(amount)
   const [, fraction = ""] = text.split(".")
   if (fraction.length > decimals) return undefined
   const units = parseUnits(text, decimals)

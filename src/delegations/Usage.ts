@@ -58,7 +58,7 @@ export interface Use {
   readonly actionsExecuted: number
 }
 
-interface ChainUse {
+export interface ChainUse {
   readonly calls: bigint
   readonly perToken: ReadonlyMap<string, { readonly spent: bigint; readonly available: bigint }>
 }
@@ -191,9 +191,18 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
     return repo.ledger(row.id, since, exceptId)
   }
 
-  /** Reconciled use of `row` (excluding reservation `exceptId`). */
-  const useOf = Effect.fn("Usage.useOf")(function*(row: UsageRow, exceptId?: string, now: Date = new Date()) {
-    const [rows, fromChain] = yield* Effect.all([ledger(row, exceptId, now), onChain(row, now)], { concurrency: 2 })
+  /**
+   * Reconciled use of `row` (excluding reservation `exceptId`). `chainRead`: how this request reads
+   * the enforcers' state (`onChain`, cached: read once however often its use is evaluated; the
+   * ledger is read fresh each time, beside it).
+   */
+  const useOf = Effect.fn("Usage.useOf")(function*(
+    row: UsageRow,
+    exceptId?: string,
+    now: Date = new Date(),
+    chainRead?: Effect.Effect<ChainUse | undefined>
+  ) {
+    const [rows, fromChain] = yield* Effect.all([ledger(row, exceptId, now), chainRead ?? onChain(row, now)], { concurrency: 2 })
     const perToken = new Map<string, TokenUse>()
     for (const b of row.policy_set.budgets) {
       const token = lower(b.token.address ?? "")
@@ -215,8 +224,8 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
   })
 
   /** `PolicyState` fields for `evaluate`: used units per token (executed + open) and the action count. */
-  const stateOf = (row: UsageRow, exceptId?: string) =>
-    Effect.map(useOf(row, exceptId), (use) => {
+  const stateOf = (row: UsageRow, exceptId?: string, chainRead?: Effect.Effect<ChainUse | undefined>) =>
+    Effect.map(useOf(row, exceptId, new Date(), chainRead), (use) => {
       const usedUnits = new Map<string, bigint>()
       for (const [token, u] of use.perToken) {
         // Never more room than the chain still allows: what it refuses counts as used. (A stream's
@@ -261,7 +270,7 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
         }
       }))
 
-  return { useOf, stateOf, spentToDate }
+  return { useOf, stateOf, spentToDate, onChain }
 })
 
 export type Usage = Effect.Success<ReturnType<typeof makeUsage>>
