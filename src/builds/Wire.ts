@@ -72,7 +72,8 @@ export const sameUnsigned = (a: UserOperation, b: UserOperation): boolean => {
   return strip(a) === strip(b)
 }
 
-const EIP712_DOMAIN_TYPE = [
+/** The EIP-712 domain's type for a domain of name, version, chainId and verifyingContract. */
+export const EIP712_DOMAIN_TYPE = [
   { name: "name", type: "string" },
   { name: "version", type: "string" },
   { name: "chainId", type: "uint256" },

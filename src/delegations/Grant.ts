@@ -169,18 +169,7 @@ export const makeRevocationGrant = (environment: DelegationEnvironment, terms: R
       .addCaveat("approvalRevocation", { ...terms.methods })
       .addCaveat("limitedCalls", { limit: terms.maxActions })
       .build()
-    return {
-      _tag: "Ok",
-      delegation: {
-        delegate: terms.delegate,
-        delegator: terms.delegator,
-        authority: ROOT_AUTHORITY as Hex,
-        caveats: caveats.map((c) => ({ enforcer: c.enforcer, terms: c.terms, args: "0x" as Hex })),
-        salt: terms.salt,
-        signature: "0x"
-      },
-      scope: { tokens: [], recipients: [] }
-    }
+    return unsigned(terms, caveats, { tokens: [], recipients: [] })
   } catch (cause) {
     return invalid(`the kit refused a caveat: ${cause instanceof Error ? cause.message : String(cause)}`)
   }
@@ -340,7 +329,14 @@ const headOf = (
   return terms.redeemers === undefined ? timed : timed.addCaveat("redeemer", { redeemers: [...terms.redeemers] })
 }
 
-const ok = (terms: GrantTerms, caveats: ReadonlyArray<{ readonly enforcer: Address; readonly terms: Hex }>): GrantResult => ({
+type Caveats = ReadonlyArray<{ readonly enforcer: Address; readonly terms: Hex }>
+
+/** The unsigned root delegation of `caveats` from the delegator to the delegate, and what its redemptions name. */
+const unsigned = (
+  terms: Pick<GrantTerms, "delegate" | "delegator" | "salt">,
+  caveats: Caveats,
+  scope: Extract<GrantResult, { readonly _tag: "Ok" }>["scope"]
+): GrantResult => ({
   _tag: "Ok",
   delegation: {
     delegate: terms.delegate,
@@ -350,8 +346,11 @@ const ok = (terms: GrantTerms, caveats: ReadonlyArray<{ readonly enforcer: Addre
     salt: terms.salt,
     signature: "0x"
   },
-  scope: { tokens: terms.budgets.map((b) => b.token), recipients: [...terms.recipients] }
+  scope
 })
+
+const ok = (terms: GrantTerms, caveats: Caveats): GrantResult =>
+  unsigned(terms, caveats, { tokens: terms.budgets.map((b) => b.token), recipients: [...terms.recipients] })
 
 /** A grant over the native coin: each action sends value (no call data) to an allowed recipient. */
 const nativeGrantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime: number): GrantResult => {

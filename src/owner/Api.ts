@@ -40,6 +40,17 @@ export { AccountRules, Device }
 
 const accountIdQuery = { accountId: Schema.optionalKey(Id), chainId: Schema.optionalKey(ChainId) }
 
+/** What a build of an operation for the owner's account can answer besides success (the three build endpoints). */
+const ownerBuildErrors = [
+  BadRequestError,
+  NotFoundError,
+  ConflictError,
+  OutOfScopeError,
+  ServiceUnavailableError,
+  UpstreamUnavailableError,
+  UpstreamTimeoutError
+] as const
+
 export class AccountsApi extends HttpApiGroup.make("accounts")
   .add(
     HttpApiEndpoint.get("listAccounts", "/accounts", {
@@ -62,15 +73,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
     HttpApiEndpoint.post("buildRules", "/account/rules/build", {
       payload: OwnerBuildRequest,
       success: OwnerBuild,
-      error: [
-        BadRequestError,
-        NotFoundError,
-        ConflictError,
-        OutOfScopeError,
-        ServiceUnavailableError,
-        UpstreamUnavailableError,
-        UpstreamTimeoutError
-      ]
+      error: ownerBuildErrors
     }),
     HttpApiEndpoint.get("listDevices", "/account/devices", {
       query: accountIdQuery,
@@ -107,15 +110,7 @@ export class PanicApi extends HttpApiGroup.make("panic")
     HttpApiEndpoint.post("buildPanicFreeze", "/panic/freeze/build", {
       payload: PanicFreezeRequest,
       success: OwnerBuild,
-      error: [
-        BadRequestError,
-        NotFoundError,
-        ConflictError,
-        OutOfScopeError,
-        ServiceUnavailableError,
-        UpstreamUnavailableError,
-        UpstreamTimeoutError
-      ]
+      error: ownerBuildErrors
     })
   )
   .middleware(Authorization)
@@ -137,15 +132,7 @@ export class GuardianApi extends HttpApiGroup.make("guardian")
     HttpApiEndpoint.post("buildGuardianRecovery", "/guardian/recovery/build", {
       payload: GuardianRecoveryRequest,
       success: OwnerBuild,
-      error: [
-        BadRequestError,
-        NotFoundError,
-        ConflictError,
-        OutOfScopeError,
-        ServiceUnavailableError,
-        UpstreamUnavailableError,
-        UpstreamTimeoutError
-      ]
+      error: ownerBuildErrors
     })
   )
   .middleware(Authorization)

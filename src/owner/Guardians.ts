@@ -43,6 +43,7 @@ import { RelayHooks } from "../userops/RelayHooks.ts"
 import { OwnerRepo } from "./OwnerRepo.ts"
 import { recordTransaction } from "./RecoveryWatcher.ts"
 import { answerOf, delegationFromRow } from "./Signing.ts"
+import { EIP712_DOMAIN_TYPE } from "../builds/Wire.ts"
 import type { GuardianAccount, GuardianApprovalRequest, GuardianApprovalToSign, GuardianRecoveryRequest, OwnerBuild } from "./Wire.ts"
 
 const lower = <S extends string>(s: S) => s.toLowerCase() as S
@@ -197,12 +198,7 @@ const make = Effect.gen(function*() {
       typedData: {
         domain: { name: "Recovery", version: "1", chainId: p.net.chainId, verifyingContract: lower(p.recovery) },
         types: {
-          EIP712Domain: [
-            { name: "name", type: "string" },
-            { name: "version", type: "string" },
-            { name: "chainId", type: "uint256" },
-            { name: "verifyingContract", type: "address" }
-          ],
+          EIP712Domain: EIP712_DOMAIN_TYPE.map((f) => ({ ...f })),
           RecoveryApproval: APPROVAL_TYPES.RecoveryApproval.map((f) => ({ ...f }))
         },
         primaryType: "RecoveryApproval" as const,

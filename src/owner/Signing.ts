@@ -14,7 +14,7 @@ import { delegationTypedData } from "../chain/AccountDelegations.ts"
 import type { ChainNetwork } from "../chain/Chains.ts"
 import { encodePasskeySignature, passkeyChallenge, readPasskey, verifyPasskeyAssertion } from "../chain/Devices.ts"
 import type { WebAuthnAssertion } from "../domain/Operations.ts"
-import { fromWire } from "../builds/Wire.ts"
+import { EIP712_DOMAIN_TYPE, fromWire } from "../builds/Wire.ts"
 import type { UserOpBuild } from "../domain/Operations.ts"
 import type { AccountDelegation, AccountDelegationTypedData, DelegationToSign, OwnerBuild } from "./Wire.ts"
 
@@ -58,12 +58,7 @@ export const delegationDigest = (net: ChainNetwork, d: Delegation): Hash => hash
 export const delegationTypedDataJson = (net: ChainNetwork, d: Delegation): typeof AccountDelegationTypedData.Type => ({
   domain: { name: "DelegationManager", version: "1", chainId: net.chainId, verifyingContract: lower(net.network.delegation.DelegationManager) },
   types: {
-    EIP712Domain: [
-      { name: "name", type: "string" },
-      { name: "version", type: "string" },
-      { name: "chainId", type: "uint256" },
-      { name: "verifyingContract", type: "address" }
-    ],
+    EIP712Domain: EIP712_DOMAIN_TYPE.map((f) => ({ ...f })),
     ...Object.fromEntries(
       Object.entries(SIGNABLE_DELEGATION_TYPED_DATA as Record<string, ReadonlyArray<{ name: string; type: string }>>)
         .map(([k, fields]) => [k, fields.map((f) => ({ name: f.name, type: f.type }))])
