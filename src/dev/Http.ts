@@ -1,4 +1,4 @@
-import { Effect, Redacted, Semaphore } from "effect"
+import { Effect, Redacted, Schedule, Semaphore } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { createWalletClient, encodeFunctionData, erc20Abi, type Hex, http, parseUnits } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
@@ -65,8 +65,9 @@ export const DevHandlers = HttpApiBuilder.group(
           })
         }
         const units = parseUnits(fixed, token.decimals)
-        // The node assigns the nonce (anvil's dev accounts are unlocked): a raw eth_sendTransaction without one, so
-        // concurrent calls (and anything else this dev account sends) never collide (viem's writeContract fills it in).
+        // The node assigns the nonce (anvil's dev accounts are unlocked): a raw eth_sendTransaction without one. Calls
+        // here are one at a time per chain; anvil still refuses one that meets another sender of this dev account
+        // at the same moment ("nonce too low": about half of ten at once), and a refused one was never created.
         const minter = privateKeyToAccount(Redacted.value(devKey)).address
         const wallet = createWalletClient({ chain: viemChainOf(net.network), transport: http(net.network.rpcUrl) })
         const txHash = yield* minting.get(net.chainId)!.withPermit(Effect.tryPromise({
@@ -83,8 +84,8 @@ export const DevHandlers = HttpApiBuilder.group(
               ? new BadRequest({ message: `The token refused the mint to this address: ${String(e).split("\n")[0]}`, details: { field: "address" } })
               : new ServiceUnavailable({ message: `The faucet's mint failed: ${String(e)}`, details: { chainId: net.chainId } })
         }).pipe(
-          // The node refusing to create the transaction (another sender of the dev account took its nonce): once more.
-          Effect.retry({ times: 2, while: (e) => e._tag === "ServiceUnavailable" })
+          // The node refusing to create the transaction (another sender of the dev account took its nonce): again, a little later.
+          Effect.retry({ times: 5, while: (e) => e._tag === "ServiceUnavailable", schedule: Schedule.jittered(Schedule.spaced("40 millis")) })
         ))
         const balance = yield* Effect.tryPromise({
           try: () => net.chain.client.readContract({ address: token.address, abi: erc20Abi, functionName: "balanceOf", args: [payload.address.toLowerCase() as Hex] }),

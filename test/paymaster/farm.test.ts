@@ -17,6 +17,7 @@ import {
   createWalletClient,
   decodeErrorResult,
   decodeEventLog,
+  encodeDeployData,
   encodeFunctionData,
   erc20Abi,
   type Hex,
@@ -35,6 +36,7 @@ import { viemChainOf } from "../../src/chain/Chain.ts"
 import { tokenPaymasterAbi, tokenPaymasterBytecode } from "../../src/chain/contracts/TokenPaymaster.ts"
 import { allowanceEstimationData, allowancePaymasterData } from "../../src/chain/TokenPaymaster.ts"
 import { mint, testNetwork } from "../support/TestChain.ts"
+import { sendFromDevAccount } from "../support/DevAccount.ts"
 
 const net = testNetwork()
 const chain = viemChainOf(net)
@@ -196,17 +198,18 @@ describe("token paymaster: no farming", { timeout: 60_000 }, () => {
 
   it("a stale price and the estimation mode are refused by the EntryPoint", async () => {
     const owner = privateKeyToAccount(Redacted.value(net.deployerKey)).address
-    const ownerWallet = createWalletClient({ chain, transport: http(net.rpcUrl) })
     // A paymaster of this test's own (the run's is shared), its price age bound 0: any price set in an earlier block is stale.
-    const deployHash = await ownerWallet.deployContract({
-      account: owner,
-      abi: tokenPaymasterAbi,
-      bytecode: tokenPaymasterBytecode,
-      args: [net.entryPoint, owner, 11_000n, 50_000n, 0n]
-    })
-    const paymaster = (await mined(deployHash)).contractAddress!
-    const write = async (functionName: "setTokenPrice" | "setMaxPriceAge" | "deposit", args: ReadonlyArray<unknown>, value?: bigint) =>
-      mined(await ownerWallet.writeContract({ account: owner, address: paymaster, abi: tokenPaymasterAbi, functionName, args, ...(value === undefined ? {} : { value }) } as never))
+    const paymaster = (await sendFromDevAccount(net.rpcUrl, {
+      from: owner,
+      data: encodeDeployData({ abi: tokenPaymasterAbi, bytecode: tokenPaymasterBytecode, args: [net.entryPoint, owner, 11_000n, 50_000n, 0n] })
+    })).contractAddress!
+    const write = (functionName: "setTokenPrice" | "setMaxPriceAge" | "deposit", args: ReadonlyArray<unknown>, value?: bigint) =>
+      sendFromDevAccount(net.rpcUrl, {
+        from: owner,
+        to: paymaster,
+        data: encodeFunctionData({ abi: tokenPaymasterAbi, functionName, args } as never),
+        ...(value === undefined ? {} : { value })
+      })
     await write("setTokenPrice", [usdt.address, parseUnits("3000", 6)])
     // Blocks mined after this one carry a later timestamp.
     await new Promise((resolve) => setTimeout(resolve, 1_100))

@@ -10,7 +10,7 @@
 import { assert, it } from "@effect/vitest"
 import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import { type Address, createPublicClient, encodeFunctionData, erc20Abi, type Hex, http, parseAbi } from "viem"
+import { type Address, createPublicClient, encodeFunctionData, erc20Abi, http, parseAbi } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { startFork } from "../../src/chain/LocalNetwork.ts"
 import { settlementOf } from "../../src/payments/x402/PayingFetch.ts"
@@ -21,6 +21,7 @@ import { testNetwork } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
 import { waitFor } from "../support/waitFor.ts"
 import { ownerAndAgent, reservationsOf } from "./support.ts"
+import { sendFromDevAccount } from "../support/DevAccount.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -76,8 +77,7 @@ it.live("a settlement reorged out is no longer settled and its budget held again
     const fund = (owner: Address) =>
       Effect.promise(async () => {
         const data = encodeFunctionData({ abi: parseAbi(["function mint(address to, uint256 amount)"]), functionName: "mint", args: [owner, USD(10)] })
-        const hash = await client.request({ method: "eth_sendTransaction", params: [{ from: deployer, to: usdc, data }] } as never) as Hex
-        await client.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+        await sendFromDevAccount(fork.rpcUrl, { from: deployer, to: usdc, data })
       })
 
     yield* Effect.gen(function*() {

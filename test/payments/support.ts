@@ -19,6 +19,7 @@ import { newSession, type Session, session, signLeg, signOp } from "../delegatio
 import { mint, testNetwork } from "../support/TestChain.ts"
 import { TestServer } from "../support/TestServer.ts"
 import { scope } from "./x402/support.ts"
+import { sendFromDevAccount } from "../support/DevAccount.ts"
 
 export interface GrantLimits {
   readonly budget?: number
@@ -48,9 +49,8 @@ export const deployAccount = (owner: Address) =>
     // The run's deployer (a dev account of the chain, and of a fork of it).
     const deployer = privateKeyToAccount(Redacted.value(testNetwork().deployerKey)).address
     yield* Effect.promise(async () => {
+      await sendFromDevAccount(net.rpcUrl, { from: deployer, to: factory!, data: factoryData! })
       const client = createPublicClient({ transport: http(net.rpcUrl) })
-      const hash = await client.request({ method: "eth_sendTransaction", params: [{ from: deployer, to: factory, data: factoryData }] } as never) as Hex
-      await client.waitForTransactionReceipt({ hash, pollingInterval: 50 })
       if ((await client.getCode({ address })) === undefined) throw new Error(`the account ${address} was not deployed`)
     })
     return address

@@ -19,6 +19,7 @@ import { Network } from "../../src/chain/Network.ts"
 import { Paymaster } from "../../src/chain/Paymaster.ts"
 import { decodeRevert } from "../../src/chain/RevertReasons.ts"
 import type { SoftwareAuthenticator } from "./SoftwareAuthenticator.ts"
+import { sendFromDevAccount } from "./DevAccount.ts"
 
 /** The chain layers over a given network (the run's shared one, or a network of the test file's own). */
 export const chainLayers = <E, R>(network: Layer.Layer<Network | LocalNetwork, E, R>) =>
@@ -194,15 +195,10 @@ export const fundEth = (address: Address, eth = "10") =>
 export const mintUsd = (to: Address, units: bigint) =>
   Effect.gen(function*() {
     const net = yield* LocalNetwork
-    const chain = yield* Chain
-    const wallet = createWalletClient({ chain: viemChainOf(net), transport: http(net.rpcUrl) })
-    // A raw eth_sendTransaction: the node picks the deployer's nonce (no race with its other senders).
+    // The node picks the deployer's nonce (DevAccount.ts).
     const data = encodeFunctionData({ abi: permitStablecoinAbi, functionName: "mint", args: [to, units] })
     const from = privateKeyToAccount(Redacted.value(net.deployerKey)).address
-    const hash = yield* Effect.promise(() =>
-      wallet.request({ method: "eth_sendTransaction", params: [{ from, to: net.tokens.usd.address, data }] })
-    )
-    yield* Effect.promise(() => chain.client.waitForTransactionReceipt({ hash, pollingInterval: 50 }))
+    yield* Effect.promise(() => sendFromDevAccount(net.rpcUrl, { from, to: net.tokens.usd.address, data }))
   })
 
 export const usdBalance = (holder: Address) =>

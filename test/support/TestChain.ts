@@ -3,14 +3,14 @@
  * test-only chain helpers (minting test stablecoins).
  */
 import { Effect, Layer, Redacted } from "effect"
-import { createPublicClient, createWalletClient, encodeFunctionData, http, parseUnits, type Address } from "viem"
+import { encodeFunctionData, parseUnits, type Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { inject } from "vitest"
 import { ChainStackLive } from "../../src/App.ts"
-import { viemChainOf } from "../../src/chain/Chain.ts"
 import { permitStablecoinAbi as testStablecoinAbi } from "../../src/chain/contracts/TokenPaymaster.ts"
 import { Chains } from "../../src/chain/Chains.ts"
 import { fromJson, type LocalNetworkDescription, LocalNetworks } from "../../src/chain/LocalNetwork.ts"
+import { sendFromDevAccount } from "./DevAccount.ts"
 
 /** The run's primary local network (chain 31337). */
 export const testNetwork = (): LocalNetworkDescription => fromJson(inject("network"))
@@ -60,21 +60,15 @@ export const TestChainLive = (options?: TestChainOptions) => {
 
 /**
  * Mints test stablecoins. Several test files share the chain and its deployer
- * (the minter), so the transaction is sent with `eth_sendTransaction` from the
- * unlocked dev account: anvil assigns the nonce, concurrent mints never collide.
+ * (the minter): sent from the unlocked dev account, the node assigning the nonce
+ * (DevAccount.ts), and included before the caller simulates against the balance.
  */
 export const mint = (token: "usd" | "usdt", to: Address, amount: number, chainId?: number) =>
   Effect.promise(async () => {
     const network = testNetworks().find((n) => n.chainId === (chainId ?? testNetwork().chainId))!
     const deployer = privateKeyToAccount(Redacted.value(network.deployerKey)).address
-    const wallet = createWalletClient({ chain: viemChainOf(network), transport: http(network.rpcUrl) })
     const info = network.tokens[token]
-    // A raw eth_sendTransaction: the node picks the nonce (viem's writeContract fills one in, which races
-    // with every other sender of the deployer account: other files' mints, the faucet).
     const data = encodeFunctionData({ abi: testStablecoinAbi, functionName: "mint", args: [to, parseUnits(String(amount), info.decimals)] })
-    const hash = await wallet.request({ method: "eth_sendTransaction", params: [{ from: deployer, to: info.address, data }] })
-    // Included before the caller simulates against the balance (the chain mines on an interval).
-    await createPublicClient({ chain: viemChainOf(network), transport: http(network.rpcUrl) })
-      .waitForTransactionReceipt({ hash, pollingInterval: 50 })
+    const { transactionHash: hash } = await sendFromDevAccount(network.rpcUrl, { from: deployer, to: info.address, data })
     return hash
   })
