@@ -106,7 +106,7 @@ const make = Effect.gen(function*() {
 
   // A frozen account relays only risk-reducing operations (and its unfreeze). The flag comes
   // with the build (read by the same statement as the lookup: no round trip of its own);
-  // a build without it (not from `byHash`) reads it here.
+  // a build without it (not from `byHash`) reads it here. It writes nothing: read-only.
   yield* hooks.registerPolicyCheck("*", "account_frozen", (op) =>
     allowedWhileFrozen(op.intentType, op.build.riskReducing)
       ? Effect.void
@@ -114,7 +114,7 @@ const make = Effect.gen(function*() {
         ? Effect.succeed(op.build.accountFrozen)
         : readFrozen(sql, op.accountId)).pipe(Effect.flatMap((frozen) =>
           frozen ? Effect.fail(new OutOfScope({ message: "The account is frozen", declineReason: ACCOUNT_FROZEN })) : Effect.void
-        )))
+        )), { readOnly: true })
 
   const settlement = yield* makeSettlement
   const { byId, byHash, load, settle } = settlement

@@ -52,26 +52,32 @@ export type OnFailed = (operation: RelayedOperation, failure: BundlerReceipt | s
 type Key = IntentType | "*"
 
 export class RelayHooks extends Context.Service<RelayHooks, {
-  registerPolicyCheck(intent: Key, name: string, check: PolicyCheck): Effect.Effect<void>
+  /**
+   * `readOnly`: the check writes nothing (it only reads, or decides from the build), so it need not
+   * share the stored operation's transaction; by default a check runs inside it, after the insert.
+   */
+  registerPolicyCheck(intent: Key, name: string, check: PolicyCheck, options?: { readonly readOnly?: boolean }): Effect.Effect<void>
   registerOnExecuted(intent: Key, name: string, hook: OnExecuted): Effect.Effect<void>
   registerOnFailed(intent: Key, name: string, hook: OnFailed): Effect.Effect<void>
   /** Runs every check registered for the operation's intent and for `"*"`, in registration order. */
   checkPolicy(operation: RelayedOperation): Effect.Effect<void, OutOfScope>
+  /** Whether every check that applies to `intent` is read-only (then none needs the insert's transaction). */
+  checksReadOnly(intent: IntentType): boolean
   /** Runs every on-executed hook for the operation's intent and for `"*"` (caller holds the transaction). */
   runOnExecuted(operation: RelayedOperation, receipt: BundlerReceipt): Effect.Effect<void>
   /** Runs every on-failed hook for the operation's intent and for `"*"` (caller holds the transaction). */
   runOnFailed(operation: RelayedOperation, failure: BundlerReceipt | string): Effect.Effect<void>
 }>()("das/userops/RelayHooks") {
   static readonly layer = Layer.sync(RelayHooks, () => {
-    const checks: Array<{ key: Key; name: string; check: PolicyCheck }> = []
+    const checks: Array<{ key: Key; name: string; check: PolicyCheck; readOnly: boolean }> = []
     const hooks: Array<{ key: Key; name: string; hook: OnExecuted }> = []
     const failedHooks: Array<{ key: Key; name: string; hook: OnFailed }> = []
     const applies = (key: Key, intent: IntentType) => key === "*" || key === intent
     return RelayHooks.of({
       // Registering the same name twice (a layer built twice) keeps one entry.
-      registerPolicyCheck: (key, name, check) =>
+      registerPolicyCheck: (key, name, check, options) =>
         Effect.sync(() => {
-          if (!checks.some((c) => c.key === key && c.name === name)) checks.push({ key, name, check })
+          if (!checks.some((c) => c.key === key && c.name === name)) checks.push({ key, name, check, readOnly: options?.readOnly === true })
         }),
       registerOnExecuted: (key, name, hook) =>
         Effect.sync(() => {
@@ -87,6 +93,7 @@ export class RelayHooks extends Context.Service<RelayHooks, {
           (c) => c.check(operation).pipe(Effect.withSpan(`RelayHooks.policy.${c.name}`)),
           { discard: true }
         ),
+      checksReadOnly: (intent) => checks.every((c) => !applies(c.key, intent) || c.readOnly),
       runOnExecuted: (operation, receipt) =>
         Effect.forEach(
           hooks.filter((h) => applies(h.key, operation.intentType)),
