@@ -157,51 +157,90 @@ export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
   const retryAfterSeconds = Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000))
   const gas = who.gas.toString()
 
-  /** One counter of (scope, subject): +1 operation and `gas`, only while both stay within the caps (always when `always`). */
-  const count = (scope: string, subject: string, maxOps: number, maxGas: bigint, always: boolean) =>
-    sql<{ ops: number; gas: string }>`
-      INSERT INTO sponsor_totals (scope, subject, period_start, ops, gas)
-      SELECT ${scope}, ${subject}, ${start}, 1, ${gas}::numeric
-      WHERE ${always} OR (${gas}::numeric <= ${gasCap(maxGas)}::numeric AND 1 <= ${opsCap(maxOps)})
-      ON CONFLICT (scope, subject, period_start) DO UPDATE
-        SET ops = sponsor_totals.ops + 1, gas = sponsor_totals.gas + EXCLUDED.gas
-        WHERE ${always} OR (sponsor_totals.ops + 1 <= ${opsCap(maxOps)}
-          AND sponsor_totals.gas + EXCLUDED.gas <= ${gasCap(maxGas)}::numeric)
-      RETURNING ops, gas::text AS gas`
-
-  // Inside the build's transaction (OperationBuilder) a refusal rolls that whole transaction back.
-  const charged = yield* joinOrBegin(sql, Effect.gen(function*() {
-    if (!who.riskReducing && (limits.ops > 0 || limits.gas > 0n)) {
-      const rows = yield* count("signer", `${who.chainId}:${who.signer.toLowerCase()}`, limits.ops, limits.gas, false)
-      if (rows.length === 0) {
-        return yield* new TooManyRequests({
+  /** A counter of (scope, subject) this charge moves, and what is answered when it is full. */
+  interface Counter {
+    readonly scope: string
+    readonly subject: string
+    readonly maxOps: number
+    readonly maxGas: bigint
+    readonly always: boolean
+    readonly refusal: () => TooManyRequests | ServiceUnavailable
+  }
+  const counters: Array<Counter> = []
+  if (!who.riskReducing && (limits.ops > 0 || limits.gas > 0n)) {
+    counters.push({
+      scope: "signer",
+      subject: `${who.chainId}:${who.signer.toLowerCase()}`,
+      maxOps: limits.ops,
+      maxGas: limits.gas,
+      always: false,
+      refusal: () =>
+        new TooManyRequests({
           message: `The sponsorship quota of this signer on this chain is used up (${limits.ops} operations, ${limits.gas} gas per ` +
             `${Duration.format(limits.period)}); pay gas in a stablecoin, or try again when the period ends`,
           details: { retryAfterSeconds, quotaOps: limits.ops, quotaGas: limits.gas.toString(), chainId: who.chainId }
         })
-      }
-    }
-    if (!who.riskReducing && who.clientAddress !== undefined && (limits.addressOps > 0 || limits.addressGas > 0n)) {
-      const rows = yield* count("address", `${who.chainId}:${who.clientAddress}`, limits.addressOps, limits.addressGas, false)
-      if (rows.length === 0) {
-        return yield* new TooManyRequests({
+    })
+  }
+  if (!who.riskReducing && who.clientAddress !== undefined && (limits.addressOps > 0 || limits.addressGas > 0n)) {
+    counters.push({
+      scope: "address",
+      subject: `${who.chainId}:${who.clientAddress}`,
+      maxOps: limits.addressOps,
+      maxGas: limits.addressGas,
+      always: false,
+      refusal: () =>
+        new TooManyRequests({
           message: `The sponsorship quota of this client address is used up (${limits.addressOps} operations, ` +
             `${limits.addressGas} gas per ${Duration.format(limits.period)}, whatever the signer); pay gas in a stablecoin, ` +
             `or try again when the period ends`,
           details: { retryAfterSeconds, quotaOps: limits.addressOps, quotaGas: limits.addressGas.toString(), scope: "address", chainId: who.chainId }
         })
-      }
-    }
-    const total = yield* count("budget", String(who.chainId), limits.budgetOps, limits.budgetGas, who.riskReducing)
-    if (total.length === 0) {
-      return yield* new ServiceUnavailable({
+    })
+  }
+  counters.push({
+    scope: "budget",
+    subject: String(who.chainId),
+    maxOps: limits.budgetOps,
+    maxGas: limits.budgetGas,
+    always: who.riskReducing,
+    refusal: () =>
+      new ServiceUnavailable({
         message: `The service's sponsorship budget on this chain for this period is used up (${limits.budgetOps} operations, ` +
           `${limits.budgetGas} gas per ${Duration.format(limits.period)}); pay gas in a stablecoin, or try again when the ` +
           `period ends. Freezes and revokes are still sponsored.`,
         details: { retryAfterSeconds, budgetOps: limits.budgetOps, budgetGas: limits.budgetGas.toString(), chainId: who.chainId }
       })
-    }
-    return { ops: total[0]!.ops, gas: BigInt(total[0]!.gas) }
+  })
+
+  /**
+   * Counter `i`: +1 operation and `gas`, only while both stay within its caps (always when `always`),
+   * and only when counter `i - 1` moved (each is a CTE of one statement: the first full one stops the rest).
+   */
+  const upsert = (c: Counter, i: number) =>
+    sql`c${sql.literal(String(i))} AS (
+      INSERT INTO sponsor_totals (scope, subject, period_start, ops, gas)
+      SELECT ${c.scope}, ${c.subject}, ${start}, 1, ${gas}::numeric
+      WHERE ${i === 0 ? sql`TRUE` : sql`EXISTS (SELECT 1 FROM c${sql.literal(String(i - 1))})`}
+        AND (${c.always} OR (${gas}::numeric <= ${gasCap(c.maxGas)}::numeric AND 1 <= ${opsCap(c.maxOps)}))
+      ON CONFLICT (scope, subject, period_start) DO UPDATE
+        SET ops = sponsor_totals.ops + 1, gas = sponsor_totals.gas + EXCLUDED.gas
+        WHERE ${c.always} OR (sponsor_totals.ops + 1 <= ${opsCap(c.maxOps)}
+          AND sponsor_totals.gas + EXCLUDED.gas <= ${gasCap(c.maxGas)}::numeric)
+      RETURNING ops, gas::text AS gas)`
+  const last = `c${counters.length - 1}`
+
+  // One statement for every counter; inside the build's transaction (OperationBuilder) a refusal
+  // rolls that whole transaction back, and on its own the counters moved before the full one are
+  // rolled back with this one's.
+  const charged = yield* joinOrBegin(sql, Effect.gen(function*() {
+    const rows = yield* sql<{ moved: number; ops: number | null; gas: string | null }>`
+      WITH ${sql.csv(counters.map(upsert))}
+      SELECT ${sql.literal(counters.map((_, i) => `(SELECT count(*) FROM c${i})`).join(" + "))}::int AS moved,
+             (SELECT ops FROM ${sql.literal(last)}) AS ops, (SELECT gas FROM ${sql.literal(last)}) AS gas`
+    const moved = rows[0]?.moved ?? 0
+    if (moved < counters.length) return yield* counters[moved]!.refusal()
+    return { ops: rows[0]!.ops!, gas: BigInt(rows[0]!.gas!) }
   })).pipe(Effect.catchTag("SqlError", Effect.die))
 
   // Exactly one build crosses the warning line (the one whose count moved past it): one line per period.
