@@ -128,6 +128,12 @@ try {
   // Where the rest goes: every span of these requests, median duration × per request.
   const { rows } = receiver.breakdown("POST", "/actions")
   console.log(`  spans (median ms × per request): ${rows.slice(0, 25).map((r) => `${r.name} ${r.medianMs.toFixed(1)} × ${r.perRequest.toFixed(1)}`).join("; ")}`)
+  // ACTION_TRACE=1: one action's spans in order, with each statement (where the own part goes).
+  if (process.env.ACTION_TRACE === "1") {
+    for (const s of receiver.lastTrace("POST", "/actions")) {
+      console.log(`  ${s.at.toFixed(2).padStart(7)} +${s.ms.toFixed(2).padStart(6)}  ${s.name}${s.statement === undefined ? "" : `  ${s.statement.replace(/\s+/g, " ").slice(0, 160)}`}`)
+    }
+  }
   report({ path: "delegated action: the service's CPU per action (user + system, idle rate taken off)", service: cpuPerAction, baseline: 0, unit: "ms", goal: "(reference)", met: true })
   report({ path: "delegated action p50 (service over its chain calls alone)", service: s.p50, baseline: f.p50, unit: "ms", goal: "(reference)", met: true })
   report({ path: "delegated action p99 (service over its chain calls alone)", service: s.p99, baseline: f.p99, unit: "ms", goal: "(reference)", met: true })

@@ -38,6 +38,21 @@ export const startSpanReceiver = async () => {
   const ms = (s: Span) => Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) / 1e6
   const attr = (s: Span, key: string) => s.attributes?.find((a) => a.key === key)?.value.stringValue
 
+  /** The spans of the last trace whose server span matches, in start order: offset from its start, duration, name, statement. */
+  const lastTrace = (method: string, urlPath: string) => {
+    const root = spans.filter((s) => s.kind === 2)
+      .filter((s) => attr(s, "http.request.method") === method && (attr(s, "url.path") ?? attr(s, "http.url") ?? "").includes(urlPath))
+      .at(-1)
+    if (root === undefined) return []
+    return spans.filter((s) => s.traceId === root.traceId)
+      .sort((a, b) => Number(BigInt(a.startTimeUnixNano) - BigInt(b.startTimeUnixNano)))
+      .map((s) => ({
+        at: Number(BigInt(s.startTimeUnixNano) - BigInt(root.startTimeUnixNano)) / 1e6,
+        ms: ms(s),
+        name: s.name,
+        statement: attr(s, "db.query.text") ?? attr(s, "db.statement")
+      }))
+  }
   /** Median and count per span name, over traces whose server span matches `method url`. */
   const breakdown = (method: string, urlPath: string) => {
     const roots = spans.filter((s) => s.kind === 2)
@@ -129,5 +144,5 @@ export const startSpanReceiver = async () => {
       names: [...names].map(([n, c]) => `${n} × ${(c / Math.max(1, roots.length)).toFixed(1)}`)
     }
   }
-  return { url, spans, breakdown, timeline, ownTime, close: () => new Promise<void>((r) => server.close(() => r())) }
+  return { url, spans, breakdown, timeline, ownTime, lastTrace, close: () => new Promise<void>((r) => server.close(() => r())) }
 }
