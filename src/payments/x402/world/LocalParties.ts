@@ -81,7 +81,11 @@ export const localParties = (network: LocalNetworkKeys) => {
         }) as Hex
         await publicClient.waitForTransactionReceipt({ hash })
       } catch (e) {
-        if (attempt < 5 && /nonce/i.test(String(e))) return once(attempt + 1)
+        // "nonce too low", or "replacement transaction underpriced" when the taken nonce is still pending.
+        if (attempt < 8 && /nonce|underpriced|already known/i.test(String(e))) {
+          await new Promise((r) => setTimeout(r, 20 + Math.random() * 30 * (attempt + 1)))
+          return once(attempt + 1)
+        }
         throw e
       }
     }
