@@ -18,7 +18,10 @@ import { Effect, Exit, Scope } from "effect"
 import { createPublicClient, http } from "viem"
 import { formatUserOperationRequest } from "viem/account-abstraction"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import Pg from "pg"
 import { viemChainOf } from "../src/chain/Chain.ts"
+import type { PolicySet } from "../src/delegations/Domain.ts"
+import { evaluate } from "../src/delegations/Policy.ts"
 import { fromJson, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
 import { fromWire } from "../src/builds/Wire.ts"
 import { grantThroughService } from "./support/grants.ts"
@@ -128,12 +131,33 @@ try {
   // Where the rest goes: every span of these requests, median duration × per request.
   const { rows } = receiver.breakdown("POST", "/actions")
   console.log(`  spans (median ms × per request): ${rows.slice(0, 25).map((r) => `${r.name} ${r.medianMs.toFixed(1)} × ${r.perRequest.toFixed(1)}`).join("; ")}`)
+  // The policy decision itself (`evaluate`, pure: no statement, no chain call), on the grant's own
+  // stored policy, in this process: what "a decision in microseconds" is.
+  const pgClient = new Pg.Client({ connectionString: pg.url })
+  await pgClient.connect()
+  const stored = await pgClient.query<{ policy_set: PolicySet }>("SELECT policy_set FROM delegations WHERE id = $1", [setup.delegationId])
+  await pgClient.end()
+  const policy = stored.rows[0]!.policy_set
+  const decimals = (address: string) => (address.toLowerCase() === net.tokens.usd.address.toLowerCase() ? net.tokens.usd.decimals : 18)
+  const state = { status: "active" as const, accountFrozen: false, usedUnits: new Map<string, bigint>(), actionsUsed: 0 }
+  const decisions: Array<number> = []
+  for (let i = 0; i < 20_000; i++) {
+    const t0 = performance.now()
+    const verdict = evaluate(policy, decimals, state, { recipient, amount: Number((0.001 * (1 + (i % 1000))).toFixed(3)) }, new Date())
+    const t1 = performance.now()
+    if (verdict._tag !== "Allowed") throw new Error(`the benchmark's action was not allowed: ${JSON.stringify(verdict)}`)
+    if (i >= 5_000) decisions.push((t1 - t0) * 1000)
+  }
+  const d = p(decisions)
+  console.log(`  the policy decision alone (evaluate)  p50 ${d.p50.toFixed(1)} µs  p99 ${d.p99.toFixed(1)} µs  (15,000 in process)`)
+
   // ACTION_TRACE=1: one action's spans in order, with each statement (where the own part goes).
   if (process.env.ACTION_TRACE === "1") {
     for (const s of receiver.lastTrace("POST", "/actions")) {
       console.log(`  ${s.at.toFixed(2).padStart(7)} +${s.ms.toFixed(2).padStart(6)}  ${s.name}${s.statement === undefined ? "" : `  ${s.statement.replace(/\s+/g, " ").slice(0, 160)}`}`)
     }
   }
+  report({ path: "delegated action: the policy decision alone (evaluate) p99", service: d.p99, baseline: 0, unit: "µs", goal: "(reference)", met: true })
   report({ path: "delegated action: the service's CPU per action (user + system, idle rate taken off)", service: cpuPerAction, baseline: 0, unit: "ms", goal: "(reference)", met: true })
   report({ path: "delegated action p50 (service over its chain calls alone)", service: s.p50, baseline: f.p50, unit: "ms", goal: "(reference)", met: true })
   report({ path: "delegated action p99 (service over its chain calls alone)", service: s.p99, baseline: f.p99, unit: "ms", goal: "(reference)", met: true })

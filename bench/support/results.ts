@@ -23,7 +23,7 @@ export interface Result {
   readonly service: number
   /** The baseline's figure measured in the same run (1 when `service` is already a ratio). */
   readonly baseline: number
-  readonly unit: "ratio" | "req/s" | "ms" | "MB" | "s"
+  readonly unit: "ratio" | "req/s" | "ms" | "µs" | "MB" | "s"
   /** The goal in words, e.g. `≥ 0.9×`, `≤ +3 ms`. */
   readonly goal: string
   readonly met: boolean
