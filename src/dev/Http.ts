@@ -1,11 +1,11 @@
-import { Effect, Redacted, Schedule, Semaphore } from "effect"
+import { Effect, Redacted, Semaphore } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { createWalletClient, encodeFunctionData, erc20Abi, type Hex, http, parseUnits } from "viem"
+import { encodeFunctionData, erc20Abi, type Hex, parseUnits } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { contractOf } from "../api/Contract.ts"
 import { BadRequest, NotFound, ServiceUnavailable } from "../api/Errors.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
-import { viemChainOf } from "../chain/Chain.ts"
+import { sendFromDevAccount } from "../chain/DevAccount.ts"
 import { Chains } from "../chain/Chains.ts"
 import { DevApi } from "./Api.ts"
 
@@ -65,28 +65,21 @@ export const DevHandlers = HttpApiBuilder.group(
           })
         }
         const units = parseUnits(fixed, token.decimals)
-        // The node assigns the nonce (anvil's dev accounts are unlocked): a raw eth_sendTransaction without one. Calls
-        // here are one at a time per chain; anvil still refuses one that meets another sender of this dev account
-        // at the same moment ("nonce too low": about half of ten at once), and a refused one was never created.
+        // Sent as the dev account, the node assigning the nonce, again when another sender took it (DevAccount.ts).
         const minter = privateKeyToAccount(Redacted.value(devKey)).address
-        const wallet = createWalletClient({ chain: viemChainOf(net.network), transport: http(net.network.rpcUrl) })
         const txHash = yield* minting.get(net.chainId)!.withPermit(Effect.tryPromise({
           try: async () => {
             const data = encodeFunctionData({ abi: mintAbi, functionName: "mint", args: [payload.address.toLowerCase() as Hex, units] })
-            const hash = await wallet.request({ method: "eth_sendTransaction", params: [{ from: minter, to: token.address, data }] })
-            const receipt = await net.chain.client.waitForTransactionReceipt({ hash, pollingInterval: 100 })
+            const receipt = await sendFromDevAccount(net.network.rpcUrl, { from: minter, to: token.address, data }, { pollingIntervalMs: 100 })
             if (receipt.status !== "success") throw new Error("the mint reverted")
-            return hash
+            return receipt.transactionHash
           },
           // The token refusing the mint (e.g. to the zero address) is the request's fault; anything else the chain's.
           catch: (e): BadRequest | ServiceUnavailable =>
             /revert/i.test(String(e))
               ? new BadRequest({ message: `The token refused the mint to this address: ${String(e).split("\n")[0]}`, details: { field: "address" } })
               : new ServiceUnavailable({ message: `The faucet's mint failed: ${String(e)}`, details: { chainId: net.chainId } })
-        }).pipe(
-          // The node refusing to create the transaction (another sender of the dev account took its nonce): again, a little later.
-          Effect.retry({ times: 5, while: (e) => e._tag === "ServiceUnavailable", schedule: Schedule.jittered(Schedule.spaced("40 millis")) })
-        ))
+        }))
         const balance = yield* Effect.tryPromise({
           try: () => net.chain.client.readContract({ address: token.address, abi: erc20Abi, functionName: "balanceOf", args: [payload.address.toLowerCase() as Hex] }),
           catch: () => new ServiceUnavailable({ message: "The chain did not answer", details: { chainId: net.chainId } })

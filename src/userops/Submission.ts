@@ -64,11 +64,13 @@ export const makeSubmission = (settlement: Settlement, options: { readonly lease
      * insert commits alone; a copy that lost the insert has written nothing either way.
      */
     const store = Effect.fn("Relay.store")(function*(relayed: RelayedOperation, base: Submitted) {
+      /** The checks' decline, or undefined when every check passed. */
+      const declinedBy = hooks.checkPolicy(relayed).pipe(
+        Effect.as(undefined),
+        Effect.catchTag("OutOfScope", (e) => Effect.succeed(e))
+      )
       if (hooks.checksReadOnly(relayed.intentType)) {
-        const declined = yield* hooks.checkPolicy(relayed).pipe(
-          Effect.as(undefined),
-          Effect.catchTag("OutOfScope", (e) => Effect.succeed(e))
-        )
+        const declined = yield* declinedBy
         if (declined !== undefined) return { _tag: "Declined" as const, decline: declined }
         const inserted = yield* insertSubmitted({ ...base, lease: true }).pipe(Effect.orDie)
         return inserted === undefined ? { _tag: "Raced" as const } : { _tag: "Stored" as const, row: inserted }
@@ -76,10 +78,7 @@ export const makeSubmission = (settlement: Settlement, options: { readonly lease
       return yield* transaction(Effect.gen(function*() {
         const inserted = yield* insertSubmitted({ ...base, lease: true })
         if (inserted === undefined) return { _tag: "Raced" as const }
-        const declined = yield* hooks.checkPolicy(relayed).pipe(
-          Effect.as(undefined),
-          Effect.catchTag("OutOfScope", (e) => Effect.succeed(e))
-        )
+        const declined = yield* declinedBy
         // Rolled back whole: the decline is stored on its own (declineAtSubmit), after the chain is asked.
         if (declined !== undefined) return yield* Effect.fail(new DeclinedAtSubmit({ decline: declined }))
         return { _tag: "Stored" as const, row: inserted }

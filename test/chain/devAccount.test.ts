@@ -8,7 +8,7 @@ import { Redacted } from "effect"
 import { createPublicClient, http } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { assert, describe, it } from "vitest"
-import { sendFromDevAccount } from "../support/DevAccount.ts"
+import { sendFromDevAccount } from "../../src/chain/DevAccount.ts"
 import { testNetwork } from "../support/TestChain.ts"
 
 describe("sends as the shared dev account", () => {

@@ -36,7 +36,7 @@ import { viemChainOf } from "../../src/chain/Chain.ts"
 import { tokenPaymasterAbi, tokenPaymasterBytecode } from "../../src/chain/contracts/TokenPaymaster.ts"
 import { allowanceEstimationData, allowancePaymasterData } from "../../src/chain/TokenPaymaster.ts"
 import { mint, testNetwork } from "../support/TestChain.ts"
-import { sendFromDevAccount } from "../support/DevAccount.ts"
+import { sendFromDevAccount } from "../../src/chain/DevAccount.ts"
 
 const net = testNetwork()
 const chain = viemChainOf(net)

@@ -21,7 +21,7 @@ import { testNetwork } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
 import { waitFor } from "../support/waitFor.ts"
 import { ownerAndAgent, reservationsOf } from "./support.ts"
-import { sendFromDevAccount } from "../support/DevAccount.ts"
+import { sendFromDevAccount } from "../../src/chain/DevAccount.ts"
 
 process.env.DO_NOT_TRACK = "1"
 

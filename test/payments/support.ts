@@ -19,7 +19,7 @@ import { newSession, type Session, session, signLeg, signOp } from "../delegatio
 import { mint, testNetwork } from "../support/TestChain.ts"
 import { TestServer } from "../support/TestServer.ts"
 import { scope } from "./x402/support.ts"
-import { sendFromDevAccount } from "../support/DevAccount.ts"
+import { sendFromDevAccount } from "../../src/chain/DevAccount.ts"
 
 export interface GrantLimits {
   readonly budget?: number

@@ -19,7 +19,7 @@ import { Network } from "../../src/chain/Network.ts"
 import { Paymaster } from "../../src/chain/Paymaster.ts"
 import { decodeRevert } from "../../src/chain/RevertReasons.ts"
 import type { SoftwareAuthenticator } from "./SoftwareAuthenticator.ts"
-import { sendFromDevAccount } from "./DevAccount.ts"
+import { sendFromDevAccount } from "../../src/chain/DevAccount.ts"
 
 /** The chain layers over a given network (the run's shared one, or a network of the test file's own). */
 export const chainLayers = <E, R>(network: Layer.Layer<Network | LocalNetwork, E, R>) =>

@@ -10,7 +10,7 @@ import { ChainStackLive } from "../../src/App.ts"
 import { permitStablecoinAbi as testStablecoinAbi } from "../../src/chain/contracts/TokenPaymaster.ts"
 import { Chains } from "../../src/chain/Chains.ts"
 import { fromJson, type LocalNetworkDescription, LocalNetworks } from "../../src/chain/LocalNetwork.ts"
-import { sendFromDevAccount } from "./DevAccount.ts"
+import { sendFromDevAccount } from "../../src/chain/DevAccount.ts"
 
 /** The run's primary local network (chain 31337). */
 export const testNetwork = (): LocalNetworkDescription => fromJson(inject("network"))

@@ -23,6 +23,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { viemChainOf } from "../../../chain/Chain.ts"
 import { permitStablecoinAbi } from "../../../chain/contracts/TokenPaymaster.ts"
+import { sendFromDevAccount } from "../../../chain/DevAccount.ts"
 import type { NetworkDescription } from "../../../chain/Network.ts"
 import { legTypedData, randomSalt } from "../../../delegations/Caveats.ts"
 import { makeGrant } from "../../../delegations/Grant.ts"
@@ -66,30 +67,16 @@ export const localParties = (network: LocalNetworkKeys) => {
   }
 
   /**
-   * Mints test stablecoins from the unlocked deployer: one mint at a time from here (anvil
-   * hands two concurrent `eth_sendTransaction`s the same nonce), and again when another
-   * process sharing the deployer took the nonce first.
+   * Mints test stablecoins from the unlocked deployer: one mint at a time from here, and again
+   * when another sender of the deployer took the nonce first (DevAccount.ts).
    */
   let minting: Promise<unknown> = Promise.resolve()
   const mint = (token: "usd" | "usdt", to: Address, amount: number): Promise<void> => {
     const data = encodeFunctionData({ abi: permitStablecoinAbi, functionName: "mint", args: [to, units(amount)] })
-    const once = async (attempt: number): Promise<void> => {
-      try {
-        const hash = await publicClient.request({
-          method: "eth_sendTransaction" as never,
-          params: [{ from: network.deployer, to: network.tokens[token].address, data }] as never
-        }) as Hex
-        await publicClient.waitForTransactionReceipt({ hash })
-      } catch (e) {
-        // "nonce too low", or "replacement transaction underpriced" when the taken nonce is still pending.
-        if (attempt < 8 && /nonce|underpriced|already known/i.test(String(e))) {
-          await new Promise((r) => setTimeout(r, 20 + Math.random() * 30 * (attempt + 1)))
-          return once(attempt + 1)
-        }
-        throw e
-      }
+    const once = async () => {
+      await sendFromDevAccount(network.rpcUrl, { from: network.deployer, to: network.tokens[token].address, data })
     }
-    const next = minting.then(() => once(0))
+    const next = minting.then(once)
     minting = next.catch(() => undefined)
     return next
   }

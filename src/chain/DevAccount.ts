@@ -1,12 +1,13 @@
 /**
- * Transactions from one of anvil's unlocked dev accounts (the run's deployer, the tokens'
- * minter), which several test files and the service's faucet share on one chain.
+ * Transactions from one of anvil's unlocked dev accounts (a local network's deployer, the
+ * tokens' minter), which the faucet, the x402 local parties and every test file share on one
+ * chain.
  *
  * Each is a raw `eth_sendTransaction` without a nonce, so the node assigns it. Even so, anvil
  * gives senders at once the same nonce and refuses all but one ("nonce too low", "replacement
  * transaction underpriced"): ten at once from one account, about half are refused. A transaction
- * it refused was never created, so it is sent again after a short random wait (the faucet in
- * src/dev/Http.ts retries too). Waits for its receipt.
+ * it refused was never created, so it is sent again after a short random wait. Waits for its
+ * receipt (whatever its status: the caller decides what a revert means).
  */
 import { createPublicClient, type Address, type Hash, type Hex, http, type TransactionReceipt } from "viem"
 
@@ -15,7 +16,8 @@ const NONCE_TAKEN = /replacement transaction underpriced|nonce too low|already k
 
 export const sendFromDevAccount = async (
   rpcUrl: string,
-  tx: { readonly from: Address; readonly to?: Address; readonly data?: Hex; readonly value?: bigint }
+  tx: { readonly from: Address; readonly to?: Address; readonly data?: Hex; readonly value?: bigint },
+  options: { readonly pollingIntervalMs?: number } = {}
 ): Promise<TransactionReceipt> => {
   const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }) })
   const params = {
@@ -33,6 +35,6 @@ export const sendFromDevAccount = async (
       await new Promise((r) => setTimeout(r, 20 + Math.random() * 30 * attempt))
       continue
     }
-    return client.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+    return client.waitForTransactionReceipt({ hash, pollingInterval: options.pollingIntervalMs ?? 50 })
   }
 }
