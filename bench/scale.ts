@@ -1,7 +1,7 @@
 /**
  * How each cost grows with the data (issue 30, item 5). For each size N (default 10k, 100k,
  * 1M; `SCALE_SIZES=10000,100000`): a fresh database seeded in bulk (bench/support/seed-scale.ts:
- * N/10 accounts with 10 entries and 10 grants each, and one account of the benchmark's signer
+ * N/10 accounts with 10 entries and 10 grants each, each grant with two reservations, and one account of the benchmark's signer
  * with N entries), the service as a process over it (its own chain outside it, as a deployment
  * has), and:
  *   - `GET /activity` first page and a page 10,000 entries deep, on the N-entry account and on an
@@ -93,7 +93,7 @@ try {
       yield* runMigrations
       const t0 = performance.now()
       const seeded = yield* seedScale({ size, signer, address, chainId: network.chainId, token })
-      console.log(`\n== N = ${size}: seeded ${seeded.entries} entries, ${seeded.grants} grants, ${seeded.otherAccounts + 1} accounts in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+      console.log(`\n== N = ${size}: seeded ${seeded.entries} entries, ${seeded.grants} grants, ${seeded.reservations} reservations, ${seeded.otherAccounts + 1} accounts in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
 
       // Sessions straight into the table (the sign-in is not what is measured): the big
       // account's signer, and the signer of a small account.

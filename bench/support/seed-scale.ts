@@ -8,6 +8,7 @@
  *   10 audit entries (N in all: "N spread over N / 10 accounts");
  * - one account of `signer` (the benchmark's) with N audit entries ("N on one account"),
  *   10 grants of its own and 10 grants held by it (other accounts' grants to its address);
+ * - each grant with one final and one released reservation (2N + 20 in all);
  * - each account's audit head matches its entries (length, last hash), so anchoring and
  *   proofs work on the seeded chains. The entries' hashes are sha256 of their position, not
  *   a real hash chain: nothing measured here re-walks the links.
@@ -37,6 +38,7 @@ export interface Seeded {
   readonly otherAccounts: number
   readonly entries: number
   readonly grants: number
+  readonly reservations: number
 }
 
 /** Deterministic 0x-prefixed sha256 hex of a text expression (SQL). */
@@ -142,6 +144,18 @@ export const seedScale = (options: SeedOptions) =>
     for (const text of grantInsert(own, `'${big}'`, "$6::text", "$7::text", "'0xc' || lpad(md5(k), 39, '0')")) {
       yield* run(text, params([options.signer, options.address]))
     }
+    // Each grant's history: one final action and one released (2N reservations), so a grant's
+    // ledger (every action, `GET /delegations`' spentToDate) is read among every grant's.
+    yield* run(
+      `INSERT INTO delegation_reservations (id, delegation_id, token_address, units, recipient, status, expires_at, created_at,
+                                            settled_at, tx_hash)
+       SELECT 'rsv_' || d.id || '_' || s, d.id, $1::text, 1000000, '0x' || repeat('ab', 20),
+              CASE s WHEN 1 THEN 'final' ELSE 'released' END, now() - interval '1 day', now() - interval '1 day',
+              now() - interval '1 day', CASE s WHEN 1 THEN '0x' || repeat('ef', 32) END
+       FROM delegations d, generate_series(1, 2) s`,
+      [options.token.address.toLowerCase()]
+    )
     yield* run("ANALYZE")
-    return { bigAccountId: big, otherAccounts: accounts, entries: accounts * perAccount + n, grants: accounts * grantsPerAccount + 10 } satisfies Seeded
+    const grants = accounts * grantsPerAccount + 10
+    return { bigAccountId: big, otherAccounts: accounts, entries: accounts * perAccount + n, grants, reservations: 2 * grants } satisfies Seeded
   })

@@ -364,7 +364,9 @@ const make = Effect.gen(function*() {
           count(*) FILTER (WHERE status = 'final')::int AS final_n,
           count(*) FILTER (WHERE status = 'submitted' OR (status = 'reserved' AND expires_at > now()))::int AS open_n
         FROM delegation_reservations
-        WHERE delegation_id = ${delegationId} AND id <> ${exceptId ?? ""}
+        -- Released rows count nowhere above; saying so lets the grant's live index answer
+        -- (without it every action read the whole table: test/db/indexUse.test.ts).
+        WHERE delegation_id = ${delegationId} AND status <> 'released' AND id <> ${exceptId ?? ""}
         GROUP BY token_address`),
 
     findOpenAction: (shareKey, accountId) =>

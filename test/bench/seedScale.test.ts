@@ -1,7 +1,7 @@
 /**
  * The scale benchmark's seeding (bench/support/seed-scale.ts) at a small size, so it cannot
  * rot: it runs against the current schema, writes the rows it promises, and the service's own
- * code reads and extends them (grants decode through DelegationRepo, heads match their
+ * code reads and extends them (grants and their ledgers decode through DelegationRepo, heads match their
  * entries, an append continues the seeded chain). The 1M run itself is `npx tsx bench/scale.ts`.
  */
 import { assert, layer } from "@effect/vitest"
@@ -22,7 +22,7 @@ layer(Live, { excludeTestServices: true })("scale seeding", (it) => {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const seeded = yield* seedScale({ size: 1000, signer, address, chainId: 31337, token })
-      assert.deepStrictEqual(seeded, { bigAccountId: "acc_scale_big", otherAccounts: 100, entries: 2000, grants: 1010 })
+      assert.deepStrictEqual(seeded, { bigAccountId: "acc_scale_big", otherAccounts: 100, entries: 2000, grants: 1010, reservations: 2020 })
       const [counts] = yield* sql<{ accounts: number; entries: number; grants: number; builds: number; heads: number }>`
         SELECT (SELECT count(*)::int FROM accounts) AS accounts, (SELECT count(*)::int FROM audit_entries) AS entries,
                (SELECT count(*)::int FROM delegations) AS grants, (SELECT count(*)::int FROM delegation_builds) AS builds,
@@ -41,6 +41,10 @@ layer(Live, { excludeTestServices: true })("scale seeding", (it) => {
       assert.strictEqual(own.length, 10)
       assert.strictEqual(own[0]!.policy_set.budgets[0]!.token.address, token.address)
       assert.strictEqual(own[0]!.legs[0]!.delegation.delegator, address)
+      // Each grant's ledger: its one final action (its released one counts nowhere).
+      assert.deepStrictEqual(yield* repo.ledger(own[0]!.id, {}, undefined), [
+        { token_address: token.address, final_units: "1000000", open_units: "0", final_n: 1, open_n: 0 }
+      ])
       const held = yield* repo.listHeld([address], 31337)
       assert.strictEqual(held.length, 10)
       assert.ok(held.every((d) => d.delegatee_address === address && d.account_id === "acc_scale_1"))

@@ -2,6 +2,7 @@
  * DelegationRepo against the real PostgreSQL: rows written through it read back decoded
  * (jsonb columns as stored, timestamps as dates), and its updates move only what their
  * conditions allow (a pending delegation once, enabled legs once, reserved reservations).
+ * The statements every action runs read one grant's rows through its index, never the table.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -9,6 +10,9 @@ import { SqlClient } from "effect/sql"
 import type { Hash, Hex } from "viem"
 import { DelegationRepo, type Leg } from "../../src/delegations/DelegationRepo.ts"
 import type { PolicySet } from "../../src/delegations/Domain.ts"
+import { makeBudgetAlerts } from "../../src/notifications/BudgetAlerts.ts"
+import { Notifications } from "../../src/notifications/Notifications.ts"
+import { TokenRegistry } from "../../src/tokens/TokenRegistry.ts"
 import { freshSigner, insertAccount } from "../audit/support.ts"
 import { TestDatabaseLive } from "../support/TestDatabase.ts"
 
@@ -211,5 +215,51 @@ layer(Live, { excludeTestServices: true })("DelegationRepo", (it) => {
       // Final before the token's current period started: not counted as spent in it.
       const later = yield* repo.ledger(d.id, { [token]: new Date(Date.now() + 60_000).toISOString() }, undefined)
       assert.deepStrictEqual(later, [{ token_address: token, final_units: "0", open_units: "0", final_n: 1, open_n: 0 }])
+    }))
+
+  it.effect("the ledger and the budget alert's sum read one grant's rows through its index, not every grant's", () =>
+    Effect.gen(function*() {
+      const repo = yield* DelegationRepo
+      const sql = yield* SqlClient.SqlClient
+      const d = yield* pendingDelegation
+      yield* repo.activate(d.id, hex32())
+      // Other grants' history: 20,000 rows (released, final, reserved, submitted) under 200 other
+      // grants (their parent rows left out: the foreign key is off for this insert only).
+      yield* sql`SET LOCAL session_replication_role = replica`.pipe(
+        Effect.andThen(sql`
+          INSERT INTO delegation_reservations (id, delegation_id, token_address, units, recipient, status, expires_at, created_at, settled_at)
+          SELECT 'rsv_other_' || i || '_' || ${d.id}, 'dlg_other_' || (i % 200) || '_' || ${d.id}, ${token}, 1, '0x01',
+                 (ARRAY['released', 'final', 'reserved', 'submitted'])[1 + i % 4], now() + interval '1 hour', now(), now()
+          FROM generate_series(1, 20000) i`),
+        sql.withTransaction
+      )
+      yield* sql`ANALYZE delegation_reservations`
+      const rsv = `rsv_${crypto.randomUUID()}`
+      yield* repo.insertReservation({ id: rsv, delegationId: d.id, token, units: 3n, recipient: freshSigner(), expiresAt: new Date(Date.now() + 600_000) })
+      // The scans of delegation_reservations made by `body`: the connection's counts not yet
+      // flushed to the shared statistics (which a transaction never does), before and after it.
+      const counts = sql<{ seq_scan: string; idx_scan: string }>`
+        SELECT seq_scan::text, idx_scan::text FROM pg_stat_xact_user_tables WHERE relname = 'delegation_reservations'`.pipe(
+        Effect.map(([row]) => ({ seq: Number(row!.seq_scan), idx: Number(row!.idx_scan) }))
+      )
+      const scansOf = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+        Effect.gen(function*() {
+          const before = yield* counts
+          const result = yield* body
+          const after = yield* counts
+          return { result, seq: after.seq - before.seq, idx: after.idx - before.idx }
+        }).pipe(sql.withTransaction, Effect.orDie)
+
+      const ledger = yield* scansOf(repo.ledger(d.id, {}, undefined))
+      assert.deepStrictEqual(ledger.result, [{ token_address: token, final_units: "0", open_units: "3", final_n: 0, open_n: 1 }])
+      assert.deepStrictEqual({ seq: ledger.seq, idx: ledger.idx }, { seq: 0, idx: 1 })
+
+      yield* repo.submitReservation(rsv, hex32(), "op_1", false)
+      yield* repo.finalizeReservation(rsv, hex32())
+      const alerts = yield* makeBudgetAlerts.pipe(
+        Effect.provide(Layer.merge(Notifications.layer, Layer.succeed(TokenRegistry, TokenRegistry.make([]))))
+      )
+      const alert = yield* scansOf(alerts.afterSpend(rsv))
+      assert.strictEqual(alert.seq, 0, "the budget alert's sum read the whole table")
     }))
 })
