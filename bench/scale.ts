@@ -7,6 +7,7 @@
  *   - `GET /activity` first page and a page 10,000 entries deep, on the N-entry account and on an
  *     account with 10 entries among N/10;
  *   - `GET /delegations` (the owner's, and `role=delegatee`);
+ *   - `POST /delegations/{id}/actions` on a fresh grant (made on chain through the service);
  *   - `GET /activity/{id}/proof` of an entry of the N-entry account and of a 10-entry account;
  *   - an anchoring pass after 10,000 heads changed (min(10,000, N/10)), in this process with the
  *     service's own `Anchor` (its anchor transaction on the local chain), and one after the
@@ -26,9 +27,10 @@ import { encodeCursor } from "../src/activity/Activity.ts"
 import { ChainsLive } from "../src/App.ts"
 import { AuditChain } from "../src/audit/AuditChain.ts"
 import { hashToken } from "../src/auth/Sessions.ts"
-import { configEnvOf, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
+import { configEnvOf, fromJson, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
 import { runMigrations } from "../src/db/Database.ts"
-import { freePort, startPostgres, startProcess } from "./support/processes.ts"
+import { grantThroughService } from "./support/grants.ts"
+import { freePort, serviceEnv, startPostgres, startProcess } from "./support/processes.ts"
 import { report } from "./support/results.ts"
 import { seedScale } from "./support/seed-scale.ts"
 
@@ -109,16 +111,10 @@ try {
       record("anchoring pass, every head (first)", size, { p50: first, p99: first, n: 1 })
 
       const port = yield* Effect.promise(() => freePort())
-      const service = yield* Effect.promise(() => startProcess("src/main.ts", {
-        DATABASE_URL: url,
-        PORT: String(port),
-        LOG_FORMAT: "json",
-        LOG_LEVEL: "warn",
-        ANCHOR_INTERVAL: "0 seconds",
-        SIWE_DOMAIN: "bench.local",
-        SIWE_URI: "http://bench.local",
-        ...configEnvOf(network)
-      }, `http://127.0.0.1:${port}/health/ready`, 300))
+      // The benchmarks' service settings: sign-in and build rate limits and the sponsorship quota opened.
+      const service = yield* Effect.promise(() => startProcess("src/main.ts",
+        serviceEnv({ databaseUrl: url, port, networks: network }, { LOG_LEVEL: "warn", ANCHOR_INTERVAL: "0 seconds" }),
+        `http://127.0.0.1:${port}/health/ready`, 300))
       try {
         const get = (path: string, token: string) => async () => {
           const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${token}` } })
@@ -137,6 +133,18 @@ try {
         yield* h("GET /activity, first page (10-entry account)", `/activity?limit=20`, tokens.small)
         yield* h("GET /delegations (owner: 10 grants)", `/delegations?accountId=${big}`, tokens.big)
         yield* h("GET /delegations?role=delegatee (10 held)", `/delegations?role=delegatee&accountId=${big}`, tokens.big)
+        // The decision as the data grows: a delegated action (evaluate, reserve, build) on a
+        // fresh grant, made on chain through the service, among the N seeded grants and their
+        // 2N reservations (each a different amount: none answered from an open build).
+        const grant = yield* Effect.promise(() => grantThroughService({ baseUrl: `http://127.0.0.1:${port}`, net: fromJson(network), name: "scale" }))
+        const recipient = privateKeyToAccount(generatePrivateKey()).address
+        let k = 0
+        const act = () =>
+          Effect.runPromise(grant.delegate.delegations.act({
+            params: { delegationId: grant.delegationId },
+            payload: { recipient, amount: Number((0.001 * ++k).toFixed(3)) }
+          }))
+        record("POST /delegations/{id}/actions (a fresh grant among N)", size, yield* Effect.promise(() => measure(act, Math.min(samples, 20))))
         // Linear in the anchor's heads and in the account's length (docs/performance.md): fewer samples at the large sizes.
         const proofSamples = size >= 1_000_000 ? 2 : size >= 100_000 ? 5 : samples
         yield* h("GET /activity/{id}/proof (10-entry account)", `/activity/evt_scale_${small}_5/proof`, tokens.small, proofSamples)

@@ -22,6 +22,7 @@ import {
 import { entryPoint07Abi } from "viem/account-abstraction"
 import { Network, type NetworkDescription } from "./Network.ts"
 import { decodeRevert } from "./RevertReasons.ts"
+import { pooledFetch } from "./RpcFetch.ts"
 
 /** The RPC node failed or answered nonsense (not a revert). */
 export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("ChainUnavailable", {
@@ -118,7 +119,7 @@ export class Chain extends Context.Service<Chain, {
 export const makeChain = (network: NetworkDescription): Chain["Service"] => {
   const client = createPublicClient({
     chain: viemChainOf(network),
-    transport: http(network.rpcUrl, { timeout: 10_000, retryCount: 2 }),
+    transport: http(network.rpcUrl, { timeout: 10_000, retryCount: 2, fetchFn: pooledFetch(network.rpcUrl) }),
     pollingInterval: 250
   }) as PublicClient
   return makeWith(client, network)
