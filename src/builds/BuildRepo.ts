@@ -189,29 +189,36 @@ export const makeBuildRepo = (sql: SqlClient.SqlClient, tokenPaymasterOf: (chain
      * serialized per hash, so concurrent identical requests cannot store two. Answers the
      * open one to share, or undefined when `build` was stored.
      */
-    storeOrShare: (build: NewBuild): Effect.Effect<OpenBuild | undefined> =>
-      joinOrBegin(sql, Effect.gen(function*() {
-        yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`op_build:${build.userOpHash}`}, 0))`
-        const open = yield* sql<{ id: string; answer: unknown; metadata: Schema.JsonObject }>`
-          SELECT id, answer, metadata FROM op_builds
-          WHERE chain_id = ${build.chainId} AND user_op_hash = ${build.userOpHash} AND account_id = ${build.accountId}
-            AND intent_type = ${build.intentType} AND share_key = ${build.shareKey} AND answer IS NOT NULL
-            AND expires_at > now()
-            AND NOT EXISTS (SELECT 1 FROM user_operations u WHERE u.chain_id = ${build.chainId}
-                              AND u.user_op_hash = ${build.userOpHash} AND u.status = 'failed')
-          ORDER BY created_at DESC LIMIT 1`
-        if (open[0] !== undefined) return open[0]
-        const op = build.userOp
-        yield* sql`
-          INSERT INTO op_builds (id, account_id, signer_address, intent_type, chain_id, entry_point, sender, nonce, call_data,
-                                 user_op, user_op_hash, risk_reducing, sponsored, human_summary, metadata, created_at, expires_at,
-                                 answer, share_key)
-          VALUES (${build.id}, ${build.accountId}, ${build.signerAddress}, ${build.intentType}, ${build.chainId},
-                  ${build.entryPoint}, ${op.sender}, ${op.nonce}, ${op.callData},
-                  ${JSON.stringify(op)}::jsonb, ${build.userOpHash}, ${build.riskReducing}, ${build.sponsored},
-                  ${build.humanSummary}, ${JSON.stringify(build.metadata)}::jsonb, ${build.createdAt}, ${build.expiresAt},
-                  ${JSON.stringify(build.answer)}::jsonb, ${build.shareKey})`
-        return undefined
-      })).pipe(Effect.orDie)
+    storeOrShare: (build: NewBuild): Effect.Effect<OpenBuild | undefined> => {
+      const op = build.userOp
+      const row = {
+        id: build.id,
+        account_id: build.accountId,
+        signer_address: build.signerAddress,
+        intent_type: build.intentType,
+        chain_id: build.chainId,
+        entry_point: build.entryPoint,
+        sender: op.sender,
+        nonce: op.nonce,
+        call_data: op.callData,
+        user_op: op,
+        user_op_hash: build.userOpHash,
+        risk_reducing: build.riskReducing,
+        sponsored: build.sponsored,
+        human_summary: build.humanSummary,
+        metadata: build.metadata,
+        created_at: build.createdAt.toISOString(),
+        expires_at: build.expiresAt.toISOString(),
+        answer: build.answer,
+        share_key: build.shareKey
+      }
+      // One round trip: the lock, the open build's lookup and the insert in one function
+      // (migration 0420), in the caller's transaction when there is one.
+      return sql<{ open_id: string; open_answer: unknown; open_metadata: Schema.JsonObject }>`
+        SELECT * FROM op_build_store_or_share(${JSON.stringify(row)}::jsonb)`.pipe(
+        Effect.map((rows) => rows[0] === undefined ? undefined : { id: rows[0].open_id, answer: rows[0].open_answer, metadata: rows[0].open_metadata }),
+        Effect.orDie
+      )
+    }
   }
 }

@@ -44,6 +44,7 @@ import useropSettledNotify from "./0340_userop_settled_notify.ts"
 import delegationsDelegateeIndex from "./0350_delegations_delegatee_index.ts"
 import recoveryWatchCursor from "./0370_recovery_watch_cursor.ts"
 import auditStoredSubtrees from "./0410_audit_stored_subtrees.ts"
+import opBuildStoreOrShare from "./0420_op_build_store_or_share.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -85,5 +86,6 @@ export const migrations = Migrator.fromRecord({
   "0340_userop_settled_notify": useropSettledNotify,
   "0350_delegations_delegatee_index": delegationsDelegateeIndex,
   "0370_recovery_watch_cursor": recoveryWatchCursor,
-  "0410_audit_stored_subtrees": auditStoredSubtrees
+  "0410_audit_stored_subtrees": auditStoredSubtrees,
+  "0420_op_build_store_or_share": opBuildStoreOrShare
 })
