@@ -38,7 +38,15 @@ export const startProcess = async (script: string, env: Record<string, string>, 
   for (let i = 0; i < readySeconds * 10; i++) {
     if (child.exitCode !== null) break
     const ok = await fetch(readyUrl).then((r) => r.status < 500, () => false)
-    if (ok) return { child, stop: () => new Promise<void>((r) => { child.once("exit", () => r()); child.kill("SIGTERM") }) }
+    if (ok) {
+      const stop = () =>
+        new Promise<void>((r) => {
+          if (child.exitCode !== null || child.signalCode !== null) return r()
+          child.once("exit", () => r())
+          child.kill("SIGTERM")
+        })
+      return { child, stop }
+    }
     await new Promise((r) => setTimeout(r, 100))
   }
   child.kill("SIGKILL")

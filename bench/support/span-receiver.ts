@@ -38,11 +38,14 @@ export const startSpanReceiver = async () => {
   const ms = (s: Span) => Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) / 1e6
   const attr = (s: Span, key: string) => s.attributes?.find((a) => a.key === key)?.value.stringValue
 
-  /** The spans of the last trace whose server span matches, in start order: offset from its start, duration, name, statement. */
-  const lastTrace = (method: string, urlPath: string) => {
-    const root = spans.filter((s) => s.kind === 2)
+  /**
+   * The spans of the last trace whose server span matches (or of trace `traceId`), in start
+   * order: offset from its start, duration, name, statement.
+   */
+  const lastTrace = (method: string, urlPath: string, traceId?: string) => {
+    const matching = spans.filter((s) => s.kind === 2)
       .filter((s) => attr(s, "http.request.method") === method && (attr(s, "url.path") ?? attr(s, "http.url") ?? "").includes(urlPath))
-      .at(-1)
+    const root = traceId === undefined ? matching.at(-1) : matching.find((s) => s.traceId === traceId)
     if (root === undefined) return []
     return spans.filter((s) => s.traceId === root.traceId)
       .sort((a, b) => Number(BigInt(a.startTimeUnixNano) - BigInt(b.startTimeUnixNano)))
@@ -124,6 +127,7 @@ export const startSpanReceiver = async () => {
     const names = new Map<string, number>()
     const own: Array<number> = []
     const chain: Array<number> = []
+    let slowestOwn: { readonly traceId: string; readonly ms: number } | undefined
     for (const r of roots) {
       const calls = (byTrace.get(r.traceId) ?? []).map((s) => [nanos(s.startTimeUnixNano), nanos(s.endTimeUnixNano)] as const)
         .sort((a, b) => a[0] - b[0])
@@ -137,10 +141,13 @@ export const startSpanReceiver = async () => {
       }
       chain.push(covered)
       own.push(ms(r) - covered)
+      if (slowestOwn === undefined || ms(r) - covered > slowestOwn.ms) slowestOwn = { traceId: r.traceId, ms: ms(r) - covered }
     }
     return {
       own,
       chain,
+      /** The trace whose own part was the longest. */
+      slowestOwn,
       names: [...names].map(([n, c]) => `${n} × ${(c / Math.max(1, roots.length)).toFixed(1)}`)
     }
   }

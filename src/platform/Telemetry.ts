@@ -14,7 +14,7 @@ import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { type Context as OtelContext, SpanStatusCode } from "@opentelemetry/api"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Effect, Layer, Option, References } from "effect"
+import { Config, Effect, Layer, Option, References } from "effect"
 import { AppConfig } from "./AppConfig.ts"
 import { IDLE_ATTRIBUTE } from "./Loop.ts"
 
@@ -58,19 +58,41 @@ export class IdleLoopFilter implements SpanProcessor {
   }
 }
 
+/** The batch processor's settings (OpenTelemetry's `OTEL_BSP_*`). */
+export interface BatchSettings {
+  readonly scheduledDelayMillis: number
+  readonly maxQueueSize: number
+  readonly maxExportBatchSize: number
+}
+
+/** The service's: an export every 500 ms (the SDK's is 5 s), the SDK's queue and batch sizes. */
+const defaultBatch: BatchSettings = { scheduledDelayMillis: 500, maxQueueSize: 2048, maxExportBatchSize: 512 }
+
 /** The processor of the service's spans: batched to `url`, idle loop passes left out. */
-export const spanProcessorFor = (url: string): SpanProcessor =>
-  new IdleLoopFilter(new BatchSpanProcessor(new OTLPTraceExporter({ url }), { scheduledDelayMillis: 500 }))
+export const spanProcessorFor = (url: string, batch: BatchSettings = defaultBatch): SpanProcessor =>
+  new IdleLoopFilter(new BatchSpanProcessor(new OTLPTraceExporter({ url }), { ...batch }))
+
+/**
+ * OpenTelemetry's standard batch settings, each optional: `OTEL_BSP_SCHEDULE_DELAY` (ms),
+ * `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`. (The benchmark of the decision
+ * holds every span until the service stops, so that no export runs beside what it times.)
+ */
+const batchSettings = Config.all({
+  scheduledDelayMillis: Config.Int("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(defaultBatch.scheduledDelayMillis)),
+  maxQueueSize: Config.Int("OTEL_BSP_MAX_QUEUE_SIZE").pipe(Config.withDefault(defaultBatch.maxQueueSize)),
+  maxExportBatchSize: Config.Int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE").pipe(Config.withDefault(defaultBatch.maxExportBatchSize))
+})
 
 export const TelemetryLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     if (Option.isNone(config.otlpEndpoint)) return Layer.succeed(References.TracerEnabled, false)
     const url = tracesUrl(config.otlpEndpoint.value)
+    const batch = yield* batchSettings
     yield* Effect.logInfo(`tracing: exporting spans to ${url}`)
     return NodeSdk.layer(() => ({
       resource: { serviceName: config.serviceName },
-      spanProcessor: spanProcessorFor(url)
+      spanProcessor: spanProcessorFor(url, batch)
     }))
   })
 )

@@ -4,12 +4,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
-import { Duration, Effect, Layer } from "effect"
+import { ConfigProvider, Duration, Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { signIn } from "../../src/client/signIn.ts"
 import { runLoop } from "../../src/platform/Loop.ts"
-import { spanProcessorFor } from "../../src/platform/Telemetry.ts"
+import { AppConfig } from "../../src/platform/AppConfig.ts"
+import { spanProcessorFor, TelemetryLive } from "../../src/platform/Telemetry.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
 
 interface OtlpSpan {
@@ -51,6 +52,24 @@ const startReceiver = () =>
   )
 
 describe("tracing", () => {
+  it.live("OpenTelemetry's OTEL_BSP_SCHEDULE_DELAY is honoured: spans held until the tracer stops, which exports them", () =>
+    Effect.gen(function*() {
+      const receiver = yield* startReceiver()
+      const config = ConfigProvider.layer(ConfigProvider.fromUnknown({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: "3600000",
+        OTEL_BSP_MAX_QUEUE_SIZE: "10000",
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "10000"
+      }))
+      yield* Effect.gen(function*() {
+        yield* Effect.withSpan(Effect.void, "Held.step")
+        // The service's own delay (500 ms) would have exported it by now.
+        yield* Effect.sleep("1500 millis")
+        assert.deepStrictEqual(receiver.spans.map((s) => s.name), [])
+      }).pipe(Effect.provide(Layer.fresh(TelemetryLive.pipe(Layer.provide(AppConfig.layer), Layer.provide(config)))))
+      assert.deepStrictEqual(receiver.spans.map((s) => s.name), ["Held.step"])
+    }))
+
   it.live("a loop pass that did work is exported with everything under it; idle passes are not", () =>
     Effect.gen(function*() {
       const receiver = yield* startReceiver()
