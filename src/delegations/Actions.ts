@@ -297,8 +297,8 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     }
     const reserveWithBuild = (stored: { readonly buildId: string; readonly userOpHash: string }) =>
       Effect.gen(function*() {
-        const locked = (yield* repo.lockById(row.id))!
-        const use = yield* usageOf.stateOf(locked, undefined, read)
+        // The row lock, the grant's status and frozen flag, and its ledger: one round trip.
+        const { row: locked, state: use } = (yield* usageOf.lockedStateOf(row, read))!
         const result = evaluate(locked.policy_set, decimalsOf, { status: locked.status, accountFrozen: locked.frozen, ...use }, action, new Date())
         if (result._tag !== "Allowed") return yield* new ReservationRefused({ row: locked, verdict: result })
         // The policy is immutable and the action the same: the same transfer as built.

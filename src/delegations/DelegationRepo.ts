@@ -20,6 +20,7 @@ import {
   LedgerRow,
   type Leg,
   LegsJson,
+  LockedLedgerRow,
   type NewBuild,
   type NewDelegation,
   type NewReservation,
@@ -136,6 +137,13 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   findReservation(id: string): Effect.Effect<{ readonly status: string; readonly held: boolean } | undefined>
   /** Per token: final units since `since[token]` (ISO, absent: ever) and open units, and their counts; excluding `exceptId`. */
   ledger(delegationId: string, since: Readonly<Record<string, string>>, exceptId: string | undefined): Effect.Effect<ReadonlyArray<LedgerRow>>
+  /**
+   * Locks the grant's row (`FOR UPDATE`; inside a transaction) and reads its status, its account's
+   * frozen flag and its ledger after the lock, in one round trip (migration 0430). Undefined: no such grant.
+   */
+  lockWithLedger(delegationId: string, since: Readonly<Record<string, string>>, exceptId: string | undefined): Effect.Effect<
+    { readonly status: DelegationRow["status"]; readonly frozen: boolean; readonly ledger: ReadonlyArray<LedgerRow> } | undefined
+  >
 
   // op_builds, accounts, user_operations
   /** The newest open action build with `shareKey` of the account whose reservation is still reserved. */
@@ -165,6 +173,7 @@ const make = Effect.gen(function*() {
   const snapshotRows = decodeAll(SnapshotRow)
   const checkRows = decodeAll(ReservationCheckRow)
   const ledgerRows = decodeAll(LedgerRow)
+  const lockedLedgers = decodeAll(LockedLedgerRow)
   const openActions = decodeAll(OpenActionRow)
   const ids = decodeAll(Schema.Struct({ id: Schema.String }))
   const delegationIds = decodeAll(Schema.Struct({ delegation_id: Schema.String }))
@@ -356,18 +365,24 @@ const make = Effect.gen(function*() {
         SELECT status, (status = 'submitted' OR (status = 'reserved' AND expires_at > now())) AS held
         FROM delegation_reservations WHERE id = ${id}`).pipe(Effect.map(first)),
     ledger: (delegationId, since, exceptId) =>
-      ledgerRows(sql`
-        SELECT token_address,
-          coalesce(sum(units) FILTER (WHERE status = 'final'
-            AND settled_at >= coalesce((${JSON.stringify(since)}::jsonb ->> token_address)::timestamptz, '-infinity')), 0)::text AS final_units,
-          coalesce(sum(units) FILTER (WHERE status = 'submitted' OR (status = 'reserved' AND expires_at > now())), 0)::text AS open_units,
-          count(*) FILTER (WHERE status = 'final')::int AS final_n,
-          count(*) FILTER (WHERE status = 'submitted' OR (status = 'reserved' AND expires_at > now()))::int AS open_n
-        FROM delegation_reservations
-        -- Released rows count nowhere above; saying so lets the grant's live index answer
-        -- (without it every action read the whole table: test/db/indexUse.test.ts).
-        WHERE delegation_id = ${delegationId} AND status <> 'released' AND id <> ${exceptId ?? ""}
-        GROUP BY token_address`),
+      ledgerRows(sql`SELECT * FROM delegation_ledger(${delegationId}, ${JSON.stringify(since)}::jsonb, ${exceptId ?? null})`),
+    lockWithLedger: (delegationId, since, exceptId) =>
+      lockedLedgers(sql`SELECT * FROM delegation_lock_ledger(${delegationId}, ${JSON.stringify(since)}::jsonb, ${exceptId ?? null})`).pipe(
+        Effect.map((rows) => {
+          const head = rows[0]
+          if (head === undefined) return undefined
+          const ledger = rows.flatMap((r) =>
+            r.token_address === null ? [] : [{
+              token_address: r.token_address,
+              final_units: r.final_units!,
+              open_units: r.open_units!,
+              final_n: r.final_n!,
+              open_n: r.open_n!
+            }]
+          )
+          return { status: head.status, frozen: head.frozen, ledger }
+        })
+      ),
 
     findOpenAction: (shareKey, accountId) =>
       openActions(sql`

@@ -122,6 +122,17 @@ export const LedgerRow = Schema.Struct({
 })
 export type LedgerRow = typeof LedgerRow.Type
 
+/** `delegation_lock_ledger`'s rows: the locked grant's status and frozen flag, each with one token's ledger (none: nulls). */
+export const LockedLedgerRow = Schema.Struct({
+  status: DelegationRow.fields.status,
+  frozen: Schema.Boolean,
+  token_address: Schema.NullOr(Schema.String),
+  final_units: Schema.NullOr(Schema.String),
+  open_units: Schema.NullOr(Schema.String),
+  final_n: Schema.NullOr(Schema.Number),
+  open_n: Schema.NullOr(Schema.Number)
+})
+
 /** An open action build sharing `shareKey`: its stored answer, with its reservation. */
 export const OpenActionRow = Schema.Struct({ answer: UserOpBuild, reservation_id: Schema.String })
 export type OpenActionRow = typeof OpenActionRow.Type

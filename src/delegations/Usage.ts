@@ -25,7 +25,7 @@ import { Effect } from "effect"
 import { decodeFunctionResult, encodeFunctionData, type Hash, type Hex, hexToBigInt, slice } from "viem"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import type { Delegation as DfDelegation } from "./Caveats.ts"
-import { type Carried, DelegationRepo } from "./DelegationRepo.ts"
+import { type Carried, DelegationRepo, type LedgerRow } from "./DelegationRepo.ts"
 import type { PolicySet } from "./Domain.ts"
 import { periodArgs, type GrantScope } from "./Grant.ts"
 import { currentPeriod } from "./Periods.ts"
@@ -182,27 +182,20 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
       Effect.withSpan("Usage.onChain")
     )
 
-  /** The service's ledger: final (in each period token's current period) and open, per token; counts. */
-  const ledger = (row: UsageRow, exceptId: string | undefined, now: Date) => {
+  /** Where each period token's current period starts (the ledger counts final units from there). */
+  const sinceOf = (row: UsageRow, now: Date) => {
     const since: Record<string, string> = {}
     for (const b of row.policy_set.budgets) {
       if (b.period !== undefined && b.token.address !== undefined) since[lower(b.token.address)] = currentPeriod(b.period, now).start.toISOString()
     }
-    return repo.ledger(row.id, since, exceptId)
+    return since
   }
 
-  /**
-   * Reconciled use of `row` (excluding reservation `exceptId`). `chainRead`: how this request reads
-   * the enforcers' state (`onChain`, cached: read once however often its use is evaluated; the
-   * ledger is read fresh each time, beside it).
-   */
-  const useOf = Effect.fn("Usage.useOf")(function*(
-    row: UsageRow,
-    exceptId?: string,
-    now: Date = new Date(),
-    chainRead?: Effect.Effect<ChainUse | undefined>
-  ) {
-    const [rows, fromChain] = yield* Effect.all([ledger(row, exceptId, now), chainRead ?? onChain(row, now)], { concurrency: 2 })
+  /** The service's ledger: final (in each period token's current period) and open, per token; counts. */
+  const ledger = (row: UsageRow, exceptId: string | undefined, now: Date) => repo.ledger(row.id, sinceOf(row, now), exceptId)
+
+  /** The reconciled use of `row` from its ledger rows and the enforcers' state. */
+  const useFrom = (row: UsageRow, rows: ReadonlyArray<LedgerRow>, fromChain: ChainUse | undefined): Use => {
     const perToken = new Map<string, TokenUse>()
     for (const b of row.policy_set.budgets) {
       const token = lower(b.token.address ?? "")
@@ -220,23 +213,62 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
     const openN = rows.reduce((n, r) => n + r.open_n, 0)
     const executedN = fromChain === undefined || Number(fromChain.calls) < finalN ? finalN : Number(fromChain.calls)
     const carriedN = row.carried?.actions ?? 0
-    return { perToken, actionsUsed: carriedN + executedN + openN, actionsExecuted: carriedN + executedN } satisfies Use
+    return { perToken, actionsUsed: carriedN + executedN + openN, actionsExecuted: carriedN + executedN }
+  }
+
+  /**
+   * Reconciled use of `row` (excluding reservation `exceptId`). `chainRead`: how this request reads
+   * the enforcers' state (`onChain`, cached: read once however often its use is evaluated; the
+   * ledger is read fresh each time, beside it).
+   */
+  const useOf = Effect.fn("Usage.useOf")(function*(
+    row: UsageRow,
+    exceptId?: string,
+    now: Date = new Date(),
+    chainRead?: Effect.Effect<ChainUse | undefined>
+  ) {
+    const [rows, fromChain] = yield* Effect.all([ledger(row, exceptId, now), chainRead ?? onChain(row, now)], { concurrency: 2 })
+    return useFrom(row, rows, fromChain)
   })
 
   /** `PolicyState` fields for `evaluate`: used units per token (executed + open) and the action count. */
+  const stateFrom = (row: UsageRow, use: Use) => {
+    const usedUnits = new Map<string, bigint>()
+    for (const [token, u] of use.perToken) {
+      // Never more room than the chain still allows: what it refuses counts as used. (A stream's
+      // room is what has accrued, which `evaluate` computes from the policy: its used is what was spent.)
+      const limit = budgetUnits(row.policy_set, token)
+      const streaming = row.policy_set.budgets.some((b) => b.stream !== undefined && lower(b.token.address ?? "") === token)
+      const chainUsed = u.chainAvailable === undefined || limit === undefined || streaming ? 0n : limit - u.chainAvailable
+      usedUnits.set(token, (u.executed > chainUsed ? u.executed : chainUsed) + u.open)
+    }
+    return { usedUnits, actionsUsed: use.actionsUsed }
+  }
+
+  /** `PolicyState` fields for `evaluate` (`stateFrom` on `useOf`). */
   const stateOf = (row: UsageRow, exceptId?: string, chainRead?: Effect.Effect<ChainUse | undefined>) =>
-    Effect.map(useOf(row, exceptId, new Date(), chainRead), (use) => {
-      const usedUnits = new Map<string, bigint>()
-      for (const [token, u] of use.perToken) {
-        // Never more room than the chain still allows: what it refuses counts as used. (A stream's
-        // room is what has accrued, which `evaluate` computes from the policy: its used is what was spent.)
-        const limit = budgetUnits(row.policy_set, token)
-        const streaming = row.policy_set.budgets.some((b) => b.stream !== undefined && lower(b.token.address ?? "") === token)
-        const chainUsed = u.chainAvailable === undefined || limit === undefined || streaming ? 0n : limit - u.chainAvailable
-        usedUnits.set(token, (u.executed > chainUsed ? u.executed : chainUsed) + u.open)
+    Effect.map(useOf(row, exceptId, new Date(), chainRead), (use) => stateFrom(row, use))
+
+  /**
+   * Under the grant's row lock (inside a transaction): its status and frozen flag as they are
+   * now, on `row` (the rest of a grant's row never changes), and the `PolicyState` fields from
+   * its ledger read after the lock, in one round trip (`DelegationRepo.lockWithLedger`).
+   * Undefined: no such grant.
+   */
+  const lockedStateOf = <R extends UsageRow & { readonly status: string; readonly frozen: boolean }>(
+    row: R,
+    chainRead: Effect.Effect<ChainUse | undefined>
+  ) =>
+    Effect.gen(function*() {
+      const [locked, fromChain] = yield* Effect.all([repo.lockWithLedger(row.id, sinceOf(row, new Date()), undefined), chainRead], {
+        concurrency: 2
+      })
+      if (locked === undefined) return undefined
+      return {
+        row: { ...row, status: locked.status, frozen: locked.frozen },
+        state: stateFrom(row, useFrom(row, locked.ledger, fromChain))
       }
-      return { usedUnits, actionsUsed: use.actionsUsed }
-    })
+    }).pipe(Effect.withSpan("Usage.lockedStateOf"))
 
   const budgetUnits = (policy: PolicySet, token: string) => {
     const b = policy.budgets.find((x) => lower(x.token.address ?? "") === token)
@@ -270,7 +302,7 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
         }
       }))
 
-  return { useOf, stateOf, spentToDate, onChain }
+  return { useOf, stateOf, lockedStateOf, spentToDate, onChain }
 })
 
 export type Usage = Effect.Success<ReturnType<typeof makeUsage>>

@@ -5,7 +5,7 @@
  * The statements every action runs read one grant's rows through its index, never the table.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Hash, Hex } from "viem"
 import { DelegationRepo, type Leg } from "../../src/delegations/DelegationRepo.ts"
@@ -253,6 +253,9 @@ layer(Live, { excludeTestServices: true })("DelegationRepo", (it) => {
       const ledger = yield* scansOf(repo.ledger(d.id, {}, undefined))
       assert.deepStrictEqual(ledger.result, [{ token_address: token, final_units: "0", open_units: "3", final_n: 0, open_n: 1 }])
       assert.deepStrictEqual({ seq: ledger.seq, idx: ledger.idx }, { seq: 0, idx: 1 })
+      const locked = yield* scansOf(repo.lockWithLedger(d.id, {}, undefined))
+      assert.deepStrictEqual(locked.result, { status: "active", frozen: false, ledger: ledger.result })
+      assert.deepStrictEqual({ seq: locked.seq, idx: locked.idx }, { seq: 0, idx: 1 })
 
       yield* repo.submitReservation(rsv, hex32(), "op_1", false)
       yield* repo.finalizeReservation(rsv, hex32())
@@ -262,4 +265,29 @@ layer(Live, { excludeTestServices: true })("DelegationRepo", (it) => {
       const alert = yield* scansOf(alerts.afterSpend(rsv))
       assert.strictEqual(alert.seq, 0, "the budget alert's sum read the whole table")
     }))
+
+  it.effect("lockWithLedger locks the grant, then reads its ledger: a reservation committed while it waited for the lock is counted", () =>
+    Effect.gen(function*() {
+      const repo = yield* DelegationRepo
+      const d = yield* pendingDelegation
+      yield* repo.activate(d.id, hex32())
+      assert.isUndefined(yield* repo.lockWithLedger(`dlg_${crypto.randomUUID()}`, {}, undefined).pipe(repo.withTransaction, Effect.orDie))
+      assert.deepStrictEqual(
+        yield* repo.lockWithLedger(d.id, {}, undefined).pipe(repo.withTransaction, Effect.orDie),
+        { status: "active", frozen: false, ledger: [] }
+      )
+      // Another request holds the grant's row lock, takes a reservation and commits after 300 ms.
+      const locked = yield* Deferred.make<void>()
+      const other = yield* Effect.forkChild(Effect.gen(function*() {
+        yield* repo.lockById(d.id)
+        yield* Deferred.succeed(locked, undefined)
+        yield* Effect.sleep("300 millis")
+        yield* repo.insertReservation({ id: `rsv_${crypto.randomUUID()}`, delegationId: d.id, token, units: 9n, recipient: freshSigner(), expiresAt: new Date(Date.now() + 600_000) })
+      }).pipe(repo.withTransaction, Effect.orDie))
+      yield* Deferred.await(locked)
+      const seen = yield* repo.lockWithLedger(d.id, {}, undefined).pipe(repo.withTransaction, Effect.orDie)
+      yield* Fiber.join(other)
+      assert.deepStrictEqual(seen?.ledger, [{ token_address: token, final_units: "0", open_units: "9", final_n: 0, open_n: 1 }])
+    }))
 })
+

@@ -45,6 +45,7 @@ import delegationsDelegateeIndex from "./0350_delegations_delegatee_index.ts"
 import recoveryWatchCursor from "./0370_recovery_watch_cursor.ts"
 import auditStoredSubtrees from "./0410_audit_stored_subtrees.ts"
 import opBuildStoreOrShare from "./0420_op_build_store_or_share.ts"
+import delegationLedgerFunctions from "./0430_delegation_ledger_functions.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -87,5 +88,6 @@ export const migrations = Migrator.fromRecord({
   "0350_delegations_delegatee_index": delegationsDelegateeIndex,
   "0370_recovery_watch_cursor": recoveryWatchCursor,
   "0410_audit_stored_subtrees": auditStoredSubtrees,
-  "0420_op_build_store_or_share": opBuildStoreOrShare
+  "0420_op_build_store_or_share": opBuildStoreOrShare,
+  "0430_delegation_ledger_functions": delegationLedgerFunctions
 })
