@@ -2,14 +2,19 @@
  * viem's `fetchFn` for a chain's JSON-RPC endpoint over an undici connection pool (keep-alive,
  * one per endpoint), not the global `fetch`. `fetch` builds WHATWG requests, streams and
  * headers for every call: ≈ 0.7 ms of CPU per `eth_getCode` through viem on this machine,
- * against ≈ 0.2 ms here, and ≈ 0.4 ms more wait (docs/performance.md, "The chain reader's
- * transport"). The Bundler client moved off `fetch` for the same reason.
+ * against ≈ 0.2 ms here, and ≈ 0.4 ms more wait (docs/performance.md, "Issue 30: third
+ * pass"). The Bundler client moved off `fetch` for the same reason.
  *
  * Only what viem's http transport reads of a response is answered: `ok`, `status`,
  * `statusText`, `headers.get`, `text()`/`json()`, and no `body` stream (viem then reads the
- * text and checks its size against `maxResponseBodySize` itself).
+ * text and checks its size itself). The body is read here with viem's own cap (10 MiB): a
+ * larger answer is abandoned as it arrives, not held whole first.
  */
 import { Pool } from "undici"
+import { ResponseBodyTooLargeError } from "viem"
+
+/** viem's own default `maxResponseBodySize`. */
+const MAX_BODY_BYTES = 10 * 1024 * 1024
 
 /** What viem's http transport reads of a `fetch` response. */
 class RpcResponse {
@@ -59,7 +64,17 @@ export const pooledFetch = (rpcUrl: string): typeof fetch => {
       body: (init?.body ?? null) as string | null,
       signal: init?.signal ?? null
     })
-    const content = await response.body.text()
+    const chunks: Array<Buffer> = []
+    let size = 0
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.byteLength
+      if (size > MAX_BODY_BYTES) {
+        response.body.destroy()
+        throw new ResponseBodyTooLargeError({ maxSize: MAX_BODY_BYTES, size })
+      }
+      chunks.push(chunk)
+    }
+    const content = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8")
     return new RpcResponse(response.statusCode, response.headers, content)
   }
   return call as unknown as typeof fetch

@@ -2,7 +2,7 @@
  * The chain reader's transport (`pooledFetch`, src/chain/RpcFetch.ts) against a real JSON-RPC
  * server on loopback, through viem as the service uses it, side by side with viem over the global
  * `fetch`: the same answers and the same failures (status, bad body, timeout, refused
- * connection), the endpoint's path and query kept, and kept-alive connections for many calls.
+ * connection, an answer over viem's size cap), the endpoint's path and query kept, and kept-alive connections for many calls.
  */
 import http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -10,7 +10,7 @@ import { createPublicClient, http as viemHttp } from "viem"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { pooledFetch } from "../../src/chain/RpcFetch.ts"
 
-type Mode = "ok" | "status500" | "notJson" | "silent"
+type Mode = "ok" | "status500" | "notJson" | "silent" | "huge"
 
 let server: http.Server
 let base = ""
@@ -29,6 +29,13 @@ beforeAll(async () => {
       if (mode === "status500") {
         res.writeHead(500, { "content-type": "application/json" })
         return res.end(JSON.stringify({ jsonrpc: "2.0", id: call.id, error: { code: -32603, message: "node is down" } }))
+      }
+      if (mode === "huge") {
+        // 11 MiB, over viem's own cap (10 MiB), in 1 MiB writes.
+        res.writeHead(200, { "content-type": "application/json" })
+        const chunk = Buffer.alloc(1024 * 1024, 0x20)
+        for (let i = 0; i < 11; i++) res.write(chunk)
+        return res.end()
       }
       if (mode === "notJson") {
         res.writeHead(502, { "content-type": "text/html" })
@@ -93,6 +100,16 @@ describe("the chain reader's pooled transport", () => {
     const viaPool = await failure(refused.pooled.getChainId())
     assert.match(viaPool, /^HttpRequestError/)
     assert.strictEqual(viaPool, viaFetch)
+  })
+
+  it("refuses an answer over viem's cap (10 MiB), as fetch does", async () => {
+    mode = "huge"
+    const c = clients(`${base}/rpc`)
+    const viaFetch = await failure(c.fetch.getChainId())
+    const viaPool = await failure(c.pooled.getChainId())
+    assert.match(viaPool, /^ResponseBodyTooLargeError/)
+    assert.strictEqual(viaPool, viaFetch)
+    mode = "ok"
   })
 
   it("keeps its connections: fifty-one calls in sequence over at most two", async () => {
