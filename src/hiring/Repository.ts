@@ -112,7 +112,7 @@ export class MandateGrantRows extends Context.Service<MandateGrantRows, {
         sql<MandateGrantRow>`
           SELECT m.mandate_id, m.account_id, m.account_address, m.chain_id, m.agent_wallet, m.delegatee_address,
                  m.per_job_budget, m.evaluator, m.delegation, m.created_at, m.expires_at, m.revoked_at, m.revoke_tx_hash,
-                 (SELECT o.outcome FROM user_operations o WHERE o.user_op_hash = m.enable_user_op_hash
+                 (SELECT o.outcome FROM user_operations o WHERE o.chain_id = m.chain_id AND o.user_op_hash = m.enable_user_op_hash
                   ORDER BY (o.outcome = 'mined') DESC LIMIT 1) AS enable_status,
                  a.frozen
           FROM marketplace_mandates m JOIN accounts a ON a.id = m.account_id
