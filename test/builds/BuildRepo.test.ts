@@ -50,14 +50,23 @@ const buildOf = (accountId: string, signer: string, userOpHash: string, shareKey
   }
 }
 
+/** The repository, a new account and an operation hash of its own, for one test. */
+const fresh = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const signer = freshSigner()
+  return { sql, repo: makeBuildRepo(sql, () => undefined), signer, accountId: yield* insertAccount(signer), hash: hex32() }
+})
+
+/** How many builds of `hash` are stored. */
+const storedOf = (hash: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM op_builds WHERE user_op_hash = ${hash}`).pipe(
+    Effect.map(([row]) => row!.n)
+  )
+
 layer(TestDatabaseLive({ maxConnections: 10 }), { excludeTestServices: true })("BuildRepo.storeOrShare", (it) => {
   it.effect("twenty identical builds at once over ten connections: one row, every other caller answered it", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const repo = makeBuildRepo(sql, () => undefined)
-      const signer = freshSigner()
-      const accountId = yield* insertAccount(signer)
-      const hash = hex32()
+      const { sql, repo, signer, accountId, hash } = yield* fresh
       const builds = Array.from({ length: 20 }, () => buildOf(accountId, signer, hash, "send:1"))
       const answers = yield* Effect.forEach(builds, (b) => repo.storeOrShare(b), { concurrency: "unbounded" })
       const rows = yield* sql<{ id: string; answer: unknown; metadata: unknown; created_at: Date; nonce: string }>`
@@ -83,11 +92,7 @@ layer(TestDatabaseLive({ maxConnections: 10 }), { excludeTestServices: true })("
 
   it.effect("a build committed while the others wait for its lock is the one they all answer (the lookup runs after the lock)", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const repo = makeBuildRepo(sql, () => undefined)
-      const signer = freshSigner()
-      const accountId = yield* insertAccount(signer)
-      const hash = hex32()
+      const { sql, repo, signer, accountId, hash } = yield* fresh
       const holder = buildOf(accountId, signer, hash, "send:1")
       const waiting = Array.from({ length: 8 }, () => buildOf(accountId, signer, hash, "send:1"))
       // Another builder of the same operation holds the lock mid-transaction, then stores its
@@ -103,17 +108,12 @@ layer(TestDatabaseLive({ maxConnections: 10 }), { excludeTestServices: true })("
       const answers = yield* Effect.forEach(waiting, (b) => repo.storeOrShare(b), { concurrency: "unbounded" })
       assert.isUndefined(yield* Fiber.join(other))
       assert.deepStrictEqual(answers.map((a) => a?.id), waiting.map(() => holder.id))
-      const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM op_builds WHERE user_op_hash = ${hash}`
-      assert.strictEqual(count!.n, 1)
+      assert.strictEqual(yield* storedOf(hash), 1)
     }))
 
   it.effect("another share key, or the same build after its operation failed, is stored anew", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const repo = makeBuildRepo(sql, () => undefined)
-      const signer = freshSigner()
-      const accountId = yield* insertAccount(signer)
-      const hash = hex32()
+      const { sql, repo, signer, accountId, hash } = yield* fresh
       const first = buildOf(accountId, signer, hash, "send:1")
       assert.isUndefined(yield* repo.storeOrShare(first))
       assert.strictEqual((yield* repo.storeOrShare(buildOf(accountId, signer, hash, "send:1")))?.id, first.id)
@@ -124,7 +124,6 @@ layer(TestDatabaseLive({ maxConnections: 10 }), { excludeTestServices: true })("
         VALUES (${`uop_${crypto.randomUUID()}`}, ${first.id}, ${accountId}, ${signer}, 'send', 31337, ${first.userOp.sender}, '7',
                 ${hash}, ${hex32()}, ${JSON.stringify(first.userOp)}::jsonb, 'failed', 'rejected', 1, now())`
       assert.isUndefined(yield* repo.storeOrShare(buildOf(accountId, signer, hash, "send:1")))
-      const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM op_builds WHERE user_op_hash = ${hash}`
-      assert.strictEqual(count!.n, 3)
+      assert.strictEqual(yield* storedOf(hash), 3)
     }))
 })
