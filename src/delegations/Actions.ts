@@ -14,7 +14,7 @@ import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { makeSingleFlight } from "../platform/SingleFlight.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { redeemCall } from "./Caveats.ts"
-import { DelegationRepo, type DelegationRow, type OpenActionRow } from "./DelegationRepo.ts"
+import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
 import { type Enable, failureText } from "./Enable.ts"
 import { redeemArgs } from "./Grant.ts"
 import { isNative, nativeToken } from "../tokens/Native.ts"
@@ -149,6 +149,17 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
   const request = Effect.fn("Delegations.request")(function*(signer: Signer, id: string, action: ActionInput) {
     // The owner's lane or the delegatee's own: the action is an operation of the delegate's account either way.
     const row = yield* findUsable(signer, id)
+    const delegate = yield* accountByAddress(row.delegatee_address, row.chain_id)
+    if (delegate === undefined) {
+      return yield* new BadRequest({
+        message: lower(row.delegatee_address) === lower(signer.address)
+          // The signer's own key is the delegate (an EOA): it redeems with its own transaction.
+          ? "The delegate is a plain address (an EOA): it redeems the grant with its own transaction " +
+            "(DelegationManager.redeemDelegations with the grant's permission context, e.g. the kit's sendTransactionWithDelegation); " +
+            "this endpoint builds user operations of smart-account delegates"
+          : "The delegate is not a smart account known to this service: its key must sign in once so that its account exists"
+      })
+    }
     // Identical action requests are one action while its build is open (not relayed, not
     // expiring within a minute, its reservation still held): answered the same build again.
     const shareKey = [
@@ -159,23 +170,10 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
       action.token ?? "",
       action.gasToken ?? ""
     ].join(":")
-    // The delegate's account and its open identical build, if any: one statement.
-    const found = yield* repo.delegateWithOpenAction(lower(row.delegatee_address), row.chain_id, shareKey)
-    if (found === undefined) {
-      return yield* new BadRequest({
-        message: lower(row.delegatee_address) === lower(signer.address)
-          // The signer's own key is the delegate (an EOA): it redeems with its own transaction.
-          ? "The delegate is a plain address (an EOA): it redeems the grant with its own transaction " +
-            "(DelegationManager.redeemDelegations with the grant's permission context, e.g. the kit's sendTransactionWithDelegation); " +
-            "this endpoint builds user operations of smart-account delegates"
-          : "The delegate is not a smart account known to this service: its key must sign in once so that its account exists"
-      })
-    }
-    const { account: delegate, open } = found
     // Identical requests at once in this process are one run: the others wait for its answer
     // (each was authorized above). Otherwise each would hold a reservation until the builds
     // meet on their share key, and near the budget the last ones would be declined for it.
-    return yield* actOnce(`${delegate.id}|${shareKey}`, buildAction(signer, id, action, row, delegate, shareKey, open))
+    return yield* actOnce(`${delegate.id}|${shareKey}`, buildAction(signer, id, action, row, delegate, shareKey))
   })
 
   /** The action's build; an action the grant's approval rule holds back is refused (its request is opened: it is listed). */
@@ -206,9 +204,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     action: ActionInput,
     row: DelegationRow,
     delegate: Account,
-    shareKey: string,
-    /** The delegate's open identical action build, read with its account (`delegateWithOpenAction`). */
-    open: OpenActionRow | undefined
+    shareKey: string
   ) {
     const net = yield* chains.serving(row.chain_id)
     const held = heldBy(net, row)
@@ -217,6 +213,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
       const waiting = yield* gate.pending(id, shareKey)
       if (waiting !== undefined) return waiting
     }
+    const open = yield* repo.findOpenAction(shareKey, delegate.id)
     // A new action without an approval rule: reserved in its build's own transaction.
     if (open === undefined && held === undefined) return yield* buildFolded(net, row, delegate, action, shareKey)
     // Still re-evaluated (expiry, revocation, freeze), counting its one reservation once.

@@ -8,7 +8,7 @@
  * `SqlClient`, so inside the relay's settlement transaction they join it (RelayHooks.ts).
  */
 import { Context, Effect, Layer, Schema } from "effect"
-import { SqlClient, type Statement } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { AccountRow, toAccount } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
@@ -149,10 +149,6 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   /** The newest open action build with `shareKey` of the account whose reservation is still reserved. */
   findOpenAction(shareKey: string, accountId: string): Effect.Effect<OpenActionRow | undefined>
   accountByAddress(address: string, chainId: number): Effect.Effect<Account | undefined>
-  /** `accountByAddress` and that account's `findOpenAction(shareKey)`, in one statement. Undefined: no such account. */
-  delegateWithOpenAction(address: string, chainId: number, shareKey: string): Effect.Effect<
-    { readonly account: Account; readonly open: OpenActionRow | undefined } | undefined
-  >
   operationIdByHash(userOpHash: string, chainId: number): Effect.Effect<string | undefined>
   /** Where the relay is with an enable still pending: sent to the bundler yet, and its last error (for the 504's details). */
   relayStateByHash(userOpHash: string, chainId: number): Effect.Effect<{ readonly sent: boolean; readonly lastError: string | null } | undefined>
@@ -170,12 +166,6 @@ const make = Effect.gen(function*() {
       query.pipe(Effect.flatMap((rows) => decode(rows)), Effect.orDie) as Effect.Effect<ReadonlyArray<S["Type"]>>
   }
   const first = <A>(rows: ReadonlyArray<A>): A | undefined => rows[0]
-  /** The newest open action build with `shareKey` of account `accountId` (a value or a column) whose reservation is still reserved. */
-  const openActionOf = (shareKey: string, accountId: Statement.Fragment) =>
-    sql`SELECT b.answer, r.id AS reservation_id FROM op_builds b JOIN delegation_reservations r ON r.id = b.metadata->>'reservationId'
-        WHERE b.share_key = ${shareKey} AND b.answer IS NOT NULL AND b.account_id = ${accountId}
-          AND b.expires_at > now() + interval '1 minute' AND r.status = 'reserved'
-        ORDER BY b.created_at DESC LIMIT 1`
   const run = <A, E>(query: Effect.Effect<A, E>): Effect.Effect<void> => query.pipe(Effect.orDie, Effect.asVoid)
 
   const delegations = decodeAll(DelegationRow)
@@ -394,25 +384,16 @@ const make = Effect.gen(function*() {
         })
       ),
 
-    findOpenAction: (shareKey, accountId) => openActions(openActionOf(shareKey, sql`${accountId}`)).pipe(Effect.map(first)),
+    findOpenAction: (shareKey, accountId) =>
+      openActions(sql`
+        SELECT b.answer, r.id AS reservation_id FROM op_builds b JOIN delegation_reservations r ON r.id = b.metadata->>'reservationId'
+        WHERE b.share_key = ${shareKey} AND b.answer IS NOT NULL AND b.account_id = ${accountId}
+          AND b.expires_at > now() + interval '1 minute' AND r.status = 'reserved'
+        ORDER BY b.created_at DESC LIMIT 1`).pipe(Effect.map(first)),
     accountByAddress: (address, chainId) =>
       accountRows(sql`SELECT * FROM accounts WHERE address = ${address} AND chain_id = ${chainId}`).pipe(
         Effect.map((rows) => rows[0] === undefined ? undefined : toAccount(rows[0]))
       ),
-    delegateWithOpenAction: (address, chainId, shareKey) =>
-      Effect.gen(function*() {
-        const rows = yield* sql<{ readonly open_answer: unknown; readonly open_reservation_id: string | null }>`
-          SELECT a.*, o.answer AS open_answer, o.reservation_id AS open_reservation_id FROM accounts a
-          LEFT JOIN LATERAL (${openActionOf(shareKey, sql`a.id`)}) o ON true
-          WHERE a.address = ${address} AND a.chain_id = ${chainId}`.pipe(Effect.orDie)
-        const [account] = yield* accountRows(Effect.succeed(rows))
-        if (account === undefined) return undefined
-        const { open_answer, open_reservation_id } = rows[0]!
-        const [open] = open_reservation_id === null
-          ? []
-          : yield* openActions(Effect.succeed([{ answer: open_answer, reservation_id: open_reservation_id }]))
-        return { account: toAccount(account), open }
-      }),
     operationIdByHash: (userOpHash, chainId) =>
       ids(sql`SELECT id FROM user_operations WHERE user_op_hash = ${userOpHash} AND chain_id = ${chainId}`).pipe(
         Effect.map((rows) => rows[0]?.id)

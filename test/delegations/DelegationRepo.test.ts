@@ -4,8 +4,6 @@
  * conditions allow (a pending delegation once, enabled legs once, reserved reservations).
  * The statements every action runs read one grant's rows through its index, never the table.
  */
-import fs from "node:fs"
-import path from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -290,40 +288,6 @@ layer(Live, { excludeTestServices: true })("DelegationRepo", (it) => {
       const seen = yield* repo.lockWithLedger(d.id, {}, undefined).pipe(repo.withTransaction, Effect.orDie)
       yield* Fiber.join(other)
       assert.deepStrictEqual(seen?.ledger, [{ token_address: token, final_units: "0", open_units: "9", final_n: 0, open_n: 1 }])
-    }))
-
-  it.effect("delegateWithOpenAction: the account by address and its open identical action build, in one statement", () =>
-    Effect.gen(function*() {
-      const repo = yield* DelegationRepo
-      const sql = yield* SqlClient.SqlClient
-      const d = yield* pendingDelegation
-      const shareKey = `delegated_action:${d.id}:0xrecipient:1::`
-      assert.isUndefined(yield* repo.delegateWithOpenAction(freshSigner(), 31337, shareKey))
-      const none = yield* repo.delegateWithOpenAction(d.account, 31337, shareKey)
-      assert.strictEqual(none?.account.id, d.accountId)
-      assert.isUndefined(none?.open)
-
-      // An open build of that share key, holding its reservation (the reference example's answer).
-      const examples = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, "../../src/reference/examples.json"), "utf8"))
-      const answer = examples.operations["delegations.act"].response.body
-      const rsv = `rsv_${crypto.randomUUID()}`
-      yield* repo.insertReservation({ id: rsv, delegationId: d.id, token, units: 1n, recipient: freshSigner(), expiresAt: new Date(Date.now() + 600_000) })
-      const insertBuild = (key: string, reservationId: string) =>
-        sql`INSERT INTO op_builds (id, account_id, signer_address, intent_type, chain_id, entry_point, sender, nonce, call_data,
-                                   user_op, user_op_hash, risk_reducing, sponsored, metadata, created_at, expires_at, answer, share_key)
-            VALUES (${`bld_${crypto.randomUUID()}`}, ${d.accountId}, ${d.signer}, 'delegated_action', 31337, '0xep', ${d.account}, '0', '0x',
-                    '{}'::jsonb, ${hex32()}, false, true, ${JSON.stringify({ reservationId })}::jsonb, now(), now() + interval '10 minutes',
-                    ${JSON.stringify(answer)}::jsonb, ${key})`
-      yield* insertBuild(shareKey, rsv)
-      yield* insertBuild(`${shareKey}other`, `rsv_${crypto.randomUUID()}`)
-      const found = yield* repo.delegateWithOpenAction(d.account, 31337, shareKey)
-      assert.strictEqual(found?.account.id, d.accountId)
-      assert.strictEqual(found?.open?.reservation_id, rsv)
-      assert.strictEqual(found?.open?.answer.userOpHash, answer.userOpHash)
-      assert.deepStrictEqual(found?.open, yield* repo.findOpenAction(shareKey, d.accountId))
-      // Its reservation released: no longer open.
-      yield* repo.releaseReserved(rsv)
-      assert.isUndefined((yield* repo.delegateWithOpenAction(d.account, 31337, shareKey))?.open)
     }))
 })
 
