@@ -24,7 +24,7 @@ import type { PolicySet } from "../src/delegations/Domain.ts"
 import { evaluate } from "../src/delegations/Policy.ts"
 import { fromJson, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
 import { fromWire } from "../src/builds/Wire.ts"
-import { grantThroughService } from "./support/grants.ts"
+import { actionsOn, grantThroughService } from "./support/grants.ts"
 import { cpuMicros, freePort, serviceEnv, startPostgres, startProcess } from "./support/processes.ts"
 import { percentile, report } from "./support/results.ts"
 import { startSpanReceiver } from "./support/span-receiver.ts"
@@ -59,13 +59,8 @@ try {
   const setup = await grantThroughService({ baseUrl, net, name: "bench" })
   const recipient = privateKeyToAccount(generatePrivateKey()).address
 
-  let k = 0
-  const act = () =>
-    Effect.runPromise(setup.delegate.delegations.act({
-      params: { delegationId: setup.delegationId },
-      // A different amount each time: never answered from an open identical build.
-      payload: { recipient, amount: Number((0.001 * ++k).toFixed(3)) }
-    }))
+  // A different amount each time: never answered from an open identical build.
+  const act = actionsOn(setup, recipient)
   type Built = Awaited<ReturnType<typeof act>>
   /** The chain calls of a build, from here: code, nonce and fees at once, then the bundler's estimate. */
   const floor = async (built: Built) => {

@@ -29,7 +29,7 @@ import { AuditChain } from "../src/audit/AuditChain.ts"
 import { hashToken } from "../src/auth/Sessions.ts"
 import { configEnvOf, fromJson, make as startLocalNetwork, toJson } from "../src/chain/LocalNetwork.ts"
 import { runMigrations } from "../src/db/Database.ts"
-import { grantThroughService } from "./support/grants.ts"
+import { actionsOn, grantThroughService } from "./support/grants.ts"
 import { freePort, serviceEnv, startPostgres, startProcess } from "./support/processes.ts"
 import { report } from "./support/results.ts"
 import { seedScale } from "./support/seed-scale.ts"
@@ -137,13 +137,7 @@ try {
         // fresh grant, made on chain through the service, among the N seeded grants and their
         // 2N reservations (each a different amount: none answered from an open build).
         const grant = yield* Effect.promise(() => grantThroughService({ baseUrl: `http://127.0.0.1:${port}`, net: fromJson(network), name: "scale" }))
-        const recipient = privateKeyToAccount(generatePrivateKey()).address
-        let k = 0
-        const act = () =>
-          Effect.runPromise(grant.delegate.delegations.act({
-            params: { delegationId: grant.delegationId },
-            payload: { recipient, amount: Number((0.001 * ++k).toFixed(3)) }
-          }))
+        const act = actionsOn(grant, privateKeyToAccount(generatePrivateKey()).address)
         record("POST /delegations/{id}/actions (a fresh grant among N)", size, yield* Effect.promise(() => measure(act, Math.min(samples, 20))))
         // Linear in the anchor's heads and in the account's length (docs/performance.md): fewer samples at the large sizes.
         const proofSamples = size >= 1_000_000 ? 2 : size >= 100_000 ? 5 : samples

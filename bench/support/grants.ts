@@ -114,6 +114,19 @@ export const grantThroughService = async (options: {
   return granted
 }
 
+/**
+ * The delegate's actions on a grant of `grantThroughService`, to `recipient`: 0.001, 0.002, …
+ * USDC, a different amount each time, so none is answered from an open identical build.
+ */
+export const actionsOn = (grant: Awaited<ReturnType<typeof grantThroughService>>, recipient: Address) => {
+  let k = 0
+  return () =>
+    Effect.runPromise(grant.delegate.delegations.act({
+      params: { delegationId: grant.delegationId },
+      payload: { recipient, amount: Number((0.001 * ++k).toFixed(3)) }
+    }))
+}
+
 /** The grant's contracts without the service (see the header). */
 export const chainGrants = (net: LocalNetworkDescription) => {
   const { chain, transport, client, deployer, stack } = clientsOf(net)
