@@ -270,8 +270,8 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
    * grant's row lock, evaluated again there against the ledger as it is then. The ledger is read
    * by a statement after the lock's (both in one function call, `delegation_lock_ledger`), so in
    * READ COMMITTED its snapshot holds every reservation committed before the lock was granted
-   * (one statement that locks and reads would not: docs/decisions.md). The enforcers' state is the one read before (it is the chain's, which no
-   * row lock holds still, as before). Refused there (another action took the room meanwhile, the
+   * (one statement that locks and reads would not: docs/decisions.md). The enforcers' state is
+   * the one read before (it is the chain's, which no row lock holds still, as before). Refused there (another action took the room meanwhile, the
    * grant was revoked or frozen): the build is rolled back, nothing is counted, and the action
    * is declined. A process that dies before the commit leaves no reservation behind.
    */
