@@ -119,13 +119,31 @@ export const waitReceipt = (hash: Hash) =>
     Effect.orDie
   )
 
+/** `debug_traceTransaction` (call tracer) of a bundle, as JSON text; the error's text if the node cannot. */
+const traceOf = (hash: Hash) =>
+  Effect.gen(function*() {
+    const { rpcUrl } = yield* Network
+    return yield* Effect.tryPromise(() =>
+      fetch(rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "debug_traceTransaction", params: [hash, { tracer: "callTracer" }] })
+      }).then((r) => r.text())
+    ).pipe(Effect.catch((e) => Effect.succeed(`no trace: ${String(e)}`)))
+  })
+
 /** Sends and waits; the operation must execute. */
 export const ownerOp = (opts: OwnerOpOptions) =>
   Effect.gen(function*() {
     const what = `${opts.device.kind} operation of ${opts.account.address} calling ${opts.calls.map((c) => `${c.to}:${c.data?.slice(0, 10)}`).join(", ")}`
     const sent = yield* sendOwnerOp(opts).pipe(Effect.tapError((e) => Effect.sync(() => console.error(`refused: ${what}`, e))))
     const receipt = yield* waitReceipt(sent.hash)
-    if (!receipt.success) console.error(`reverted: ${what}`, receipt, sent.op)
+    if (!receipt.success) {
+      // The chain's own account of the revert (which call, how much gas each was given and used),
+      // taken before the chain goes away: a revert with no reason is otherwise unexplained.
+      const trace = yield* traceOf(receipt.transactionHash)
+      console.error(`reverted: ${what}`, receipt, sent.op, trace)
+    }
     assert.isTrue(receipt.success, `${what} reverted: ${receipt.reason ?? ""}`)
     return receipt
   })
