@@ -199,7 +199,8 @@ const setVolume = (fake: FakeUpstream, n: number, volume: number) => {
 /** The time the first leaderboard request after `t` reached the upstream (ms since epoch). */
 const firstPollAfter = (fake: FakeUpstream, t: number) => {
   const r = fake.state.requests.find((q) => q.path === "/agents" && performance.timeOrigin + q.at >= t)
-  return r === undefined ? NaN : performance.timeOrigin + r.at
+  // From its answer (handed to the socket), not its arrival: the upstream's own work is not the fan-out's.
+  return r?.answered === undefined ? NaN : performance.timeOrigin + r.answered
 }
 
 const steadyPolls = async (fake: FakeUpstream, hub: StatsHub["Service"], intervals: number) => {

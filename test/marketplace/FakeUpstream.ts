@@ -36,6 +36,8 @@ export interface FakeState {
     readonly authorization?: string
     /** `performance.now()` when the request arrived. */
     readonly at: number
+    /** `performance.now()` when its answer was handed to the socket (`/agents` only). */
+    answered?: number
   }>
   /** Transport faults still to inject before answering normally (then "ok"). */
   dropNext: number
@@ -97,7 +99,7 @@ const handle = (state: FakeState, req: http.IncomingMessage, res: http.ServerRes
   const path = url.pathname
   const q = url.searchParams
   const at = performance.now()
-  const entry = req.headers.authorization === undefined
+  const entry: FakeState["requests"][number] = req.headers.authorization === undefined
     ? { path, query: q, at }
     : { path, query: q, authorization: req.headers.authorization, at }
   state.requests.push(entry)
@@ -133,7 +135,9 @@ const handle = (state: FakeState, req: http.IncomingMessage, res: http.ServerRes
     const limit = Number(q.get("pagination[limit]") ?? 25)
     const sorted = [...state.agents].sort((a, b) => volumeOf(b) - volumeOf(a))
     const data = sorted.slice(start, start + limit)
-    return send(res, 200, state.omitMeta ? data : { data, meta: { pagination: { start, limit, total: sorted.length } } })
+    send(res, 200, state.omitMeta ? data : { data, meta: { pagination: { start, limit, total: sorted.length } } })
+    entry.answered = performance.now()
+    return
   }
   if (path === "/agents/search") {
     const query = (q.get("query") ?? "").toLowerCase()
