@@ -103,14 +103,15 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
   /**
    * `open`: the reservation of an identical open action build, answered again when the
    * action is still allowed (evaluated as if that reservation were this request's). `found`: the
-   * caller found the grant usable by the signer in this request already (no second read).
+   * grant as the caller found it usable by the signer in this request (no second read). Under
+   * the grant's row lock its status, frozen flag and ledger are one round trip
+   * (`Usage.lockedStateOf`), the enforcers' state read beside it.
    */
-  const reserveFor = Effect.fn("Delegations.reserve")(function*(signer: Signer, id: string, action: ActionInput, open?: string, found = false) {
-    if (!found) yield* findUsable(signer, id)
+  const reserveFor = Effect.fn("Delegations.reserve")(function*(signer: Signer, id: string, action: ActionInput, open?: string, found?: DelegationRow) {
+    const usable = found ?? (yield* findUsable(signer, id))
     const ttlMs = Duration.toMillis(reservationTtl)
     const verdict = yield* Effect.gen(function*() {
-      const row = (yield* repo.lockById(id))!
-      const use = yield* usage(row, open)
+      const { row, state: use } = (yield* usageOf.lockedStateOf(usable, usageOf.onChain(usable, new Date()), open))!
       const result = evaluate(row.policy_set, decimalsOf, { status: row.status, accountFrozen: row.frozen, ...use }, action, new Date())
       if (result._tag !== "Allowed") return { row, result, reservation: undefined }
       if (open !== undefined) return { row, result, reservation: undefined }
@@ -217,7 +218,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     // A new action without an approval rule: reserved in its build's own transaction.
     if (open === undefined && held === undefined) return yield* buildFolded(net, row, delegate, action, shareKey)
     // Still re-evaluated (expiry, revocation, freeze), counting its one reservation once.
-    const reserved = yield* reserveFor(signer, id, action, open?.reservation_id, true)
+    const reserved = yield* reserveFor(signer, id, action, open?.reservation_id, row)
     if (open !== undefined) return open.answer
     const reservation = reserved!
     const token = tokenOf(row.chain_id, reservation.token)
@@ -410,7 +411,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     }
     const keep = state !== undefined && state.held
     const open = keep ? yield* repo.findOpenAction(shareKey, delegate.id) : undefined
-    const reserved = yield* reserveFor(signer, id, action, keep ? approved.reservationId : undefined, true)
+    const reserved = yield* reserveFor(signer, id, action, keep ? approved.reservationId : undefined, row)
     if (open !== undefined) return { build: open.answer, reservationId: approved.reservationId }
     const reservation: Reservation = reserved ?? {
       id: approved.reservationId,

@@ -252,15 +252,17 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
   /**
    * Under the grant's row lock (inside a transaction): its status and frozen flag as they are
    * now, on `row` (the rest of a grant's row never changes), and the `PolicyState` fields from
-   * its ledger read after the lock, in one round trip (`DelegationRepo.lockWithLedger`).
-   * Undefined: no such grant.
+   * its ledger read after the lock (without reservation `exceptId`), in one round trip
+   * (`DelegationRepo.lockWithLedger`); the enforcers' state is `chainRead`, run beside the lock
+   * (no row lock holds the chain still). Undefined: no such grant.
    */
   const lockedStateOf = <R extends UsageRow & { readonly status: string; readonly frozen: boolean }>(
     row: R,
-    chainRead: Effect.Effect<ChainUse | undefined>
+    chainRead: Effect.Effect<ChainUse | undefined>,
+    exceptId?: string
   ) =>
     Effect.gen(function*() {
-      const [locked, fromChain] = yield* Effect.all([repo.lockWithLedger(row.id, sinceOf(row, new Date()), undefined), chainRead], {
+      const [locked, fromChain] = yield* Effect.all([repo.lockWithLedger(row.id, sinceOf(row, new Date()), exceptId), chainRead], {
         concurrency: 2
       })
       if (locked === undefined) return undefined

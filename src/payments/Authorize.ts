@@ -140,8 +140,8 @@ export const makeAuthorize = Effect.gen(function*() {
     const what = { amount: fromUnits(offer.amount, token.decimals), token: token.symbol, recipient: lower(offer.payTo) }
 
     const verdict = yield* Effect.gen(function*() {
-      const locked = (yield* grants.lockById(row.id))!
-      const use = yield* usage.stateOf(locked)
+      // The grant's row lock, its status, frozen flag and ledger in one round trip; the enforcers' state beside it.
+      const { row: locked, state: use } = (yield* usage.lockedStateOf(row, usage.onChain(row, now)))!
       const result = evaluate(
         locked.policy_set,
         decimalsOf,

@@ -288,6 +288,13 @@ layer(Live, { excludeTestServices: true })("DelegationRepo", (it) => {
       const seen = yield* repo.lockWithLedger(d.id, {}, undefined).pipe(repo.withTransaction, Effect.orDie)
       yield* Fiber.join(other)
       assert.deepStrictEqual(seen?.ledger, [{ token_address: token, final_units: "0", open_units: "9", final_n: 0, open_n: 1 }])
+      // The reservation being re-evaluated (an open build answered again, an approval's) is left out, and only it.
+      const mine = `rsv_${crypto.randomUUID()}`
+      yield* repo.insertReservation({ id: mine, delegationId: d.id, token, units: 4n, recipient: freshSigner(), expiresAt: new Date(Date.now() + 600_000) })
+      const without = yield* repo.lockWithLedger(d.id, {}, mine).pipe(repo.withTransaction, Effect.orDie)
+      assert.deepStrictEqual(without?.ledger, [{ token_address: token, final_units: "0", open_units: "9", final_n: 0, open_n: 1 }])
+      const withIt = yield* repo.lockWithLedger(d.id, {}, undefined).pipe(repo.withTransaction, Effect.orDie)
+      assert.deepStrictEqual(withIt?.ledger, [{ token_address: token, final_units: "0", open_units: "13", final_n: 0, open_n: 2 }])
     }))
 })
 
