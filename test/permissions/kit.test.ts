@@ -257,6 +257,7 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
           expiry: nowS() + DAY,
           permission: { type: "erc20-token-stream", isAdjustmentAllowed: false, data: { tokenAddress: usdc, initialAmount: USD(2), amountPerSecond: 1n, maxAmount: USD(10) } }
         })
+        const madeAt = Date.now()
         // Asked for at most 10 USDC: in a day at most 2.0864 can accrue, which is all the chain would ever allow.
         assert.include(g.summary, "at most 2.0864 USDC in total as a stream (2 USDC at once, then 0.000001 USDC per second")
         const agent = yield* smartAgent(agentSession.key)
@@ -266,6 +267,8 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         refusedOnChain(yield* Effect.promise(() => agent.redeem({ to: usdc, data: erc20Transfer(alice, USD(1)) }, g.response.context)),
           "ERC20StreamingEnforcer:allowance-exceeded", before, yield* balances)
 
+        // At least a second after the stream's start (it started when the grant was made): something has accrued.
+        yield* Effect.sleep(Duration.millis(Math.max(0, madeAt + 1_100 - Date.now())))
         const spent = (yield* agentSession.api.delegations.get({ params: { delegationId: g.id } })).spentToDate[0]!
         assert.strictEqual(spent.spent, 2, "the streaming enforcer's spent, read from the chain")
         assert.isAbove(spent.unlocked!, 2)
