@@ -34,6 +34,11 @@ export interface BundlerProxy {
   readonly forwardedSends: () => number
   /** Drops the connections of the sends held in `hang-send` mode. */
   releaseHanging(): void
+  /**
+   * The next `eth_sendUserOperation` is answered at once with `userOpHash` (as the bundler
+   * would), and reaches the bundler only when `until` resolves: a bundler slow to bundle.
+   */
+  deferNextSend(userOpHash: string, until: Promise<unknown>): void
 }
 
 export const bundlerProxy = (
@@ -52,6 +57,7 @@ export const bundlerProxy = (
         let receipts = 0
         const taken = new Set<string>()
         const hanging = new Set<http.ServerResponse>()
+        let deferred: { readonly hash: string; readonly until: Promise<unknown> } | undefined
         const server = http.createServer((req, res) => {
           if (mode === "down") {
             req.socket.destroy()
@@ -99,6 +105,15 @@ export const bundlerProxy = (
               if (rpc.method === "eth_getUserOperationReceipt" && ++receipts % 2 === 0) return reply({ result: null })
             }
             const isSend = body.includes("eth_sendUserOperation")
+            if (isSend && deferred !== undefined) {
+              const { hash, until } = deferred
+              deferred = undefined
+              sends++
+              res.writeHead(200, { "content-type": "application/json" })
+              res.end(JSON.stringify({ jsonrpc: "2.0", id: (JSON.parse(body) as { id: unknown }).id, result: hash }))
+              void until.then(() => fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })).catch(() => undefined)
+              return
+            }
             if (isSend && mode === "hang-send") {
               hanging.add(res)
               return
@@ -128,6 +143,7 @@ export const bundlerProxy = (
               receiptNulled = false
             },
             forwardedSends: () => sends,
+            deferNextSend: (hash, until) => void (deferred = { hash, until }),
             releaseHanging: () => {
               for (const res of hanging) res.destroy()
               hanging.clear()

@@ -48,7 +48,15 @@ const signedFreeze = (baseUrl: string) =>
     const session = yield* signIn(baseUrl, privateKeyToAccount(key))
     const api = yield* makeClient({ baseUrl, token: session.token })
     const build = yield* api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
-    return { token: session.token, api, signed: yield* signBuild(build, key) }
+    return { token: session.token, api, build, signed: yield* signBuild(build, key) }
+  })
+
+/** Resolves once `ready` holds (checked every 20 ms), or after 10 s. */
+const until = (ready: () => boolean) =>
+  new Promise<void>((resolve) => {
+    const started = Date.now()
+    const check = () => (ready() || Date.now() - started > 10_000 ? resolve() : setTimeout(check, 20))
+    check()
   })
 
 /** A stored operation that nobody can send: submitted while the bundler is down (503), its id from the answer. */
@@ -87,13 +95,15 @@ const rawGet = (baseUrl: string, path: string, token: string) => {
 const rpcProxy = (target: string, refuseByHash: boolean) =>
   Effect.acquireRelease(
     Effect.promise(() =>
-      new Promise<{ url: string; byHash: () => number; server: http.Server }>((resolve) => {
+      new Promise<{ url: string; byHash: () => number; ranged: () => number; server: http.Server }>((resolve) => {
         let byHash = 0
+        let ranged = 0
         const server = http.createServer((req, res) => {
           let body = ""
           req.on("data", (c: Buffer) => (body += c.toString("utf8")))
           req.on("end", async () => {
             const msg = JSON.parse(body) as { id: number; method: string; params?: Array<{ blockHash?: string }> }
+            if (msg.method === "eth_getLogs" && msg.params?.[0]?.blockHash === undefined) ranged++
             if (msg.method === "eth_getLogs" && msg.params?.[0]?.blockHash !== undefined) {
               byHash++
               if (refuseByHash) {
@@ -108,7 +118,7 @@ const rpcProxy = (target: string, refuseByHash: boolean) =>
           })
         })
         server.listen(0, "127.0.0.1", () =>
-          resolve({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, byHash: () => byHash, server }))
+          resolve({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, byHash: () => byHash, ranged: () => ranged, server }))
       })
     ),
     ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
@@ -216,6 +226,11 @@ describe("GET /userops/{id}?wait=", () => {
         })
         const op = yield* unsentOperation(s.baseUrl, proxy)
         proxy.setMode("receipt-null")
+        // The operation reaches the bundler only after the watcher's first pass (a range read): its
+        // block is then the one after the last read, and is pushed. (Sent at once, a quiet
+        // machine's bundler could mine it before that pass, which then reads it by range.)
+        const rangedBefore = rpc.ranged()
+        proxy.deferNextSend(op.build.userOpHash, until(() => rpc.ranged() > rangedBefore))
         const receipt = yield* op.api.userops.get({ params: { userOpId: op.userOpId }, query: { wait: "30s" } })
         assert.strictEqual(receipt.status, "included", `refuseByHash=${refuseByHash}`)
         assert.isAbove(rpc.byHash(), 0, "the pushed block was asked for by its hash")
