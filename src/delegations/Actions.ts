@@ -74,13 +74,10 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
   // ---------------------------------------------------------------------------------
   // Actions: evaluate + reserve under the row lock
 
-  /**
-   * Executed, submitted and unexpired reserved actions (excluding `exceptId`), reconciled
-   * with the enforcers' state on chain (Usage.ts). A submitted reservation counts until the
-   * relay settles its operation: `final` (on-executed hook) or `released` (on-failed hook),
-   * both in the settlement's own transaction.
-   */
-  const usage = (row: DelegationRow, exceptId?: string) => usageOf.stateOf(row, exceptId)
+  // What a grant has used (`Usage.lockedStateOf`, under its row lock): executed, submitted and
+  // unexpired reserved actions (but the one re-evaluated), reconciled with the enforcers' state on
+  // chain. A submitted reservation counts until the relay settles its operation: `final`
+  // (on-executed hook) or `released` (on-failed hook), both in the settlement's own transaction.
 
   const decline = (row: DelegationRow, reason: string, message: string, action: ActionInput, resetsAt?: string) =>
     Effect.gen(function*() {
@@ -103,15 +100,16 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
   /**
    * `open`: the reservation of an identical open action build, answered again when the
    * action is still allowed (evaluated as if that reservation were this request's). `found`: the
-   * grant as the caller found it usable by the signer in this request (no second read). Under
-   * the grant's row lock its status, frozen flag and ledger are one round trip
-   * (`Usage.lockedStateOf`), the enforcers' state read beside it.
+   * grant as the caller found it usable by the signer in this request (no second read). The
+   * enforcers' state is read first, so the grant's row lock is never held across a chain call;
+   * under the lock its status, frozen flag and ledger are one round trip (`Usage.lockedStateOf`).
    */
   const reserveFor = Effect.fn("Delegations.reserve")(function*(signer: Signer, id: string, action: ActionInput, open?: string, found?: DelegationRow) {
     const usable = found ?? (yield* findUsable(signer, id))
     const ttlMs = Duration.toMillis(reservationTtl)
+    const fromChain = yield* usageOf.onChain(usable, new Date())
     const verdict = yield* Effect.gen(function*() {
-      const { row, state: use } = (yield* usageOf.lockedStateOf(usable, usageOf.onChain(usable, new Date()), open))!
+      const { row, state: use } = (yield* usageOf.lockedStateOf(usable, Effect.succeed(fromChain), open))!
       const result = evaluate(row.policy_set, decimalsOf, { status: row.status, accountFrozen: row.frozen, ...use }, action, new Date())
       if (result._tag !== "Allowed") return { row, result, reservation: undefined }
       if (open !== undefined) return { row, result, reservation: undefined }
@@ -440,12 +438,17 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     const reservationId = metaString(build, "reservationId")
     const delegationId = metaString(build, "delegationId")
     if (reservationId === undefined || delegationId === undefined) return
+    // The grant as stored (its policy and legs never change; its status and frozen flag are read
+    // again under the lock) and the enforcers' state, read before the transaction: the grant's
+    // row lock is never held across a chain call.
+    const known = yield* repo.findById(delegationId)
+    if (known === undefined) return yield* Effect.die(new Error(`the build's delegation ${delegationId} does not exist`))
+    const fromChain = yield* usageOf.onChain(known, new Date())
     const verdict = yield* Effect.gen(function*() {
-      const row = (yield* repo.lockById(delegationId))!
+      const { row, state: use } = (yield* usageOf.lockedStateOf(known, Effect.succeed(fromChain), reservationId))!
       const r = (yield* repo.lockReservation(reservationId))!
       // Already counted (a re-submission of the same operation): nothing to re-check.
       if (r.status === "submitted" || r.status === "final") return undefined
-      const use = yield* usage(row, reservationId)
       const symbol = row.policy_set.budgets.find((b) => lower(b.token.address ?? "") === r.token_address)?.token.symbol
       const result = evaluate(
         row.policy_set,

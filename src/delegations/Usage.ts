@@ -253,8 +253,9 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
    * Under the grant's row lock (inside a transaction): its status and frozen flag as they are
    * now, on `row` (the rest of a grant's row never changes), and the `PolicyState` fields from
    * its ledger read after the lock (without reservation `exceptId`), in one round trip
-   * (`DelegationRepo.lockWithLedger`); the enforcers' state is `chainRead`, run beside the lock
-   * (no row lock holds the chain still). Undefined: no such grant.
+   * (`DelegationRepo.lockWithLedger`). `chainRead`: the enforcers' state, which every caller has
+   * read before its transaction, so the lock is never held across a chain call (no row lock holds
+   * the chain still anyway). Undefined: no such grant.
    */
   const lockedStateOf = <R extends UsageRow & { readonly status: string; readonly frozen: boolean }>(
     row: R,

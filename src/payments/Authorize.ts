@@ -139,9 +139,11 @@ export const makeAuthorize = Effect.gen(function*() {
     const validBefore = Math.min(nowSeconds + offer.maxTimeoutSeconds, expirySeconds)
     const what = { amount: fromUnits(offer.amount, token.decimals), token: token.symbol, recipient: lower(offer.payTo) }
 
+    // The enforcers' state first: the grant's row lock is never held across a chain call.
+    const fromChain = yield* usage.onChain(row, now)
     const verdict = yield* Effect.gen(function*() {
-      // The grant's row lock, its status, frozen flag and ledger in one round trip; the enforcers' state beside it.
-      const { row: locked, state: use } = (yield* usage.lockedStateOf(row, usage.onChain(row, now)))!
+      // The grant's row lock, its status, frozen flag and ledger in one round trip.
+      const { row: locked, state: use } = (yield* usage.lockedStateOf(row, Effect.succeed(fromChain)))!
       const result = evaluate(
         locked.policy_set,
         decimalsOf,

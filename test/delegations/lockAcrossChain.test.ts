@@ -1,0 +1,158 @@
+/**
+ * The grant's row lock is never held across a chain call. Every reservation reads the enforcers'
+ * state from the chain (what the delegate spent around the service) and the grant's ledger under
+ * its row lock; were the chain read made under the lock, a slow or hanging node would hold every
+ * other action, payment and relay of the grant behind it. The service reads the chain here
+ * through a loopback JSON-RPC gate that holds the enforcers' state read (`callCounts` of the
+ * LimitedCallsEnforcer, the first of them) while the test tries the grant's row lock with NOWAIT
+ * from its own connection: for a new action (its build), for its relay (the submit-time
+ * re-check) and for an action an approval rule holds back (its reservation). Each then finishes
+ * as usual.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import * as http from "node:http"
+import type { Hex } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { Network } from "../../src/chain/Network.ts"
+import { mint, testNetwork } from "../support/TestChain.ts"
+import { TestServerLive } from "../support/TestServer.ts"
+import { keyAddress, approvalGrant } from "../approvals/support.ts"
+import { enabled, failure, newSession, relay, signOp } from "./helpers.ts"
+
+process.env.DO_NOT_TRACK = "1"
+
+/** A JSON-RPC pass-through to `target` that holds, while `hold` is set, each request it matches until `release`. */
+const rpcGate = (target: string) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      new Promise<{
+        readonly url: string
+        hold(match: (body: string) => boolean): void
+        release(): void
+        held(): number
+        close(): void
+      }>((resolve) => {
+        let match: ((body: string) => boolean) | undefined
+        let waiting: Array<() => void> = []
+        let heldCount = 0
+        const server = http.createServer((req, res) => {
+          const chunks: Array<Buffer> = []
+          req.on("data", (c: Buffer) => chunks.push(c))
+          req.on("end", async () => {
+            const body = Buffer.concat(chunks).toString()
+            if (match !== undefined && match(body)) {
+              heldCount++
+              await new Promise<void>((r) => waiting.push(r))
+            }
+            try {
+              const answer = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body })
+              res.writeHead(answer.status, { "content-type": "application/json" })
+              res.end(await answer.text())
+            } catch {
+              req.socket.destroy()
+            }
+          })
+        })
+        const release = () => {
+          match = undefined
+          for (const r of waiting) r()
+          waiting = []
+        }
+        server.listen(0, "127.0.0.1", () => {
+          const { port } = server.address() as { port: number }
+          resolve({
+            url: `http://127.0.0.1:${port}`,
+            hold: (m) => void (match = m),
+            release,
+            held: () => heldCount,
+            close: () => {
+              release()
+              server.closeAllConnections()
+              server.close()
+            }
+          })
+        })
+      })
+    ),
+    (gate) => Effect.sync(() => gate.close())
+  )
+
+/** Waits (up to 20 s) until the gate holds a request. */
+const untilHeld = (held: () => number, before: number) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 400 && held() === before; i++) yield* Effect.sleep("50 millis")
+    assert.isAbove(held(), before, "the enforcers' state was never read through the gate")
+  })
+
+/** The SQLSTATE of a failed statement, from the driver's error in the cause chain. */
+const sqlState = (e: unknown): string | undefined => {
+  for (let c = e as { code?: unknown; cause?: unknown } | undefined, i = 0; c !== undefined && c !== null && i < 6; c = c.cause as typeof c, i++) {
+    if (typeof c.code === "string" && /^[0-9A-Z]{5}$/.test(c.code)) return c.code
+  }
+  return undefined
+}
+
+/** The grant's row lock, tried from another connection without waiting: true when it was free. */
+const rowLockFree = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(sql`SELECT id FROM delegations WHERE id = ${id} FOR UPDATE NOWAIT`).pipe(
+      Effect.as(true),
+      Effect.catchTag("SqlError", (e) => {
+        // 55P03 lock_not_available: another transaction holds the row (any other error is the test's own).
+        assert.strictEqual(sqlState(e), "55P03", String(e))
+        return Effect.succeed(false)
+      })
+    ))
+
+describe("the grant's row lock and the chain", () => {
+  it.live("a new action and its relay read the enforcers' state with the grant unlocked", () =>
+    Effect.gen(function*() {
+      const gate = yield* rpcGate(testNetwork().rpcUrl)
+      const context = yield* Layer.build(TestServerLive({ chain: { rpcUrl: gate.url } }))
+      yield* Effect.gen(function*() {
+        const net = yield* Network
+        const limited = net.delegation.caveatEnforcers["LimitedCallsEnforcer"]!.toLowerCase()
+        // The enforcers' state read: a call of the LimitedCallsEnforcer (its `callCounts`).
+        const stateRead = (body: string) => body.includes("eth_call") && body.toLowerCase().includes(limited)
+        const owner = yield* newSession()
+        const delegate = yield* newSession()
+        yield* mint("usd", owner.account.address as Hex, 20)
+        const { created } = yield* enabled(owner, delegate, { budget: 10, perAction: 5, maxActions: 3 })
+        const recipient = privateKeyToAccount(generatePrivateKey()).address
+
+        // The action: its build reads the chain; meanwhile the grant's row is free.
+        gate.hold(stateRead)
+        const acting = yield* Effect.forkChild(delegate.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 2 } }))
+        yield* untilHeld(gate.held, 0)
+        assert.isTrue(yield* rowLockFree(created.id), "the action held the grant's row lock across its chain read")
+        gate.release()
+        const action = yield* Fiber.join(acting)
+
+        // Its relay: the submit-time re-check reads the chain; meanwhile the grant's row is free.
+        const signed = yield* signOp(delegate.key, action.userOp)
+        const heldBefore = gate.held()
+        gate.hold(stateRead)
+        const relaying = yield* Effect.forkChild(relay(delegate.api, signed))
+        yield* untilHeld(gate.held, heldBefore)
+        assert.isTrue(yield* rowLockFree(created.id), "the relay's re-check held the grant's row lock across its chain read")
+        gate.release()
+        const receipt = yield* Fiber.join(relaying)
+        assert.strictEqual(receipt.outcome, "mined", JSON.stringify(receipt))
+
+        // An action above an approval rule's threshold: reserved (`reserveFor`) while its request
+        // opens; its chain read too leaves the grant's row free.
+        const approver = yield* newSession()
+        const ruled = yield* approvalGrant(owner, delegate, 10, { required: 1, approvers: [keyAddress(approver)], thresholds: [{ token: { symbol: "USDC" }, amount: 1 }] })
+        const heldAgain = gate.held()
+        gate.hold(stateRead)
+        const asking = yield* Effect.forkChild(failure(delegate.api.delegations.act({ params: { delegationId: ruled.id }, payload: { recipient, amount: 3 } })))
+        yield* untilHeld(gate.held, heldAgain)
+        assert.isTrue(yield* rowLockFree(ruled.id), "the approval path held the grant's row lock across its chain read")
+        gate.release()
+        const asked = yield* Fiber.join(asking)
+        assert.strictEqual(asked.reason, "approval_required", JSON.stringify(asked))
+      }).pipe(Effect.provide(context))
+    }).pipe(Effect.scoped), 120_000)
+})
