@@ -432,65 +432,72 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
   const releaseHeld = (reservationId: string) => repo.releaseReserved(reservationId)
   const reservationState = (reservationId: string) => repo.findReservation(reservationId)
 
+  /**
+   * The relay's submit-time re-check of a delegated action (a staged policy check,
+   * `RelayHooks.StagedPolicyCheck`). Now, before the relay's transaction: the grant as stored
+   * (its policy and legs never change; its status and frozen flag are read again under the lock)
+   * and the enforcers' state, so no lock waits on the chain. What it answers runs in the relay's
+   * transaction: the action evaluated again under the grant's row lock, its reservation taken
+   * for the operation (or released, and the operation declined).
+   */
   const beforeSubmit = Effect.fn("Delegations.beforeSubmit")(function*(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }) {
     const userOpHash = operation.userOpHash
-    if (build.intentType !== "delegated_action") return
+    if (build.intentType !== "delegated_action") return Effect.void
     const reservationId = metaString(build, "reservationId")
     const delegationId = metaString(build, "delegationId")
-    if (reservationId === undefined || delegationId === undefined) return
-    // The grant as stored (its policy and legs never change; its status and frozen flag are read
-    // again under the lock) and the enforcers' state, read before the transaction: the grant's
-    // row lock is never held across a chain call.
+    if (reservationId === undefined || delegationId === undefined) return Effect.void
     const known = yield* repo.findById(delegationId)
     if (known === undefined) return yield* Effect.die(new Error(`the build's delegation ${delegationId} does not exist`))
     const fromChain = yield* usageOf.onChain(known, new Date())
-    const verdict = yield* Effect.gen(function*() {
-      const { row, state: use } = (yield* usageOf.lockedStateOf(known, Effect.succeed(fromChain), reservationId))!
-      const r = (yield* repo.lockReservation(reservationId))!
-      // Already counted (a re-submission of the same operation): nothing to re-check.
-      if (r.status === "submitted" || r.status === "final") return undefined
-      const symbol = row.policy_set.budgets.find((b) => lower(b.token.address ?? "") === r.token_address)?.token.symbol
-      const result = evaluate(
-        row.policy_set,
-        decimalsOf,
-        { status: row.status, accountFrozen: row.frozen, ...use },
-        {
-          recipient: r.recipient,
-          amount: fromUnits(BigInt(r.units), decimalsOf(r.token_address)),
-          ...(symbol === undefined ? {} : { token: symbol })
-        },
-        new Date()
-      )
-      // Released (its operation failed or was declined, or the delegation was revoked): never
-      // usable again. The delegation's own state (revoked, expired, ...) is the better reason when it has one.
-      // Freed by the bundler's refusal of an earlier submission of this build (a bad signature,
-      // never on chain): another signature of the same operation may take it again, re-checked here.
-      if (r.status === "released" && r.retakable && result._tag === "Allowed") {
-        yield* repo.submitReservation(reservationId, lower(userOpHash), operation.id, true)
-        return undefined
-      }
-      if (r.status === "released") {
-        if (result._tag !== "Allowed") return result
-        return {
-          _tag: "Declined" as const,
-          reason: "reservation_released",
-          message: "This action's reservation was released (its operation failed or was declined): build the action again."
+    return Effect.gen(function*() {
+      const verdict = yield* Effect.gen(function*() {
+        const { row, state: use } = (yield* usageOf.lockedStateOf(known, Effect.succeed(fromChain), reservationId))!
+        const r = (yield* repo.lockReservation(reservationId))!
+        // Already counted (a re-submission of the same operation): nothing to re-check.
+        if (r.status === "submitted" || r.status === "final") return undefined
+        const symbol = row.policy_set.budgets.find((b) => lower(b.token.address ?? "") === r.token_address)?.token.symbol
+        const result = evaluate(
+          row.policy_set,
+          decimalsOf,
+          { status: row.status, accountFrozen: row.frozen, ...use },
+          {
+            recipient: r.recipient,
+            amount: fromUnits(BigInt(r.units), decimalsOf(r.token_address)),
+            ...(symbol === undefined ? {} : { token: symbol })
+          },
+          new Date()
+        )
+        // Released (its operation failed or was declined, or the delegation was revoked): never
+        // usable again. The delegation's own state (revoked, expired, ...) is the better reason when it has one.
+        // Freed by the bundler's refusal of an earlier submission of this build (a bad signature,
+        // never on chain): another signature of the same operation may take it again, re-checked here.
+        if (r.status === "released" && r.retakable && result._tag === "Allowed") {
+          yield* repo.submitReservation(reservationId, lower(userOpHash), operation.id, true)
+          return undefined
         }
+        if (r.status === "released") {
+          if (result._tag !== "Allowed") return result
+          return {
+            _tag: "Declined" as const,
+            reason: "reservation_released",
+            message: "This action's reservation was released (its operation failed or was declined): build the action again."
+          }
+        }
+        if (result._tag === "Allowed") {
+          yield* repo.submitReservation(reservationId, lower(userOpHash), operation.id, false)
+          return undefined
+        }
+        yield* repo.releaseReservationNow(reservationId)
+        return result
+      }).pipe(repo.withTransaction, Effect.orDie)
+      // The relay records the declined operation in the audit log (with its notification).
+      if (verdict !== undefined) {
+        return yield* new OutOfScope({
+          message: verdict.message,
+          declineReason: verdict._tag === "Declined" ? verdict.reason : "invalid_amount"
+        })
       }
-      if (result._tag === "Allowed") {
-        yield* repo.submitReservation(reservationId, lower(userOpHash), operation.id, false)
-        return undefined
-      }
-      yield* repo.releaseReservationNow(reservationId)
-      return result
-    }).pipe(repo.withTransaction, Effect.orDie)
-    // The relay records the declined operation in the audit log (with its notification).
-    if (verdict !== undefined) {
-      return yield* new OutOfScope({
-        message: verdict.message,
-        declineReason: verdict._tag === "Declined" ? verdict.reason : "invalid_amount"
-      })
-    }
+    })
   })
 
   return { reserve, act, request, beforeSubmit, buildApproved, releaseHeld, reservationState }
@@ -515,7 +522,7 @@ export const registerSettlement = (
   const { retire } = revokeFreeze
 
   // On execution only, inside the relay's settlement transaction.
-  yield* hooks.registerPolicyCheck("delegated_action", "delegations.reservation", (op: RelayedOperation) =>
+  yield* hooks.registerStagedPolicyCheck("delegated_action", "delegations.reservation", (op: RelayedOperation) =>
     beforeSubmit(op.build, op))
   yield* hooks.registerOnExecuted("delegation_enable", "delegations.enable", (op, receipt) =>
     settleEnable(op.userOpHash, { status: "executed", transactionHash: receipt.transactionHash, logs: receipt.logs }))

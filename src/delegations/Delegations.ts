@@ -76,8 +76,12 @@ export class Delegations extends Context.Service<Delegations, {
   >
   /** The delegation a signer's enable operation created, if any (its id and stored status). */
   enableOutcome(signerAddress: string, userOpHash: string): Effect.Effect<{ readonly id: string; readonly status: string } | undefined>
-  /** Relay policy check (registered for `delegated_action`): re-checks the action's reservation under the row lock. */
-  beforeSubmit(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }): Effect.Effect<void, OutOfScope>
+  /**
+   * Relay policy check (registered for `delegated_action`, staged): reads the grant and the chain
+   * now, and answers the re-check of the action's reservation under the row lock, to run in the
+   * relay's transaction.
+   */
+  beforeSubmit(build: StoredBuild, operation: { readonly id: string; readonly userOpHash: string }): Effect.Effect<Effect.Effect<void, OutOfScope>>
 }>()("das/delegations/Delegations") {
   static readonly layer = Layer.effect(Delegations, Effect.suspend(() => make)).pipe(
     Layer.provide(Layer.mergeAll(DelegationRepo.layer, RedemptionRepo.layer))

@@ -45,6 +45,13 @@ export interface RelayedOperation {
 }
 
 export type PolicyCheck = (operation: RelayedOperation) => Effect.Effect<void, OutOfScope>
+/**
+ * A policy check in two steps: what it reads of the world (the chain) before the stored
+ * operation's transaction begins, then the decision it makes inside it (the effect returned).
+ * So no lock of that transaction (the operation's row, the rows the decision locks) is held
+ * across a call to the chain.
+ */
+export type StagedPolicyCheck = (operation: RelayedOperation) => Effect.Effect<Effect.Effect<void, OutOfScope>>
 export type OnExecuted = (operation: RelayedOperation, receipt: BundlerReceipt) => Effect.Effect<void>
 /** `failure`: the receipt when it reverted on chain; the reason when it never reached the chain (rejected / declined). */
 export type OnFailed = (operation: RelayedOperation, failure: BundlerReceipt | string) => Effect.Effect<void>
@@ -57,10 +64,17 @@ export class RelayHooks extends Context.Service<RelayHooks, {
    * share the stored operation's transaction; by default a check runs inside it, after the insert.
    */
   registerPolicyCheck(intent: Key, name: string, check: PolicyCheck, options?: { readonly readOnly?: boolean }): Effect.Effect<void>
+  /** A check that writes (never read-only), in two steps (`StagedPolicyCheck`). */
+  registerStagedPolicyCheck(intent: Key, name: string, check: StagedPolicyCheck): Effect.Effect<void>
   registerOnExecuted(intent: Key, name: string, hook: OnExecuted): Effect.Effect<void>
   registerOnFailed(intent: Key, name: string, hook: OnFailed): Effect.Effect<void>
   /** Runs every check registered for the operation's intent and for `"*"`, in registration order. */
   checkPolicy(operation: RelayedOperation): Effect.Effect<void, OutOfScope>
+  /**
+   * The first steps of those checks (their reads), run now; what it answers runs their decisions
+   * in registration order (inside the stored operation's transaction).
+   */
+  preparePolicy(operation: RelayedOperation): Effect.Effect<Effect.Effect<void, OutOfScope>>
   /** Whether every check that applies to `intent` is read-only (then none needs the insert's transaction). */
   checksReadOnly(intent: IntentType): boolean
   /** Runs every on-executed hook for the operation's intent and for `"*"` (caller holds the transaction). */
@@ -69,7 +83,7 @@ export class RelayHooks extends Context.Service<RelayHooks, {
   runOnFailed(operation: RelayedOperation, failure: BundlerReceipt | string): Effect.Effect<void>
 }>()("das/userops/RelayHooks") {
   static readonly layer = Layer.sync(RelayHooks, () => {
-    const checks: Array<{ key: Key; name: string; check: PolicyCheck; readOnly: boolean }> = []
+    const checks: Array<{ key: Key; name: string; check: StagedPolicyCheck; readOnly: boolean }> = []
     const hooks: Array<{ key: Key; name: string; hook: OnExecuted }> = []
     const failedHooks: Array<{ key: Key; name: string; hook: OnFailed }> = []
     const applies = (key: Key, intent: IntentType) => key === "*" || key === intent
@@ -77,7 +91,13 @@ export class RelayHooks extends Context.Service<RelayHooks, {
       // Registering the same name twice (a layer built twice) keeps one entry.
       registerPolicyCheck: (key, name, check, options) =>
         Effect.sync(() => {
-          if (!checks.some((c) => c.key === key && c.name === name)) checks.push({ key, name, check, readOnly: options?.readOnly === true })
+          if (!checks.some((c) => c.key === key && c.name === name)) {
+            checks.push({ key, name, check: (op) => Effect.succeed(check(op)), readOnly: options?.readOnly === true })
+          }
+        }),
+      registerStagedPolicyCheck: (key, name, check) =>
+        Effect.sync(() => {
+          if (!checks.some((c) => c.key === key && c.name === name)) checks.push({ key, name, check, readOnly: false })
         }),
       registerOnExecuted: (key, name, hook) =>
         Effect.sync(() => {
@@ -90,8 +110,19 @@ export class RelayHooks extends Context.Service<RelayHooks, {
       checkPolicy: (operation) =>
         Effect.forEach(
           checks.filter((c) => applies(c.key, operation.intentType)),
-          (c) => c.check(operation).pipe(Effect.withSpan(`RelayHooks.policy.${c.name}`)),
+          (c) => Effect.flatten(c.check(operation)).pipe(Effect.withSpan(`RelayHooks.policy.${c.name}`)),
           { discard: true }
+        ),
+      preparePolicy: (operation) =>
+        Effect.map(
+          Effect.forEach(
+            checks.filter((c) => applies(c.key, operation.intentType)),
+            (c) => c.check(operation).pipe(
+              Effect.map((decide) => decide.pipe(Effect.withSpan(`RelayHooks.policy.${c.name}`))),
+              Effect.withSpan(`RelayHooks.prepare.${c.name}`)
+            )
+          ),
+          (decisions) => Effect.forEach(decisions, (decide) => decide, { discard: true })
         ),
       checksReadOnly: (intent) => checks.every((c) => !applies(c.key, intent) || c.readOnly),
       runOnExecuted: (operation, receipt) =>

@@ -61,7 +61,10 @@ export const makeSubmission = (settlement: Settlement, options: { readonly lease
      * so it never runs a check nor touches a reservation (before, the copy whose insert lost
      * could bind the reservation to an operation that was never stored, and nothing released it).
      * Checks that only read (an account's frozen flag) need no such order: they run first, and the
-     * insert commits alone; a copy that lost the insert has written nothing either way.
+     * insert commits alone; a copy that lost the insert has written nothing either way. A check
+     * that also reads the chain (a delegated action's enforcers) reads it before the transaction
+     * (`RelayHooks.preparePolicy`), so neither the inserted row nor the rows its decision locks
+     * wait on the chain.
      */
     const store = Effect.fn("Relay.store")(function*(relayed: RelayedOperation, base: Submitted) {
       /** The checks' decline, or undefined when every check passed. */
@@ -75,10 +78,13 @@ export const makeSubmission = (settlement: Settlement, options: { readonly lease
         const inserted = yield* insertSubmitted({ ...base, lease: true }).pipe(Effect.orDie)
         return inserted === undefined ? { _tag: "Raced" as const } : { _tag: "Stored" as const, row: inserted }
       }
+      // What the checks read (the chain) is read now, before the transaction: none of its locks
+      // is held across a chain call. Their decisions run in it, after the insert.
+      const decide = yield* hooks.preparePolicy(relayed)
       return yield* transaction(Effect.gen(function*() {
         const inserted = yield* insertSubmitted({ ...base, lease: true })
         if (inserted === undefined) return { _tag: "Raced" as const }
-        const declined = yield* declinedBy
+        const declined = yield* decide.pipe(Effect.as(undefined), Effect.catchTag("OutOfScope", (e) => Effect.succeed(e)))
         // Rolled back whole: the decline is stored on its own (declineAtSubmit), after the chain is asked.
         if (declined !== undefined) return yield* Effect.fail(new DeclinedAtSubmit({ decline: declined }))
         return { _tag: "Stored" as const, row: inserted }

@@ -5,9 +5,10 @@
  * other action, payment and relay of the grant behind it. The service reads the chain here
  * through a loopback JSON-RPC gate that holds the enforcers' state read (`callCounts` of the
  * LimitedCallsEnforcer, the first of them) while the test tries the grant's row lock with NOWAIT
- * from its own connection: for a new action (its build), for its relay (the submit-time
- * re-check) and for an action an approval rule holds back (its reservation). Each then finishes
- * as usual.
+ * from its own connection, and looks for any transaction of the service left open meanwhile: for
+ * a new action (its build), for its relay (the submit-time re-check, a staged policy check that
+ * reads the chain before the relay's transaction) and for an action an approval rule holds back
+ * (its reservation). Each then finishes as usual.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
@@ -106,6 +107,21 @@ const rowLockFree = (id: string) =>
       })
     ))
 
+/**
+ * No transaction of the service is left open (idle in one, waiting): seen at least once within a
+ * second, as the background loops' short transactions come and go.
+ */
+const noOpenTransaction = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 20; i++) {
+      const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`
+      if (row!.n === 0) return true
+      yield* Effect.sleep("50 millis")
+    }
+    return false
+  }).pipe(Effect.orDie))
+
 describe("the grant's row lock and the chain", () => {
   it.live("a new action and its relay read the enforcers' state with the grant unlocked", () =>
     Effect.gen(function*() {
@@ -127,6 +143,7 @@ describe("the grant's row lock and the chain", () => {
         const acting = yield* Effect.forkChild(delegate.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 2 } }))
         yield* untilHeld(gate.held, 0)
         assert.isTrue(yield* rowLockFree(created.id), "the action held the grant's row lock across its chain read")
+        assert.isTrue(yield* noOpenTransaction, "the action held a transaction open across its chain read")
         gate.release()
         const action = yield* Fiber.join(acting)
 
@@ -137,6 +154,8 @@ describe("the grant's row lock and the chain", () => {
         const relaying = yield* Effect.forkChild(relay(delegate.api, signed))
         yield* untilHeld(gate.held, heldBefore)
         assert.isTrue(yield* rowLockFree(created.id), "the relay's re-check held the grant's row lock across its chain read")
+        // Nor the relay's own transaction (its stored operation's row): the check reads the chain before it begins.
+        assert.isTrue(yield* noOpenTransaction, "the relay held a transaction open across its check's chain read")
         gate.release()
         const receipt = yield* Fiber.join(relaying)
         assert.strictEqual(receipt.outcome, "mined", JSON.stringify(receipt))
@@ -150,6 +169,7 @@ describe("the grant's row lock and the chain", () => {
         const asking = yield* Effect.forkChild(failure(delegate.api.delegations.act({ params: { delegationId: ruled.id }, payload: { recipient, amount: 3 } })))
         yield* untilHeld(gate.held, heldAgain)
         assert.isTrue(yield* rowLockFree(ruled.id), "the approval path held the grant's row lock across its chain read")
+        assert.isTrue(yield* noOpenTransaction, "the approval path held a transaction open across its chain read")
         gate.release()
         const asked = yield* Fiber.join(asking)
         assert.strictEqual(asked.reason, "approval_required", JSON.stringify(asked))
