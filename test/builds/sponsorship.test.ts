@@ -240,10 +240,21 @@ describe("sponsorship that fresh keys cannot farm (issue 31 item 4)", () => {
         const sponsored = tries.flatMap((t) => (t.built._tag === "Success" ? [{ owner: t.owner, build: t.built.success }] : []))
         // Each refusal named (a budget refusal, or something else such as a slow bundler under load).
         const why = tries.map((t) => (t.built._tag === "Success" ? "sponsored" : String((t.built.failure as { message?: string }).message)))
-        assert.strictEqual(sponsored.length, 2, why.join("\n"))
+        // Room for two builds of the probe's size: two, or three when the bundler estimated these
+        // lower than the probe (estimates of the same build move by up to a fifth between runs).
+        // What must hold: the sponsored builds' counted gas fits the budget, and every refusal is
+        // the budget's, made when one more build of theirs would not have fitted.
+        const counted = sponsored.map((x) => countedGas(x.build.enableUserOp))
+        const total = counted.reduce((a, b) => a + b, 0n)
+        assert.isAtLeast(sponsored.length, 2, why.join("\n"))
+        assert.isAtMost(sponsored.length, 3, why.join("\n"))
+        assert.isTrue(total <= budget, `${total} gas counted for ${sponsored.length} builds, over the budget of ${budget}`)
+        assert.deepStrictEqual(why.slice(0, sponsored.length), sponsored.map(() => "sponsored"), why.join("\n"))
+        for (const refusal of why.slice(sponsored.length)) assert.include(refusal, "sponsorship budget on this chain for this period is used up")
+        assert.isTrue(total + counted.reduce((a, b) => (b < a ? b : a)) > budget, `${total} of ${budget}: another build would have fitted`)
         yield* Effect.forEach(sponsored, (s) => execute(s.owner, s.build), { concurrency: 2 })
         const spent = yield* paymasterSpend(from, tries.map((t) => t.owner.account.address))
-        assert.strictEqual(spent.ops, 2)
+        assert.strictEqual(spent.ops, sponsored.length)
         assert.isTrue(spent.gasUsed <= budget, `${spent.gasUsed} gas used on chain within the budget of ${budget}`)
         const figures = yield* figuresOf(config)
         assert.isTrue(figures.gas <= budget)
