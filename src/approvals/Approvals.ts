@@ -224,11 +224,17 @@ const make = Effect.gen(function*() {
 
   // --- settling -----------------------------------------------------------------------------
 
+  /** Whether the agent spent an approved request's nonce on chain (undefined: the chain did not answer). */
+  type SpentRead = boolean | undefined | "unread"
+
   /**
    * Inside the caller's transaction, on the locked row: a request past its deadline, or of a grant
-   * revoked meanwhile, becomes `expired` (its reservation freed).
+   * revoked meanwhile, becomes `expired` (its reservation freed). An approved one asks the chain
+   * first whether the agent redeemed it itself: `spent` is that answer, read before the row was
+   * locked (`spentBefore`), so the lock never waits on the chain; `"unread"` when the request was
+   * not approved and due then (it is left to a later pass).
    */
-  const expireLocked = (row: ApprovalRow) =>
+  const expireLocked = (row: ApprovalRow, spent: SpentRead) =>
     Effect.gen(function*() {
       if (row.status !== "pending" && row.status !== "approved") return false
       const past = row.deadline.getTime() <= Date.now()
@@ -239,8 +245,8 @@ const make = Effect.gen(function*() {
       if (reservation?.status === "submitted" || reservation?.status === "final") return false
       // The chain decides: approvals the agent redeemed itself (around the relay) spent their nonce.
       if (row.status === "approved") {
-        const spent = yield* spentOnChain(row)
-        if (spent === undefined) return false // the chain does not answer: settled on a later pass
+        // Approved since it was read, or the chain did not answer: settled on a later pass.
+        if (spent === "unread" || spent === undefined) return false
         if (spent) {
           yield* repo.markSpent(row.id)
           yield* log(row, "spent", "spent", row.delegate_address)
@@ -270,8 +276,20 @@ const make = Effect.gen(function*() {
       return BigInt(answer) !== 0n
     }).pipe(Effect.orElseSucceed(() => undefined))
 
+  /** What the chain says of a request that is approved and due (past its deadline, or its grant revoked), read unlocked. */
+  const spentBefore = (id: string): Effect.Effect<SpentRead> =>
+    Effect.gen(function*() {
+      const row = yield* repo.find(id)
+      if (row === undefined || row.status !== "approved") return "unread"
+      const due = row.deadline.getTime() <= Date.now() || (yield* repo.grantRevoked(row.delegation_id))
+      return due ? yield* spentOnChain(row) : "unread"
+    }).pipe(Effect.orDie)
+
   const expire = (id: string) =>
-    transaction(Effect.flatMap(repo.lock(id), (row) => row === undefined ? Effect.succeed(false) : expireLocked(row))).pipe(Effect.orDie)
+    Effect.flatMap(spentBefore(id), (spent) =>
+      transaction(Effect.flatMap(repo.lock(id), (row) => row === undefined ? Effect.succeed(false) : expireLocked(row, spent)))).pipe(
+        Effect.orDie
+      )
 
   const sweep = Effect.flatMap(repo.due(100), (ids) => Effect.forEach(ids, expire, { discard: true }))
 
@@ -334,7 +352,8 @@ const make = Effect.gen(function*() {
     }
     const outcome = yield* transaction(Effect.gen(function*() {
       const locked = (yield* repo.lock(id))!
-      if (yield* expireLocked(locked)) return "expired" as const
+      // Its due check ran on sight (`visible`); approved meanwhile, it is not this call's to settle.
+      if (yield* expireLocked(locked, "unread")) return "expired" as const
       if (locked.status !== "pending") return locked
       if (!(yield* repo.addSignature(id, approver, input.signature, me))) return "ok" as const
       yield* log(locked, `signed:${approver}`, "approved", approver)
@@ -358,7 +377,8 @@ const make = Effect.gen(function*() {
     }
     const outcome = yield* transaction(Effect.gen(function*() {
       const locked = (yield* repo.lock(id))!
-      if (yield* expireLocked(locked)) return "expired" as const
+      // Its due check ran on sight (`visible`); approved meanwhile, it is not this call's to settle.
+      if (yield* expireLocked(locked, "unread")) return "expired" as const
       if (locked.status !== "pending") return locked
       yield* repo.markDenied(id, me, reason)
       yield* delegations.releaseHeld(locked.reservation_id)

@@ -8,10 +8,11 @@
  * from its own connection, and looks for any transaction of the service left open meanwhile: for
  * a new action (its build), for its relay (the submit-time re-check, a staged policy check that
  * reads the chain before the relay's transaction) and for an action an approval rule holds back
- * (its reservation). Each then finishes as usual.
+ * (its reservation); and for an approved request past its deadline, which asks the chain whether
+ * the agent spent it before it expires it (the request's row). Each then finishes as usual.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { Duration, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as http from "node:http"
 import type { Hex } from "viem"
@@ -19,7 +20,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Network } from "../../src/chain/Network.ts"
 import { mint, testNetwork } from "../support/TestChain.ts"
 import { TestServerLive } from "../support/TestServer.ts"
-import { keyAddress, approvalGrant } from "../approvals/support.ts"
+import { approvalGrant, keyAddress, signApproval } from "../approvals/support.ts"
 import { enabled, failure, newSession, relay, signOp } from "./helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
@@ -95,10 +96,10 @@ const sqlState = (e: unknown): string | undefined => {
   return undefined
 }
 
-/** The grant's row lock, tried from another connection without waiting: true when it was free. */
-const rowLockFree = (id: string) =>
+/** A row's lock (a grant's by default), tried from another connection without waiting: true when it was free. */
+const rowLockFree = (id: string, table: "delegations" | "approval_requests" = "delegations") =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(sql`SELECT id FROM delegations WHERE id = ${id} FOR UPDATE NOWAIT`).pipe(
+    sql.withTransaction(sql`SELECT id FROM ${sql(table)} WHERE id = ${id} FOR UPDATE NOWAIT`).pipe(
       Effect.as(true),
       Effect.catchTag("SqlError", (e) => {
         // 55P03 lock_not_available: another transaction holds the row (any other error is the test's own).
@@ -122,7 +123,7 @@ const noOpenTransaction = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     return false
   }).pipe(Effect.orDie))
 
-describe("the grant's row lock and the chain", () => {
+describe("row locks and the chain", () => {
   it.live("a new action and its relay read the enforcers' state with the grant unlocked", () =>
     Effect.gen(function*() {
       const gate = yield* rpcGate(testNetwork().rpcUrl)
@@ -173,6 +174,41 @@ describe("the grant's row lock and the chain", () => {
         gate.release()
         const asked = yield* Fiber.join(asking)
         assert.strictEqual(asked.reason, "approval_required", JSON.stringify(asked))
+      }).pipe(Effect.provide(context))
+    }).pipe(Effect.scoped), 120_000)
+
+  it.live("an approved request past its deadline asks the chain whether the agent spent it with its row unlocked", () =>
+    Effect.gen(function*() {
+      const gate = yield* rpcGate(testNetwork().rpcUrl)
+      // A short deadline; no sweep (the request is settled on sight, by the owner's read).
+      const context = yield* Layer.build(TestServerLive({
+        chain: { rpcUrl: gate.url },
+        config: { APPROVALS_TTL: "4 seconds", APPROVALS_SWEEP_INTERVAL: "1 hour" }
+      }))
+      yield* Effect.gen(function*() {
+        const net = yield* Network
+        const enforcer = net.delegation.caveatEnforcers["ApprovalEnforcer"]!.toLowerCase()
+        // The enforcer's `spent` of the request's nonce: did the agent redeem it around the relay?
+        const spentRead = (body: string) => body.includes("eth_call") && body.toLowerCase().includes(enforcer)
+        const [owner, delegate, approver] = [yield* newSession(), yield* newSession(), yield* newSession()]
+        yield* mint("usd", owner.account.address as Hex, 20)
+        const g = yield* approvalGrant(owner, delegate, 10, { required: 1, approvers: [keyAddress(approver)], thresholds: [{ token: { symbol: "USDC" }, amount: 1 }] })
+        const held = yield* failure(delegate.api.delegations.act({ params: { delegationId: g.id }, payload: { recipient: privateKeyToAccount(generatePrivateKey()).address, amount: 3 } }))
+        const id = held.details["approvalId"] as string
+        const request = yield* approver.api.approvals.get({ params: { approvalId: id } })
+        const approved = yield* approver.api.approvals.approve({ params: { approvalId: id }, payload: { signature: yield* signApproval(approver.key, request) } })
+        assert.strictEqual(approved.status, "approved")
+        yield* Effect.sleep(Duration.millis(Math.max(0, new Date(request.deadline).getTime() - Date.now()) + 500))
+
+        gate.hold(spentRead)
+        const reading = yield* Effect.forkChild(owner.api.approvals.get({ params: { approvalId: id } }))
+        yield* untilHeld(gate.held, 0)
+        assert.isTrue(yield* rowLockFree(id, "approval_requests"), "the expiry held the request's row lock across its chain read")
+        assert.isTrue(yield* noOpenTransaction, "the expiry held a transaction open across its chain read")
+        gate.release()
+        const seen = yield* Fiber.join(reading)
+        assert.strictEqual(seen.status, "expired", JSON.stringify(seen))
+        assert.strictEqual(seen.expiry?.reason, "deadline")
       }).pipe(Effect.provide(context))
     }).pipe(Effect.scoped), 120_000)
 })
