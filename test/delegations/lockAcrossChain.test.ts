@@ -123,6 +123,25 @@ const noOpenTransaction = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     return false
   }).pipe(Effect.orDie))
 
+type Gate = Effect.Success<ReturnType<typeof rpcGate>>
+
+/**
+ * Runs `request` with the gate holding the chain reads `match` names; once one is held, checks
+ * that `what` left the row `id` unlocked and no transaction open, then lets the reads go and
+ * answers what the request answers.
+ */
+const heldAndUnlocked = <A, E, R>(gate: Gate, match: (body: string) => boolean, request: Effect.Effect<A, E, R>, what: string, id: string, table?: "approval_requests") =>
+  Effect.gen(function*() {
+    const before = gate.held()
+    gate.hold(match)
+    const fiber = yield* Effect.forkChild(request)
+    yield* untilHeld(gate.held, before)
+    assert.isTrue(yield* rowLockFree(id, table), `${what} held the row lock across its chain read`)
+    assert.isTrue(yield* noOpenTransaction, `${what} held a transaction open across its chain read`)
+    gate.release()
+    return yield* Fiber.join(fiber)
+  })
+
 describe("row locks and the chain", () => {
   it.live("a new action and its relay read the enforcers' state with the grant unlocked", () =>
     Effect.gen(function*() {
@@ -139,40 +158,32 @@ describe("row locks and the chain", () => {
         const { created } = yield* enabled(owner, delegate, { budget: 10, perAction: 5, maxActions: 3 })
         const recipient = privateKeyToAccount(generatePrivateKey()).address
 
-        // The action: its build reads the chain; meanwhile the grant's row is free.
-        gate.hold(stateRead)
-        const acting = yield* Effect.forkChild(delegate.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 2 } }))
-        yield* untilHeld(gate.held, 0)
-        assert.isTrue(yield* rowLockFree(created.id), "the action held the grant's row lock across its chain read")
-        assert.isTrue(yield* noOpenTransaction, "the action held a transaction open across its chain read")
-        gate.release()
-        const action = yield* Fiber.join(acting)
+        // The action: its build reads the chain with the grant's row free.
+        const action = yield* heldAndUnlocked(
+          gate,
+          stateRead,
+          delegate.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 2 } }),
+          "the action",
+          created.id
+        )
 
-        // Its relay: the submit-time re-check reads the chain; meanwhile the grant's row is free.
+        // Its relay: the submit-time re-check reads the chain with the grant's row free, and before
+        // the relay's own transaction (its stored operation's row) begins.
         const signed = yield* signOp(delegate.key, action.userOp)
-        const heldBefore = gate.held()
-        gate.hold(stateRead)
-        const relaying = yield* Effect.forkChild(relay(delegate.api, signed))
-        yield* untilHeld(gate.held, heldBefore)
-        assert.isTrue(yield* rowLockFree(created.id), "the relay's re-check held the grant's row lock across its chain read")
-        // Nor the relay's own transaction (its stored operation's row): the check reads the chain before it begins.
-        assert.isTrue(yield* noOpenTransaction, "the relay held a transaction open across its check's chain read")
-        gate.release()
-        const receipt = yield* Fiber.join(relaying)
+        const receipt = yield* heldAndUnlocked(gate, stateRead, relay(delegate.api, signed), "the relay's re-check", created.id)
         assert.strictEqual(receipt.outcome, "mined", JSON.stringify(receipt))
 
         // An action above an approval rule's threshold: reserved (`reserveFor`) while its request
         // opens; its chain read too leaves the grant's row free.
         const approver = yield* newSession()
         const ruled = yield* approvalGrant(owner, delegate, 10, { required: 1, approvers: [keyAddress(approver)], thresholds: [{ token: { symbol: "USDC" }, amount: 1 }] })
-        const heldAgain = gate.held()
-        gate.hold(stateRead)
-        const asking = yield* Effect.forkChild(failure(delegate.api.delegations.act({ params: { delegationId: ruled.id }, payload: { recipient, amount: 3 } })))
-        yield* untilHeld(gate.held, heldAgain)
-        assert.isTrue(yield* rowLockFree(ruled.id), "the approval path held the grant's row lock across its chain read")
-        assert.isTrue(yield* noOpenTransaction, "the approval path held a transaction open across its chain read")
-        gate.release()
-        const asked = yield* Fiber.join(asking)
+        const asked = yield* heldAndUnlocked(
+          gate,
+          stateRead,
+          failure(delegate.api.delegations.act({ params: { delegationId: ruled.id }, payload: { recipient, amount: 3 } })),
+          "the approval path",
+          ruled.id
+        )
         assert.strictEqual(asked.reason, "approval_required", JSON.stringify(asked))
       }).pipe(Effect.provide(context))
     }).pipe(Effect.scoped), 120_000)
@@ -200,13 +211,7 @@ describe("row locks and the chain", () => {
         assert.strictEqual(approved.status, "approved")
         yield* Effect.sleep(Duration.millis(Math.max(0, new Date(request.deadline).getTime() - Date.now()) + 500))
 
-        gate.hold(spentRead)
-        const reading = yield* Effect.forkChild(owner.api.approvals.get({ params: { approvalId: id } }))
-        yield* untilHeld(gate.held, 0)
-        assert.isTrue(yield* rowLockFree(id, "approval_requests"), "the expiry held the request's row lock across its chain read")
-        assert.isTrue(yield* noOpenTransaction, "the expiry held a transaction open across its chain read")
-        gate.release()
-        const seen = yield* Fiber.join(reading)
+        const seen = yield* heldAndUnlocked(gate, spentRead, owner.api.approvals.get({ params: { approvalId: id } }), "the expiry", id, "approval_requests")
         assert.strictEqual(seen.status, "expired", JSON.stringify(seen))
         assert.strictEqual(seen.expiry?.reason, "deadline")
       }).pipe(Effect.provide(context))
