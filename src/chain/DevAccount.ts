@@ -8,11 +8,22 @@
  * transaction underpriced"): ten at once from one account, about half are refused. A transaction
  * it refused was never created, so it is sent again after a short random wait. Waits for its
  * receipt (whatever its status: the caller decides what a revert means).
+ *
+ * Every send names the same fees. Left to the node, each send got fees from the base fee of the
+ * moment, and a send with the same nonce and higher fees than a pending one replaced it: the
+ * first one's hash was never mined, and its caller waited for its receipt until the test timed
+ * out (twelve at once, 27 Nov). With equal fees the node refuses the second one instead (sent
+ * again, as above). And a transaction the node no longer knows (replaced, dropped) is sent again
+ * rather than waited for: it can never be mined.
  */
 import { createPublicClient, type Address, type Hash, type Hex, http, type TransactionReceipt } from "viem"
 
 /** What the node says when it refused to create the transaction because its nonce was taken. */
 const NONCE_TAKEN = /replacement transaction underpriced|nonce too low|already known|nonce.*(taken|used)/i
+
+/** The fees of every dev-account send (a local chain's base fee stays far below). */
+const MAX_FEE_PER_GAS = 100_000_000_000n
+const MAX_PRIORITY_FEE_PER_GAS = 1_000_000_000n
 
 export const sendFromDevAccount = async (
   rpcUrl: string,
@@ -24,8 +35,11 @@ export const sendFromDevAccount = async (
     from: tx.from,
     ...(tx.to === undefined ? {} : { to: tx.to }),
     ...(tx.data === undefined ? {} : { data: tx.data }),
-    ...(tx.value === undefined ? {} : { value: `0x${tx.value.toString(16)}` })
+    ...(tx.value === undefined ? {} : { value: `0x${tx.value.toString(16)}` }),
+    maxFeePerGas: `0x${MAX_FEE_PER_GAS.toString(16)}`,
+    maxPriorityFeePerGas: `0x${MAX_PRIORITY_FEE_PER_GAS.toString(16)}`
   }
+  const pollingInterval = options.pollingIntervalMs ?? 50
   for (let attempt = 1; ; attempt++) {
     let hash: Hash
     try {
@@ -35,6 +49,21 @@ export const sendFromDevAccount = async (
       await new Promise((r) => setTimeout(r, 20 + Math.random() * 30 * attempt))
       continue
     }
-    return client.waitForTransactionReceipt({ hash, pollingInterval: options.pollingIntervalMs ?? 50 })
+    const receipt = await receiptUnlessGone(client, hash, pollingInterval)
+    if (receipt !== undefined) return receipt
+    if (attempt >= 12) throw new Error(`dev account transaction ${hash} was dropped by the node, 12 times`)
+  }
+}
+
+/** The transaction's receipt, or undefined once the node no longer knows the transaction (checked every second). */
+const receiptUnlessGone = async (client: ReturnType<typeof createPublicClient>, hash: Hash, pollingInterval: number) => {
+  for (let polls = 1; ; polls++) {
+    const receipt = await client.getTransactionReceipt({ hash }).catch(() => undefined)
+    if (receipt !== undefined) return receipt
+    if (polls % Math.max(1, Math.round(1000 / pollingInterval)) === 0) {
+      const known = await client.getTransaction({ hash }).then(() => true, (e) => !/not (be )?found/i.test(String(e)))
+      if (!known) return undefined
+    }
+    await new Promise((r) => setTimeout(r, pollingInterval))
   }
 }
