@@ -10,9 +10,9 @@
  * receipt (whatever its status: the caller decides what a revert means).
  *
  * Every send names the same fees. Left to the node, each send got fees from the base fee of the
- * moment, and a send with the same nonce and higher fees than a pending one replaced it: the
- * first one's hash was never mined, and its caller waited for its receipt until the test timed
- * out (twelve at once, 27 Nov). With equal fees the node refuses the second one instead (sent
+ * moment, so a send given the same nonce with higher fees could replace a pending one, whose hash
+ * is then never mined: most likely why twelve at once once waited for a receipt until the test
+ * timed out (27 Nov; not proven, the run kept no log of it). With equal fees the node refuses the second one instead (sent
  * again, as above). And a transaction the node no longer knows (replaced, dropped) is sent again
  * rather than waited for: it can never be mined.
  */
