@@ -12,9 +12,9 @@
  * Every send names the same fees. Left to the node, each send got fees from the base fee of the
  * moment, so a send given the same nonce with higher fees could replace a pending one, whose hash
  * is then never mined: most likely why twelve at once once waited for a receipt until the test
- * timed out (27 Nov; not proven, the run kept no log of it). With equal fees the node refuses the second one instead (sent
- * again, as above). And a transaction the node no longer knows (replaced, dropped) is sent again
- * rather than waited for: it can never be mined.
+ * timed out (27 Nov; not proven, the run kept no log of it). With equal fees the node refuses
+ * the second one instead (sent again, as above). And a transaction the node no longer knows
+ * (replaced, dropped) is sent again rather than waited for: it can never be mined.
  */
 import { createPublicClient, type Address, type Hash, type Hex, http, type TransactionReceipt } from "viem"
 

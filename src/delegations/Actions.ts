@@ -109,7 +109,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     const ttlMs = Duration.toMillis(reservationTtl)
     const fromChain = yield* usageOf.onChain(usable, new Date())
     const verdict = yield* Effect.gen(function*() {
-      const { row, state: use } = (yield* usageOf.lockedStateOf(usable, Effect.succeed(fromChain), open))!
+      const { row, state: use } = (yield* usageOf.lockedStateOf(usable, fromChain, open))!
       const result = evaluate(row.policy_set, decimalsOf, { status: row.status, accountFrozen: row.frozen, ...use }, action, new Date())
       if (result._tag !== "Allowed") return { row, result, reservation: undefined }
       if (open !== undefined) return { row, result, reservation: undefined }
@@ -297,7 +297,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     const reserveWithBuild = (stored: { readonly buildId: string; readonly userOpHash: string }) =>
       Effect.gen(function*() {
         // The row lock, the grant's status and frozen flag, and its ledger: one round trip.
-        const { row: locked, state: use } = (yield* usageOf.lockedStateOf(row, read))!
+        const { row: locked, state: use } = (yield* usageOf.lockedStateOf(row, yield* read))!
         const result = evaluate(locked.policy_set, decimalsOf, { status: locked.status, accountFrozen: locked.frozen, ...use }, action, new Date())
         if (result._tag !== "Allowed") return yield* new ReservationRefused({ row: locked, verdict: result })
         // The policy is immutable and the action the same: the same transfer as built.
@@ -451,7 +451,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     const fromChain = yield* usageOf.onChain(known, new Date())
     return Effect.gen(function*() {
       const verdict = yield* Effect.gen(function*() {
-        const { row, state: use } = (yield* usageOf.lockedStateOf(known, Effect.succeed(fromChain), reservationId))!
+        const { row, state: use } = (yield* usageOf.lockedStateOf(known, fromChain, reservationId))!
         const r = (yield* repo.lockReservation(reservationId))!
         // Already counted (a re-submission of the same operation): nothing to re-check.
         if (r.status === "submitted" || r.status === "final") return undefined

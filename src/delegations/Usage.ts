@@ -253,19 +253,17 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
    * Under the grant's row lock (inside a transaction): its status and frozen flag as they are
    * now, on `row` (the rest of a grant's row never changes), and the `PolicyState` fields from
    * its ledger read after the lock (without reservation `exceptId`), in one round trip
-   * (`DelegationRepo.lockWithLedger`). `chainRead`: the enforcers' state, which every caller has
-   * read before its transaction, so the lock is never held across a chain call (no row lock holds
-   * the chain still anyway). Undefined: no such grant.
+   * (`DelegationRepo.lockWithLedger`). `fromChain`: the enforcers' state, which every caller reads
+   * before its transaction, so the lock is never held across a chain call (no row lock holds the
+   * chain still anyway). Undefined: no such grant.
    */
   const lockedStateOf = <R extends UsageRow & { readonly status: string; readonly frozen: boolean }>(
     row: R,
-    chainRead: Effect.Effect<ChainUse | undefined>,
+    fromChain: ChainUse | undefined,
     exceptId?: string
   ) =>
     Effect.gen(function*() {
-      const [locked, fromChain] = yield* Effect.all([repo.lockWithLedger(row.id, sinceOf(row, new Date()), exceptId), chainRead], {
-        concurrency: 2
-      })
+      const locked = yield* repo.lockWithLedger(row.id, sinceOf(row, new Date()), exceptId)
       if (locked === undefined) return undefined
       return {
         row: { ...row, status: locked.status, frozen: locked.frozen },

@@ -143,7 +143,7 @@ export const makeAuthorize = Effect.gen(function*() {
     const fromChain = yield* usage.onChain(row, now)
     const verdict = yield* Effect.gen(function*() {
       // The grant's row lock, its status, frozen flag and ledger in one round trip.
-      const { row: locked, state: use } = (yield* usage.lockedStateOf(row, Effect.succeed(fromChain)))!
+      const { row: locked, state: use } = (yield* usage.lockedStateOf(row, fromChain))!
       const result = evaluate(
         locked.policy_set,
         decimalsOf,
