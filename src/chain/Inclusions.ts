@@ -141,12 +141,18 @@ export const userOperationEventsAt = (client: PublicClient, entryPoint: Address,
 /** The sender a `UserOperationEvent` log names (its second topic), lowercase. */
 export const senderOfEvent = (log: Log): string => `0x${(log.topics[2] ?? "").slice(26)}`.toLowerCase()
 
+/** How a transaction's receipt is read: from the node, or from what a caller already read (the follower's pass). */
+export type ReceiptOf = (hash: Hash) => Promise<{ readonly logs: ReadonlyArray<Log> }>
+
+/** The node's receipt of a transaction. */
+export const receiptFrom = (client: PublicClient): ReceiptOf => (hash) => client.getTransactionReceipt({ hash })
+
 /**
  * Each event's operation with its receipt: one `eth_getTransactionReceipt` per bundle.
  * Pick the events first (a public chain's bundles are mostly other people's).
  */
 export const inclusionsOfEvents = async (
-  client: PublicClient,
+  receiptOf: ReceiptOf,
   entryPoint: Address,
   events: ReadonlyArray<Log>
 ): Promise<ReadonlyArray<Inclusion>> => {
@@ -156,7 +162,7 @@ export const inclusionsOfEvents = async (
     const tx = event.transactionHash!
     let logs = receipts.get(tx)
     if (logs === undefined) {
-      logs = (await client.getTransactionReceipt({ hash: tx })).logs
+      logs = (await receiptOf(tx)).logs
       receipts.set(tx, logs)
     }
     const inclusion = inclusionOf(entryPoint, event, logs)
@@ -173,7 +179,7 @@ export const inclusionsIn = async (
   toBlock: bigint,
   filter?: { readonly userOpHash?: Hash }
 ): Promise<ReadonlyArray<Inclusion>> =>
-  inclusionsOfEvents(client, entryPoint, await userOperationEvents(client, entryPoint, fromBlock, toBlock, filter))
+  inclusionsOfEvents(receiptFrom(client), entryPoint, await userOperationEvents(client, entryPoint, fromBlock, toBlock, filter))
 
 /** The operation's inclusion on chain, searched over the last `lookback` blocks; undefined when not found. */
 export const findInclusion = async (
@@ -199,13 +205,19 @@ export const nextNonce = (client: PublicClient, entryPoint: Address, sender: Add
     args: [sender, nonce >> 64n]
   })
 
+/** How a transaction is read: from the node, or from what a caller already read (the follower's pass). */
+export type TransactionOf = (hash: Hash) => Promise<{ readonly to: Address | null; readonly input: Hex }>
+
+/** The node's transaction. */
+export const transactionFrom = (client: PublicClient): TransactionOf => (hash) => client.getTransaction({ hash })
+
 /**
  * The signature the operation was included with, read from its bundle transaction when it
  * is a plain `handleOps` call (undefined otherwise: the operation is known by its hash).
  */
-export const signatureOnChain = async (client: PublicClient, entryPoint: Address, inclusion: Inclusion): Promise<Hex | undefined> => {
+export const signatureOnChain = async (transactionOf: TransactionOf, entryPoint: Address, inclusion: Inclusion): Promise<Hex | undefined> => {
   try {
-    const tx = await client.getTransaction({ hash: inclusion.transactionHash })
+    const tx = await transactionOf(inclusion.transactionHash)
     if (tx.to?.toLowerCase() !== entryPoint.toLowerCase()) return undefined
     const call = decodeFunctionData({ abi: entryPoint07Abi, data: tx.input })
     if (call.functionName !== "handleOps") return undefined

@@ -1,8 +1,11 @@
 /**
  * The chain follower (docs/follower.md): the source of truth for what executed.
  *
- * A pass, in one database transaction under an advisory lock (one follower at a time
- * across every service process on the database):
+ * A pass reads the chain first, with no transaction open and nothing locked (its plan: the
+ * head, the cursor's block, the range's events, receipts and transactions, kept in PassReads),
+ * then writes what it read in one database transaction under an advisory lock (one follower at
+ * a time across every service process on the database), which applies the plan only while the
+ * cursor is still the one the plan was read from:
  * 1. read the cursor (last block read: number and hash); on the first run start at the
  *    head (or `FOLLOWER_START_BLOCK`);
  * 2. if the cursor's block is no longer on the chain (a reorg), walk back over the stored
@@ -24,6 +27,7 @@
  * 5. move the cursor.
  */
 import { Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import type { Log } from "viem"
 import { SqlClient } from "effect/sql"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain/Inclusions.ts"
@@ -32,6 +36,7 @@ import { runLoop } from "../platform/Loop.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { Relay } from "../userops/Relay.ts"
 import { FollowerLog } from "./FollowerLog.ts"
+import { makePassReads, type PassReads } from "./PassReads.ts"
 import { RedemptionHooks, RedemptionHooksLive } from "./RedemptionHooks.ts"
 import { disablesOf, type ObservedEvent, redemptionsOf } from "./Redeemed.ts"
 
@@ -154,105 +159,186 @@ const makeChainFollower = (net: ChainNetwork) =>
         return rows.length
       })
 
-    const pass = Effect.gen(function*() {
-      const [lock] = yield* sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${ADVISORY_KEY}, ${chainId}) AS ok`
-      if (lock?.ok !== true) return NONE
+    type Cursor = { readonly number: bigint; readonly hash: string }
+    /** What the chain shows past the cursor, read with no transaction open (the pass's first phase). */
+    interface Plan {
+      /** The cursor the plan was read from: the transaction applies the plan only while it is still the cursor. */
+      readonly cursor: Cursor | undefined
+      /** The first run's starting block. */
+      readonly start?: { readonly number: bigint; readonly block: Cursor }
+      /** Where the chain forked below the cursor (its block left the chain). */
+      readonly fork?: Cursor
+      readonly from: bigint
+      readonly to: bigint
+      readonly toHash: string
+      readonly events: ReadonlyArray<Log>
+      readonly reads: PassReads
+    }
+
+    const sameCursor = (a: Cursor | undefined, b: Cursor | undefined) =>
+      a === undefined || b === undefined ? a === b : a.number === b.number && a.hash === b.hash
+
+    /** Managed accounts among the events' senders (only their operations are read further). */
+    const managedOf = (events: ReadonlyArray<Log>) =>
+      Effect.gen(function*() {
+        const senders = [...new Set(events.map(senderOfEvent))]
+        const managed = senders.length === 0 ? [] : yield* sql<{ id: string; address: string }>`
+          SELECT id, address FROM accounts WHERE chain_id = ${chainId} AND address IN ${sql.in(senders)}`
+        const accountOf = new Map(managed.map((a) => [a.address, a.id]))
+        return { accountOf, ours: events.filter((e) => accountOf.has(senderOfEvent(e))) }
+      })
+
+    const rangeOf = (reads: PassReads, from: bigint, to: bigint) =>
+      ({ client, sql, chainId, delegationManager: network.delegation.DelegationManager, entryPoint: network.entryPoint, from, to, reads })
+
+    /**
+     * The first phase: every chain read the pass needs, with no transaction open and no row or
+     * audit head locked (a hanging node holds nothing). It runs the reads the transaction will
+     * ask for (the bundles' receipts, the DelegationManager's events with their receipts and
+     * transactions, an adopted operation's bundle) through `reads`, which keeps them; its own
+     * lookups are plain reads and their answers are not used.
+     */
+    const plan = Effect.gen(function*() {
+      const reads = makePassReads(client)
       const head = (yield* rpc(() => client.getBlockNumber({ cacheTime: 0 }))) - BigInt(config.confirmations)
-      let cursor = yield* readCursor
+      const cursor = yield* readCursor
       if (cursor === undefined) {
         const start = Option.match(config.startBlock, { onNone: () => head, onSome: (n) => BigInt(n) - 1n })
         const first = start < 0n ? 0n : start
-        const hash = (yield* blockHash(first)) ?? ""
-        yield* remember(first, hash)
-        yield* writeCursor(first, hash)
-        return { ...NONE, cursor: start }
+        const block = { number: first, hash: (yield* blockHash(first)) ?? "" }
+        return { cursor, start: { number: start, block }, from: 1n, to: 0n, toHash: "", events: [], reads } satisfies Plan
       }
-      let reorged = 0
-      if ((yield* blockHash(cursor.number)) !== cursor.hash) {
-        const fork = yield* forkPoint(cursor.number)
-        yield* Effect.logWarning(`follower: block ${cursor.number} (${cursor.hash}) left the chain; forked at ${fork.number}`)
-        reorged = yield* unwind(fork.number)
-        cursor = fork
-      }
-      const from = cursor.number + 1n
-      const to = head < cursor.number + BigInt(config.batchBlocks) ? head : cursor.number + BigInt(config.batchBlocks)
-      if (to < from) {
-        if (reorged > 0) yield* writeCursor(cursor.number, cursor.hash)
-        return { ...NONE, reorged, cursor: cursor.number }
-      }
-
-      // Only managed accounts' operations are read further (their bundles' receipts).
-      const events = yield* rpc(() => userOperationEvents(client, network.entryPoint, from, to))
-      const senders = [...new Set(events.map(senderOfEvent))]
-      const managed = senders.length === 0 ? [] : yield* sql<{ id: string; address: string }>`
-        SELECT id, address FROM accounts WHERE chain_id = ${chainId} AND address IN ${sql.in(senders)}`
-      const accountOf = new Map(managed.map((a) => [a.address, a.id]))
-      const ours = events.filter((e) => accountOf.has(senderOfEvent(e)))
-      const inclusions = yield* rpc(() => inclusionsOfEvents(client, network.entryPoint, ours))
-      // Lock order: an operation's row before any audit head. A relay settlement moves its
-      // operation's row, then appends to the account's log; this pass may settle several
-      // operations, so it takes all their rows (in one order) before its first append, and
-      // never holds a head while it waits for a row (docs/follower.md).
-      // The open operations of the same senders are locked too: an inclusion used its sender's
-      // nonce, and ours still open at it settle in this pass (Relay.observe).
-      if (inclusions.length > 0) {
-        yield* sql`SELECT id FROM user_operations WHERE chain_id = ${chainId}
-                   AND (user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}
-                        OR (status = 'submitted' AND sender IN ${sql.in([...new Set(inclusions.map((i) => i.sender.toLowerCase()))])}))
-                   ORDER BY id FOR UPDATE`
-      }
-      const blocksWithOurs = new Map<bigint, string>()
-      /** Records one event once (by block hash and log index): `write` runs only for a new one. */
-      const recordOnce = (e: ObservedEvent, write: Effect.Effect<string | undefined, unknown>) =>
-        Effect.gen(function*() {
-          blocksWithOurs.set(e.blockNumber, e.blockHash)
-          const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${e.blockHash}
-                                  AND log_index = ${e.logIndex} AND status = 'live'`
-          if (seen.length > 0) return false
-          const entryId = yield* write
-          yield* sql`
-            INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
-            VALUES (${chainId}, ${e.blockHash}, ${e.logIndex}, ${e.blockNumber.toString()}, ${e.txHash}, ${e.kind},
-                    ${e.userOpHash ?? null}, ${e.accountId}, ${entryId ?? null}, 'live')
-            ON CONFLICT (chain_id, block_hash, log_index) DO UPDATE SET status = 'live', audit_event_id = EXCLUDED.audit_event_id`
-          return true
-        })
-
-      let operations = 0
-      for (const inc of inclusions) {
-        const accountId = accountOf.get(inc.sender.toLowerCase())
-        if (accountId === undefined) continue
-        const event: ObservedEvent = {
-          kind: "user_operation",
-          blockHash: inc.blockHash.toLowerCase(),
-          blockNumber: inc.blockNumber,
-          logIndex: inc.logIndex,
-          txHash: inc.transactionHash.toLowerCase(),
-          userOpHash: inc.userOpHash.toLowerCase(),
-          accountId
-        }
-        const written = yield* recordOnce(event, Effect.gen(function*() {
-          const outcome = yield* relay.observe(chainId, inc)
-          return outcome === "unknown" ? yield* log.foreignOperation(accountId, inc) : yield* log.entryOfOperation(inc)
-        }))
-        if (written) operations++
-      }
-
-      const range = { client, sql, chainId, delegationManager: network.delegation.DelegationManager, entryPoint: network.entryPoint, from, to }
-      const redemptions = yield* redemptionsOf(range)
-      for (const r of redemptions) yield* recordOnce({ ...r, kind: "redemption" }, log.redemption(r))
-      // Known delegations disabled around the relay (an operation of ours did it through its hooks).
-      for (const d of yield* disablesOf(range)) {
-        if (d.operationId === undefined) yield* recordOnce({ ...d, kind: "disable" }, log.disabled(d))
-      }
-
-      reorged += yield* vanished(from, to)
-      for (const [n, h] of blocksWithOurs) yield* remember(n, h)
+      const fork = (yield* blockHash(cursor.number)) === cursor.hash ? undefined : yield* forkPoint(cursor.number)
+      const base = fork ?? cursor
+      const from = base.number + 1n
+      const to = head < base.number + BigInt(config.batchBlocks) ? head : base.number + BigInt(config.batchBlocks)
+      if (to < from) return { cursor, ...(fork === undefined ? {} : { fork }), from, to, toHash: "", events: [], reads } satisfies Plan
+      // The range's last block first: should the chain fork while the range is read, the next
+      // pass finds this hash gone and reads the range again (never the other way round).
       const toHash = (yield* blockHash(to)) ?? ""
-      yield* remember(to, toHash)
-      yield* writeCursor(to, toHash)
-      yield* sql`DELETE FROM chain_blocks WHERE chain_id = ${chainId} AND block_number < ${(to - BigInt(config.keepBlocks * 8)).toString()}`
-      return { blocks: Number(to - from + 1n), operations, redemptions: redemptions.length, reorged, cursor: to }
+      const events = yield* rpc(() => userOperationEvents(client, network.entryPoint, from, to))
+      const { ours } = yield* managedOf(events)
+      const inclusions = yield* rpc(() => inclusionsOfEvents(reads.receipt, network.entryPoint, ours))
+      // An operation nobody relayed may be adopted (built here, sent around the relay): its
+      // signature is read from its bundle's transaction.
+      const relayed = inclusions.length === 0 ? [] : yield* sql<{ user_op_hash: string }>`
+        SELECT DISTINCT user_op_hash FROM user_operations WHERE chain_id = ${chainId}
+          AND user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}`
+      const known = new Set(relayed.map((r) => r.user_op_hash))
+      for (const inc of inclusions) {
+        if (!known.has(inc.userOpHash.toLowerCase())) yield* Effect.ignore(rpc(() => reads.transaction(inc.transactionHash)))
+      }
+      const range = rangeOf(reads, from, to)
+      yield* redemptionsOf(range)
+      yield* disablesOf(range)
+      return { cursor, ...(fork === undefined ? {} : { fork }), from, to, toHash, events, reads } satisfies Plan
+    })
+
+    /** The second phase: one transaction under the follower's advisory lock writes what the plan read. */
+    const apply = (planned: Plan) =>
+      Effect.gen(function*() {
+        const [lock] = yield* sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${ADVISORY_KEY}, ${chainId}) AS ok`
+        if (lock?.ok !== true) return NONE
+        planned.reads.seal()
+        const cursor = yield* readCursor
+        // Another process moved the cursor since the plan was read: its pass recorded the range.
+        if (!sameCursor(cursor, planned.cursor)) return { ...NONE, cursor: cursor?.number }
+        if (planned.start !== undefined) {
+          yield* remember(planned.start.block.number, planned.start.block.hash)
+          yield* writeCursor(planned.start.block.number, planned.start.block.hash)
+          return { ...NONE, cursor: planned.start.number }
+        }
+        let base = cursor!
+        let reorged = 0
+        if (planned.fork !== undefined) {
+          yield* Effect.logWarning(`follower: block ${base.number} (${base.hash}) left the chain; forked at ${planned.fork.number}`)
+          reorged = yield* unwind(planned.fork.number)
+          base = planned.fork
+        }
+        const { from, to, reads } = planned
+        if (to < from) {
+          if (reorged > 0) yield* writeCursor(base.number, base.hash)
+          return { ...NONE, reorged, cursor: base.number }
+        }
+
+        // Only managed accounts' operations are read further (their bundles' receipts, kept by the plan).
+        const { accountOf, ours } = yield* managedOf(planned.events)
+        const inclusions = yield* rpc(() => inclusionsOfEvents(reads.receipt, network.entryPoint, ours))
+        // Lock order: an operation's row before any audit head. A relay settlement moves its
+        // operation's row, then appends to the account's log; this pass may settle several
+        // operations, so it takes all their rows (in one order) before its first append, and
+        // never holds a head while it waits for a row (docs/follower.md).
+        // The open operations of the same senders are locked too: an inclusion used its sender's
+        // nonce, and ours still open at it settle in this pass (Relay.observe).
+        if (inclusions.length > 0) {
+          yield* sql`SELECT id FROM user_operations WHERE chain_id = ${chainId}
+                     AND (user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}
+                          OR (status = 'submitted' AND sender IN ${sql.in([...new Set(inclusions.map((i) => i.sender.toLowerCase()))])}))
+                     ORDER BY id FOR UPDATE`
+        }
+        const blocksWithOurs = new Map<bigint, string>()
+        /** Records one event once (by block hash and log index): `write` runs only for a new one. */
+        const recordOnce = (e: ObservedEvent, write: Effect.Effect<string | undefined, unknown>) =>
+          Effect.gen(function*() {
+            blocksWithOurs.set(e.blockNumber, e.blockHash)
+            const seen = yield* sql`SELECT 1 FROM chain_inclusions WHERE chain_id = ${chainId} AND block_hash = ${e.blockHash}
+                                    AND log_index = ${e.logIndex} AND status = 'live'`
+            if (seen.length > 0) return false
+            const entryId = yield* write
+            yield* sql`
+              INSERT INTO chain_inclusions (chain_id, block_hash, log_index, block_number, tx_hash, kind, user_op_hash, account_id, audit_event_id, status)
+              VALUES (${chainId}, ${e.blockHash}, ${e.logIndex}, ${e.blockNumber.toString()}, ${e.txHash}, ${e.kind},
+                      ${e.userOpHash ?? null}, ${e.accountId}, ${entryId ?? null}, 'live')
+              ON CONFLICT (chain_id, block_hash, log_index) DO UPDATE SET status = 'live', audit_event_id = EXCLUDED.audit_event_id`
+            return true
+          })
+
+        let operations = 0
+        for (const inc of inclusions) {
+          const accountId = accountOf.get(inc.sender.toLowerCase())
+          if (accountId === undefined) continue
+          const event: ObservedEvent = {
+            kind: "user_operation",
+            blockHash: inc.blockHash.toLowerCase(),
+            blockNumber: inc.blockNumber,
+            logIndex: inc.logIndex,
+            txHash: inc.transactionHash.toLowerCase(),
+            userOpHash: inc.userOpHash.toLowerCase(),
+            accountId
+          }
+          const written = yield* recordOnce(event, Effect.gen(function*() {
+            const outcome = yield* relay.observe(chainId, inc, reads.transaction)
+            return outcome === "unknown" ? yield* log.foreignOperation(accountId, inc) : yield* log.entryOfOperation(inc)
+          }))
+          if (written) operations++
+        }
+
+        const range = rangeOf(reads, from, to)
+        const redemptions = yield* redemptionsOf(range)
+        for (const r of redemptions) yield* recordOnce({ ...r, kind: "redemption" }, log.redemption(r))
+        // Known delegations disabled around the relay (an operation of ours did it through its hooks).
+        for (const d of yield* disablesOf(range)) {
+          if (d.operationId === undefined) yield* recordOnce({ ...d, kind: "disable" }, log.disabled(d))
+        }
+
+        reorged += yield* vanished(from, to)
+        for (const [n, h] of blocksWithOurs) yield* remember(n, h)
+        yield* remember(to, planned.toHash)
+        yield* writeCursor(to, planned.toHash)
+        yield* sql`DELETE FROM chain_blocks WHERE chain_id = ${chainId} AND block_number < ${(to - BigInt(config.keepBlocks * 8)).toString()}`
+        if (reads.late() > 0) yield* Effect.logDebug(`follower: ${reads.late()} chain reads made in the pass's transaction (known since its plan)`)
+        return { blocks: Number(to - from + 1n), operations, redemptions: redemptions.length, reorged, cursor: to }
+      })
+
+    /** Another process's pass holds the follower (a hint: the transaction's try-lock decides). */
+    const busy = sql<{ busy: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = ${ADVISORY_KEY}::bigint::oid
+                       AND objid = ${chainId}::bigint::oid AND objsubid = 2 AND granted) AS busy`.pipe(Effect.map((rows) => rows[0]?.busy === true))
+
+    const pass = Effect.gen(function*() {
+      if (yield* busy) return NONE
+      const planned = yield* plan
+      return yield* retryLockConflicts(sql.withTransaction(apply(planned)))
     })
 
     // A pass that lost a lock conflict runs again at once; any other failure, a defect
@@ -260,7 +346,7 @@ const makeChainFollower = (net: ChainNetwork) =>
     // loop must outlive it (a database outage is logged once, and once when it ends:
     // LoopHealth). Interruption (the service stopping) is not caught.
     const health = makeLoopHealth(`chain follower on ${net.name}`)
-    return health.pass(retryLockConflicts(sql.withTransaction(pass)), NONE, `follower: pass on ${net.name} failed; the next pass retries`).pipe(
+    return health.pass(pass, NONE, `follower: pass on ${net.name} failed; the next pass retries`).pipe(
       Effect.withSpan("ChainFollower.followOnce", { attributes: { chainId } })
     )
   })

@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import { type AbiEvent, type Address, type Hash, type Log, parseAbiItem, type PublicClient, type TransactionReceipt } from "viem"
 import { inclusionOf } from "../chain/Inclusions.ts"
+import type { PassReads } from "./PassReads.ts"
 import { type ChainLink, type Moved, redeemedContexts, type RedeemedContext } from "./RedemptionChains.ts"
 import { redemptionsIn, transfersOut } from "./Redemptions.ts"
 
@@ -71,6 +72,8 @@ export interface BlockRange {
   readonly entryPoint: Address
   readonly from: bigint
   readonly to: bigint
+  /** The pass's chain reads: the plan makes them, the transaction finds them kept (PassReads.ts). */
+  readonly reads: PassReads
 }
 
 /**
@@ -83,9 +86,12 @@ const knownEvents = <E extends AbiEvent, K extends { readonly account_id: string
   known: (log: Log) => Effect.Effect<K | undefined, unknown>
 ) =>
   Effect.gen(function*() {
-    const { client, sql } = range
+    const { client, reads, sql } = range
     const events = yield* Effect.tryPromise(() =>
-      client.getLogs({ address: range.delegationManager, event: event as AbiEvent, fromBlock: range.from, toBlock: range.to })
+      reads.memo(
+        `logs:${event.name}:${range.from}:${range.to}`,
+        () => client.getLogs({ address: range.delegationManager, event: event as AbiEvent, fromBlock: range.from, toBlock: range.to })
+      )
     )
     const receipts = new Map<string, TransactionReceipt>()
     const out: Array<{ log: Log; delegation: K; logs: ReadonlyArray<Log>; receipt: TransactionReceipt; operationId: string | undefined }> = []
@@ -96,7 +102,7 @@ const knownEvents = <E extends AbiEvent, K extends { readonly account_id: string
       const tx = log.transactionHash!
       let receipt = receipts.get(tx)
       if (receipt === undefined) {
-        receipt = yield* Effect.tryPromise(() => client.getTransactionReceipt({ hash: tx }))
+        receipt = yield* Effect.tryPromise(() => reads.receipt(tx))
         receipts.set(tx, receipt)
       }
       const logs = receipt.logs
@@ -151,7 +157,7 @@ export const redemptionsOf = (range: BlockRange) =>
       const tx = log.transactionHash!.toLowerCase()
       let contexts = decoded.get(tx)
       if (contexts === undefined) {
-        const t = yield* Effect.tryPromise(() => range.client.getTransaction({ hash: tx as Hash }))
+        const t = yield* Effect.tryPromise(() => range.reads.transaction(tx as Hash))
         contexts = redeemedContexts(
           { from: t.from, to: t.to, input: t.input },
           { status: receipt.status, logs: receipt.logs },

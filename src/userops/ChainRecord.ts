@@ -11,7 +11,7 @@ import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { Chains } from "../chain/Chains.ts"
-import { type Inclusion, signatureOnChain } from "../chain/Inclusions.ts"
+import { type Inclusion, signatureOnChain, transactionFrom, type TransactionOf } from "../chain/Inclusions.ts"
 import { signatureDigest } from "./Matching.ts"
 import { OperationRow, type Verdict } from "./OperationRow.ts"
 import type { Settlement } from "./Settlement.ts"
@@ -30,10 +30,12 @@ export const makeChainRecord = (settlement: Settlement) => Effect.gen(function*(
     )
 
   /** Stores an operation built here and included around the relay, as `submitted`, ready to settle. */
-  const adopt = (chainId: number, build: StoredBuild, inclusion: Inclusion) =>
+  const adopt = (chainId: number, build: StoredBuild, inclusion: Inclusion, transactionOf: TransactionOf | undefined) =>
     Effect.gen(function*() {
       const net = yield* chains.serving(chainId).pipe(Effect.orDie)
-      const signature = yield* Effect.promise(() => signatureOnChain(net.chain.client, net.network.entryPoint, inclusion))
+      const signature = yield* Effect.promise(() =>
+        signatureOnChain(transactionOf ?? transactionFrom(net.chain.client), net.network.entryPoint, inclusion)
+      )
       const wire = { ...build.userOp, sender: build.userOp.sender.toLowerCase(), signature: signature ?? "0x" }
       const rows = yield* sql`
         INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
@@ -46,14 +48,14 @@ export const makeChainRecord = (settlement: Settlement) => Effect.gen(function*(
       return rows[0]
     })
 
-  const observe = Effect.fn("Relay.observe")(function*(chainId: number, inclusion: Inclusion) {
-    const outcome = yield* record(chainId, inclusion)
+  const observe = Effect.fn("Relay.observe")(function*(chainId: number, inclusion: Inclusion, transactionOf?: TransactionOf) {
+    const outcome = yield* record(chainId, inclusion, transactionOf)
     // The nonce is used, whoever's operation used it: ours still open at it can never execute.
     yield* supersede(chainId, inclusion)
     return outcome
   })
 
-  const record = Effect.fnUntraced(function*(chainId: number, inclusion: Inclusion) {
+  const record = Effect.fnUntraced(function*(chainId: number, inclusion: Inclusion, transactionOf: TransactionOf | undefined) {
     const hash = inclusion.userOpHash.toLowerCase()
     const tx = inclusion.transactionHash.toLowerCase()
     const rows = yield* byHash(chainId, hash).pipe(Effect.orDie)
@@ -72,7 +74,7 @@ export const makeChainRecord = (settlement: Settlement) => Effect.gen(function*(
     // Built here, sent around the relay: adopted, and settled with the build's effects.
     const build = yield* buildByHash(chainId, hash)
     if (build === undefined) return "unknown" as const
-    const adopted = yield* adopt(chainId, build, inclusion)
+    const adopted = yield* adopt(chainId, build, inclusion, transactionOf)
     if (adopted === undefined) return "recorded" as const
     yield* settle(adopted, verdict, { provenance: "onchain_unrelayed" })
     return "adopted" as const

@@ -24,7 +24,7 @@ import { OperationBuilder } from "../builds/OperationBuilder.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import { BundlerUnavailable } from "../chain/Bundler.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
-import { type Inclusion, nextNonce } from "../chain/Inclusions.ts"
+import { type Inclusion, nextNonce, type TransactionOf } from "../chain/Inclusions.ts"
 import type { SignedUserOp, UserOpReceipt } from "../domain/Operations.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { runLoop } from "../platform/Loop.ts"
@@ -80,9 +80,10 @@ export class Relay extends Context.Service<Relay, {
   /**
    * What the chain shows about an operation (the chain follower's call, inside its transaction):
    * settles ours from it, corrects one recorded as refused, or adopts one built here and sent
-   * around the relay. `unknown`: nothing of ours has this hash.
+   * around the relay. `unknown`: nothing of ours has this hash. `transactionOf` reads the bundle's
+   * transaction (the adopted operation's signature) from what the caller already read.
    */
-  observe(chainId: number, inclusion: Inclusion): Effect.Effect<"settled" | "recorded" | "corrected" | "adopted" | "unknown">
+  observe(chainId: number, inclusion: Inclusion, transactionOf?: TransactionOf): Effect.Effect<"settled" | "recorded" | "corrected" | "adopted" | "unknown">
   /** The operation's inclusion left the chain (a reorg): it is `submitted` again, watched and re-sent. */
   reopen(chainId: number, userOpHash: string, transactionHash: string): Effect.Effect<ReadonlyArray<string>>
   /**

@@ -28,7 +28,7 @@ import type { Log } from "viem"
 import { BadRequest, type NotFound, ServiceUnavailable, TooManyRequests } from "../api/Errors.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { followHeads, type Head } from "../chain/Heads.ts"
-import { inclusionsOfEvents, userOperationEvents, userOperationEventsAt } from "../chain/Inclusions.ts"
+import { inclusionsOfEvents, receiptFrom, userOperationEvents, userOperationEventsAt } from "../chain/Inclusions.ts"
 import type { UserOpReceipt } from "../domain/Operations.ts"
 import { Lifecycle } from "../platform/Lifecycle.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
@@ -235,7 +235,7 @@ const make = Effect.gen(function*() {
         const mine = byChain.get(net.chainId)
         const ours: Array<Log> = events.filter((e) => mine?.has((e.topics[1] ?? "").toLowerCase()) === true)
         if (ours.length === 0) return
-        const inclusions = yield* Effect.tryPromise(() => inclusionsOfEvents(client, entryPoint, ours))
+        const inclusions = yield* Effect.tryPromise(() => inclusionsOfEvents(receiptFrom(client), entryPoint, ours))
         yield* Effect.forEach(inclusions, (inclusion) => relay.observe(net.chainId, inclusion), { discard: true })
       })
       // New heads pushed (the chain's `wsUrl`), while something is watched: each wakes a pass at

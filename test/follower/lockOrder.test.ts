@@ -10,30 +10,17 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber } from "effect"
-import type { SqlClient } from "effect/sql"
 import type { Hash } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { makeClient } from "../../src/client/Client.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { ADVISORY_KEY } from "../../src/follower/Follower.ts"
 import { startInstance } from "../support/TestServer.ts"
-import { awaitWaiter, ensureAuditHead } from "../support/locks.ts"
+import { awaitWaiter, ensureAuditHead, holding } from "../support/locks.ts"
 import { waitFor } from "../support/waitFor.ts"
 import { signBuild } from "../userops/helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
-
-/** Holds `lock` in a transaction of its own until the returned release runs. */
-const holding = (sql: SqlClient.SqlClient, lock: Effect.Effect<unknown, unknown>) =>
-  Effect.gen(function*() {
-    const held = yield* Deferred.make<void>()
-    const release = yield* Deferred.make<void>()
-    const fiber = yield* Effect.forkChild(sql.withTransaction(
-      Effect.andThen(lock, Effect.andThen(Deferred.succeed(held, undefined), Deferred.await(release)))
-    ).pipe(Effect.orDie))
-    yield* Deferred.await(held)
-    return Deferred.succeed(release, undefined).pipe(Effect.andThen(Fiber.join(fiber)))
-  })
 
 describe("chain follower: lock order", () => {
   it.live("the pass holds no audit head while it waits for an operation's row", () =>

@@ -1,4 +1,4 @@
-import { Effect, Schedule } from "effect"
+import { Deferred, Effect, Fiber, Schedule } from "effect"
 import type { SqlClient } from "effect/sql"
 import { GENESIS_HASH } from "../../src/audit/Chain.ts"
 
@@ -22,3 +22,15 @@ export const awaitWaiter = (sql: SqlClient.SqlClient, who: string, seconds = 20)
 export const ensureAuditHead = (sql: SqlClient.SqlClient, accountId: string) =>
   sql`INSERT INTO audit_heads (account_id, length, head_hash, executed_count)
       VALUES (${accountId}, 0, ${GENESIS_HASH}, 0) ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
+
+/** Holds `lock` in a transaction of its own until the returned release runs. */
+export const holding = (sql: SqlClient.SqlClient, lock: Effect.Effect<unknown, unknown>) =>
+  Effect.gen(function*() {
+    const held = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const fiber = yield* Effect.forkChild(sql.withTransaction(
+      Effect.andThen(lock, Effect.andThen(Deferred.succeed(held, undefined), Deferred.await(release)))
+    ).pipe(Effect.orDie))
+    yield* Deferred.await(held)
+    return Deferred.succeed(release, undefined).pipe(Effect.andThen(Fiber.join(fiber)))
+  })
