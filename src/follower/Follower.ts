@@ -30,7 +30,7 @@ import { Config, Context, Duration, Effect, Layer, Option, Schema } from "effect
 import type { Log } from "viem"
 import { SqlClient } from "effect/sql"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
-import { inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain/Inclusions.ts"
+import { type Inclusion, inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain/Inclusions.ts"
 import { retryLockConflicts } from "../db/Conflicts.ts"
 import { runLoop } from "../platform/Loop.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
@@ -172,6 +172,9 @@ const makeChainFollower = (net: ChainNetwork) =>
       readonly to: bigint
       readonly toHash: string
       readonly events: ReadonlyArray<Log>
+      /** The managed accounts' events among them, and their operations (decoded from the bundles' receipts). */
+      readonly ours: ReadonlyArray<Log>
+      readonly inclusions: ReadonlyArray<Inclusion>
       readonly reads: PassReads
     }
 
@@ -206,32 +209,33 @@ const makeChainFollower = (net: ChainNetwork) =>
         const start = Option.match(config.startBlock, { onNone: () => head, onSome: (n) => BigInt(n) - 1n })
         const first = start < 0n ? 0n : start
         const block = { number: first, hash: (yield* blockHash(first)) ?? "" }
-        return { cursor, start: { number: start, block }, from: 1n, to: 0n, toHash: "", events: [], reads } satisfies Plan
+        return { cursor, start: { number: start, block }, from: 1n, to: 0n, toHash: "", events: [], ours: [], inclusions: [], reads } satisfies Plan
       }
       const fork = (yield* blockHash(cursor.number)) === cursor.hash ? undefined : yield* forkPoint(cursor.number)
       const base = fork ?? cursor
       const from = base.number + 1n
       const to = head < base.number + BigInt(config.batchBlocks) ? head : base.number + BigInt(config.batchBlocks)
-      if (to < from) return { cursor, ...(fork === undefined ? {} : { fork }), from, to, toHash: "", events: [], reads } satisfies Plan
+      if (to < from) return { cursor, ...(fork === undefined ? {} : { fork }), from, to, toHash: "", events: [], ours: [], inclusions: [], reads } satisfies Plan
       // The range's last block first: should the chain fork while the range is read, the next
       // pass finds this hash gone and reads the range again (never the other way round).
       const toHash = (yield* blockHash(to)) ?? ""
       const events = yield* rpc(() => userOperationEvents(client, network.entryPoint, from, to))
       const { ours } = yield* managedOf(events)
       const inclusions = yield* rpc(() => inclusionsOfEvents(reads.receipt, network.entryPoint, ours))
-      // An operation nobody relayed may be adopted (built here, sent around the relay): its
-      // signature is read from its bundle's transaction.
-      const relayed = inclusions.length === 0 ? [] : yield* sql<{ user_op_hash: string }>`
-        SELECT DISTINCT user_op_hash FROM user_operations WHERE chain_id = ${chainId}
-          AND user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}`
-      const known = new Set(relayed.map((r) => r.user_op_hash))
+      // An operation built here and sent around the relay is adopted: its signature is read from
+      // its bundle's transaction.
+      const adoptable = inclusions.length === 0 ? [] : yield* sql<{ user_op_hash: string }>`
+        SELECT DISTINCT b.user_op_hash FROM op_builds b WHERE b.chain_id = ${chainId}
+          AND b.user_op_hash IN ${sql.in(inclusions.map((i) => i.userOpHash.toLowerCase()))}
+          AND NOT EXISTS (SELECT 1 FROM user_operations u WHERE u.chain_id = b.chain_id AND u.user_op_hash = b.user_op_hash)`
+      const adopted = new Set(adoptable.map((r) => r.user_op_hash))
       for (const inc of inclusions) {
-        if (!known.has(inc.userOpHash.toLowerCase())) yield* Effect.ignore(rpc(() => reads.transaction(inc.transactionHash)))
+        if (adopted.has(inc.userOpHash.toLowerCase())) yield* Effect.ignore(rpc(() => reads.transaction(inc.transactionHash)))
       }
       const range = rangeOf(reads, from, to)
       yield* redemptionsOf(range)
       yield* disablesOf(range)
-      return { cursor, ...(fork === undefined ? {} : { fork }), from, to, toHash, events, reads } satisfies Plan
+      return { cursor, ...(fork === undefined ? {} : { fork }), from, to, toHash, events, ours, inclusions, reads } satisfies Plan
     })
 
     /** The second phase: one transaction under the follower's advisory lock writes what the plan read. */
@@ -263,7 +267,9 @@ const makeChainFollower = (net: ChainNetwork) =>
 
         // Only managed accounts' operations are read further (their bundles' receipts, kept by the plan).
         const { accountOf, ours } = yield* managedOf(planned.events)
-        const inclusions = yield* rpc(() => inclusionsOfEvents(reads.receipt, network.entryPoint, ours))
+        // The plan's operations, unless an account became managed since (then decoded again).
+        const same = ours.length === planned.ours.length && ours.every((e, i) => e === planned.ours[i])
+        const inclusions = same ? planned.inclusions : yield* rpc(() => inclusionsOfEvents(reads.receipt, network.entryPoint, ours))
         // Lock order: an operation's row before any audit head. A relay settlement moves its
         // operation's row, then appends to the account's log; this pass may settle several
         // operations, so it takes all their rows (in one order) before its first append, and

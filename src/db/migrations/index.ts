@@ -46,6 +46,7 @@ import recoveryWatchCursor from "./0370_recovery_watch_cursor.ts"
 import auditStoredSubtrees from "./0410_audit_stored_subtrees.ts"
 import opBuildStoreOrShare from "./0420_op_build_store_or_share.ts"
 import delegationLedgerFunctions from "./0430_delegation_ledger_functions.ts"
+import inclusionObservedClock from "./0440_inclusion_observed_clock.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -89,5 +90,6 @@ export const migrations = Migrator.fromRecord({
   "0370_recovery_watch_cursor": recoveryWatchCursor,
   "0410_audit_stored_subtrees": auditStoredSubtrees,
   "0420_op_build_store_or_share": opBuildStoreOrShare,
-  "0430_delegation_ledger_functions": delegationLedgerFunctions
+  "0430_delegation_ledger_functions": delegationLedgerFunctions,
+  "0440_inclusion_observed_clock": inclusionObservedClock
 })
