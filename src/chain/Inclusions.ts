@@ -39,12 +39,25 @@ interface EventArgs {
 
 const ZERO = "0x0000000000000000000000000000000000000000"
 
-const decodeEntryPoint = (log: Pick<Log, "topics" | "data">) => {
+const decodeOnce = (log: Pick<Log, "topics" | "data">) => {
   try {
     return decodeEventLog({ abi: entryPoint07Abi, topics: log.topics as [Hex, ...Array<Hex>], data: log.data })
   } catch {
     return undefined
   }
+}
+
+/**
+ * Each log decoded once: `inclusionOf` walks a bundle's logs once per operation in it, so a
+ * bundle of n operations would decode its logs n times (the follower's CPU, docs/performance.md).
+ */
+const decoded = new WeakMap<object, ReturnType<typeof decodeOnce> | null>()
+const decodeEntryPoint = (log: Pick<Log, "topics" | "data">) => {
+  const kept = decoded.get(log)
+  if (kept !== undefined) return kept ?? undefined
+  const d = decodeOnce(log)
+  decoded.set(log, d ?? null)
+  return d
 }
 
 /**

@@ -87,9 +87,9 @@ describe("chain follower: locks and the chain", () => {
     Effect.gen(function*() {
       const name = testDatabaseName()
       const gate = yield* rpcGate(testNetwork().rpcUrl)
-      // Two instances following one database: `a` reads the chain through the gate, `b` directly.
+      // Two instances following one database: `a` reads the chain through the gate, `b` (started
+      // once `a` holds a plan, so that `a` plans first) directly.
       const a = yield* startInstance({ database: { name }, chain: { rpcUrl: gate.url }, config: { FOLLOWER_INTERVAL: "100 millis" } })
-      const b = yield* startInstance({ database: { name, create: false }, config: { FOLLOWER_INTERVAL: "100 millis" } })
       const { sql } = a
       const chainId = yield* Effect.promise(() => a.chain.client.getChainId())
       // Every position the cursor takes, in order (a trigger of the test's own).
@@ -112,6 +112,7 @@ describe("chain follower: locks and the chain", () => {
       yield* mine
       yield* untilHeld(gate.held, before, "the DelegationManager's events")
       // …while `b` records that range and the next block's.
+      const b = yield* startInstance({ database: { name, create: false }, config: { FOLLOWER_INTERVAL: "100 millis" } })
       yield* mine
       const head = yield* Effect.promise(() => a.chain.client.getBlockNumber({ cacheTime: 0 }))
       yield* waitFor("b's pass past a's plan", cursor.pipe(Effect.map((n) => (n !== undefined && n >= head ? n : undefined))))
