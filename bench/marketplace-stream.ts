@@ -15,7 +15,7 @@
  * one), and the time from an upstream change to the last subscriber's event
  * (both from the change itself, which includes waiting for the next poll, and
  * from the upstream's answer to that poll, which is the fan-out). The SSE phase measures
- * BENCH_ROUNDS changes (default 9: single rounds of either side move by ±40 %), one per poll, after one unmeasured change (the warm-up),
+ * BENCH_ROUNDS changes (default 21: single rounds of either side move by ±40 %), one per poll, after one unmeasured change (the warm-up),
  * and reports their median and spread. Node's own floor is measured in the same run,
  * round by round between the service's (BENCH_NODE_FLOOR=0 leaves it out): a bare
  * `node:http` server (its own process) writing one pre-framed event to as many SSE clients
@@ -38,7 +38,7 @@ import { MarketplaceServer, MarketplaceServerLive } from "../test/marketplace/se
 
 const POLL_MS = 1_000
 /** Changes measured one by one (each one poll apart); the fan-out is their median and spread. */
-const fanOutRounds = Number(process.env.BENCH_ROUNDS ?? 9)
+const fanOutRounds = Number(process.env.BENCH_ROUNDS ?? 21)
 const LEADERBOARD = 10
 
 // ---------------------------------------------------------------------------
@@ -160,7 +160,9 @@ const runFloorServer = () => {
   server.listen(0, "127.0.0.1", () => process.send!({ kind: "listening", port: (server.address() as net.AddressInfo).port }))
   process.on("message", (m: { kind: "fire"; volume: number } | { kind: "count" }) => {
     if (m.kind === "count") return process.send!({ kind: "count", held: held.size })
-    const data = Buffer.from(`data: {"wallet":"0x${"ab".repeat(20)}","totalVolumeUsd":${m.volume},"jobs":42}\n\n`)
+    // The same event as the service's: one agent's stat, as the hub frames it (`statFrame`).
+    const stat = { walletAddress: `0x${"ab".repeat(20)}`, successRate: 0.95, totalJobs: 42, rating: 4.5, pricePerJobUsd: 1.5, totalVolumeUsd: m.volume, asOf: new Date().toISOString() }
+    const data = Buffer.from(`data: ${JSON.stringify(stat)}\n\n`)
     const chunk = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from("\r\n")])
     const at = performance.timeOrigin + performance.now()
     for (const socket of held) socket.write(chunk)
@@ -298,7 +300,7 @@ const main = async () => {
     // with the service's, so drift on a shared machine hits both alike.
     const floor = sseClients > 0 && process.env.BENCH_NODE_FLOOR !== "0" ? await startFloor(sseClients) : undefined
     const floorRounds: Array<{ last: number; loopMs: number }> = []
-    // BENCH_ROUNDS changes (default 9), one per poll, each round's fan-out measured alone, after
+    // BENCH_ROUNDS changes (default 21), one per poll, each round's fan-out measured alone, after
     // one unmeasured change that warms the write loop (a served stream writes one every poll).
     const rounds: Array<{ first: number; last: number; sinceChange: number; written: number; gcCount: number; gcMs: number; cpu: NodeJS.CpuUsage }> = []
     const received = () => messages.filter((m) => m.kind === "received")

@@ -61,7 +61,9 @@ const main = async () => {
   await wait(500)
   const used = heap() - base
   console.log(`bare node:http, ${n} open SSE responses: ${(used / 1024 / n).toFixed(2)} KB heap per response`)
-  const data = Buffer.from(`data: {"wallet":"0x${"ab".repeat(20)}","totalVolumeUsd":123456,"jobs":42}\n\n`)
+  // The service's event: one agent's stat, as the hub frames it (`statFrame`).
+  const stat = { walletAddress: `0x${"ab".repeat(20)}`, successRate: 0.95, totalJobs: 42, rating: 4.5, pricePerJobUsd: 1.5, totalVolumeUsd: 123456, asOf: new Date().toISOString() }
+  const data = Buffer.from(`data: ${JSON.stringify(stat)}\n\n`)
   const chunk = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from("\r\n")])
   const sockets = [...held].map((e) => e.res.socket!)
   const runs: Array<string> = []
