@@ -59,6 +59,11 @@ describe("chain follower: locks and the chain", () => {
         Effect.map((r) => r ?? undefined)
       ))
       yield* ensureAuditHead(sql, accountId)
+      // While another transaction holds the follower, this process reads nothing for a plan it
+      // could not apply (the pass sees the lock in pg_locks first).
+      const quiet = gate.seen(eventsRead)
+      yield* Effect.sleep("600 millis")
+      assert.strictEqual(gate.seen(eventsRead), quiet, "the follower read the chain while another held its lock")
 
       const before = gate.held()
       gate.hold(eventsRead)
