@@ -27,6 +27,7 @@ import { testDatabaseName } from "../support/TestDatabase.ts"
 import { startInstance } from "../support/TestServer.ts"
 import { waitFor } from "../support/waitFor.ts"
 import { signBuild } from "../userops/helpers.ts"
+import { cursorOf } from "./support.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -37,11 +38,7 @@ describe("chain follower: locks and the chain", () => {
       const service = yield* startInstance({ chain: { rpcUrl: gate.url }, config: { FOLLOWER_INTERVAL: "100 millis" } })
       const { sql } = service
       const chainId = yield* Effect.promise(() => service.chain.client.getChainId())
-      const cursor = sql<{ n: string }>`SELECT block_number::text AS n FROM chain_cursor WHERE chain_id = ${chainId}`.pipe(
-        Effect.orDie,
-        Effect.map((rows) => rows[0]?.n)
-      )
-      yield* waitFor("the follower's first pass", cursor)
+      yield* waitFor("the follower's first pass", cursorOf(sql, chainId))
       const delegationManager = (testNetwork().delegation.DelegationManager as string).toLowerCase()
       // The pass's read of the DelegationManager's events (redemptions and disables of known grants).
       const eventsRead = (body: string) => body.includes("eth_getLogs") && body.toLowerCase().includes(delegationManager)
@@ -102,10 +99,7 @@ describe("chain follower: locks and the chain", () => {
       yield* sql.unsafe(`CREATE FUNCTION test_cursor_moved() RETURNS trigger LANGUAGE plpgsql AS $$
           BEGIN INSERT INTO test_cursor_moves (block_number) VALUES (NEW.block_number); RETURN NEW; END $$`)
       yield* sql`CREATE TRIGGER test_cursor_moved AFTER INSERT OR UPDATE ON chain_cursor FOR EACH ROW EXECUTE FUNCTION test_cursor_moved()`
-      const cursor = sql<{ n: string }>`SELECT block_number::text AS n FROM chain_cursor WHERE chain_id = ${chainId}`.pipe(
-        Effect.orDie,
-        Effect.map((rows) => (rows[0] === undefined ? undefined : BigInt(rows[0].n)))
-      )
+      const cursor = cursorOf(sql, chainId)
       yield* waitFor("the first pass", cursor)
 
       // `a` plans a new range and waits at its last read…

@@ -18,6 +18,7 @@ import { ADVISORY_KEY } from "../../src/follower/Follower.ts"
 import { startInstance } from "../support/TestServer.ts"
 import { awaitWaiter, ensureAuditHead, holding } from "../support/locks.ts"
 import { waitFor } from "../support/waitFor.ts"
+import { cursorOf } from "./support.ts"
 import { signBuild } from "../userops/helpers.ts"
 
 process.env.DO_NOT_TRACK = "1"
@@ -29,11 +30,7 @@ describe("chain follower: lock order", () => {
       const service = yield* startInstance({ config: { FOLLOWER_INTERVAL: "100 millis", RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" } })
       const { sql } = service
       const chainId = yield* Effect.promise(() => service.chain.client.getChainId())
-      const cursor = sql<{ n: string }>`SELECT block_number::text AS n FROM chain_cursor WHERE chain_id = ${chainId}`.pipe(
-        Effect.orDie,
-        Effect.map((rows) => rows[0]?.n)
-      )
-      yield* waitFor("the follower's first pass", cursor)
+      yield* waitFor("the follower's first pass", cursorOf(sql, chainId))
       // No pass until the two operations below are on chain.
       const resumeFollower = yield* holding(sql, sql`SELECT pg_advisory_xact_lock(${ADVISORY_KEY}, ${chainId})`)
 
