@@ -103,20 +103,3 @@ export const approvalTermsOf = (rule: ApprovalRuleWire, decimalsOf: (address: st
     return { token, units: unitsOf(t.amount, decimalsOf(token)) ?? 0n }
   })
 })
-
-const listJoin = (xs: ReadonlyArray<string>, conjunction = "and") =>
-  xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} ${conjunction} ${xs[xs.length - 1]}`
-
-/** The rule in plain language: what the chain holds (ApprovalEnforcer), nothing more. */
-export const approvalWords = (rule: ApprovalRuleWire | undefined, budgetSymbols: ReadonlyArray<string>): string => {
-  if (rule === undefined) return ""
-  const gated = [
-    ...rule.thresholds.map((t) => t.amount === 0 ? `any ${t.token.symbol} transfer` : `a transfer of more than ${fmt(t.amount)} ${t.token.symbol}`),
-    ...budgetSymbols.filter((s) => !rule.thresholds.some((t) => t.token.symbol === s)).map((s) => `any ${s} transfer`)
-  ]
-  const who = rule.approvers.length === 1
-    ? `the approval of ${rule.approvers[0]}`
-    : `the approvals of ${rule.required === rule.approvers.length ? "all" : `${rule.required} of`} ${listJoin(rule.approvers)}`
-  return `${listJoin(gated, "or").replace(/^./, (c) => c.toUpperCase())} needs ${who}, each an EIP-712 signature of that exact transfer, ` +
-    "valid once and until its deadline. "
-}

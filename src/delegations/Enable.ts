@@ -22,7 +22,9 @@ import type { DelegationBuild, PolicySet, RevocationMethods } from "./Domain.ts"
 import { grantTermsOf, makeGrant, makeRevocationGrant, revocationTermsOf } from "./Grant.ts"
 import { isNativeSymbol, nativeToken } from "../tokens/Native.ts"
 import type { PeriodInput } from "./Periods.ts"
-import { fromUnits, humanSummary, makePolicySet, makeRevocationPolicy, toUnits } from "./Policy.ts"
+import { decodeSignedTerms } from "./SignedTerms.ts"
+import { humanSummary } from "./Summary.ts"
+import { fromUnits, makePolicySet, makeRevocationPolicy, toUnits } from "./Policy.ts"
 import { type ApprovalRuleInput, approverProblem } from "./ApprovalRule.ts"
 import { delegateProblem, type RedeemersInput } from "./Redeemers.ts"
 import type { StreamInput } from "./Streams.ts"
@@ -164,14 +166,23 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
       delegation: grant.delegation,
       scope: grant.scope
     }]
-    const summary = humanSummary(policy, delegatee, input.name) + (replacement === undefined ? "" : ` ${replacement.summary}`)
+    // Every figure from the delegation the owner signs (read back from its caveats), the name last and quoted.
+    const signed = decodeSignedTerms(grant.delegation, network.delegation)
+    if ("problem" in signed) return yield* Effect.die(new Error(`the built grant cannot be stated: ${signed.problem}`))
+    const known = [...budgetTokens, native, ...tokens.all.filter((t) => t.chainId === network.chainId)]
+    const tokenOf = (address: string) => known.find((t) => lower(t.address) === lower(address))
+    const limits = humanSummary(signed, tokenOf, {
+      name: input.name,
+      recipientNames: policy.recipientAllowlist.map((r) => ({ address: r.address, name: r.name }))
+    }, Math.floor(now.getTime() / 1000))
+    const summary = replacement === undefined ? limits : `${replacement.summary} ${limits}`
     const buildId = `dbl_${crypto.randomUUID()}`
     const built = yield* builder.build({
       account,
       intentType: "delegation_enable",
       ...(queuedBehind === undefined || queuedBehind === 0 ? {} : { queuedBehind }),
       calls: [...(replacement?.leading ?? []), ...enableCalls(dm, legs.map((l) => l.delegation))],
-      humanSummary: `${replacement === undefined ? "Enable" : "Replace the grant with"} delegation "${input.name}". ${summary}`,
+      humanSummary: `${replacement === undefined ? "Enable this delegation." : "Replace a grant with this delegation."} ${summary}`,
       metadata: {
         delegationBuildId: buildId,
         permissionIds: legs.map((l) => l.permissionId),

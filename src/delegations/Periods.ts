@@ -43,10 +43,3 @@ export const periodOf = (p: PeriodInput | undefined, symbol: string, now: Date, 
   }
   return { every: p.every ?? "seconds", seconds, start: start.toISOString() }
 }
-
-const fmt = (n: number) => n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 18 })
-const utcSeconds = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
-export const periodWords = (p: BudgetPeriod) => {
-  const each = p.every === "day" ? "per day" : p.every === "week" ? "per week" : p.every === "month" ? "per 30-day month" : `per ${fmt(p.seconds)} seconds`
-  return `${each} (periods of ${fmt(p.seconds)} s from ${utcSeconds(p.start)}; what is unspent does not carry over)`
-}

@@ -41,19 +41,6 @@ export const redeemerList = (redeemers: Redeemers | undefined, delegate: string)
   return [d, ...redeemers.addresses.map((a) => a.toLowerCase()).filter((a) => a !== d)]
 }
 
-export const redeemerWords = (redeemers: Redeemers | undefined) => {
-  if (redeemers === undefined) return ""
-  switch (redeemers.mode) {
-    case "delegate":
-      return "Only the delegate itself may redeem it: a delegation it passes on to anyone else is refused on chain. "
-    case "named":
-      return `Only the delegate and ${redeemers.addresses.join(", ")} may redeem it (the delegate may pass it to them); ` +
-        "anyone else is refused on chain. "
-    case "redelegation":
-      return "The delegate may pass it on: anyone it delegates to may redeem it, within these limits. "
-  }
-}
-
 /** The framework's "any delegate": a delegation to it is open to whoever holds it. */
 export const ANY_DELEGATE = "0x0000000000000000000000000000000000000a11"
 

@@ -204,8 +204,8 @@ export const makeReplace = (reads: Reads, enable: Enable) => Effect.gen(function
         ...disableCalls(dm, [old.legs[0]!.delegation]),
         { to: guard, data: encodeFunctionData({ abi: spendGuardAbi, functionName: "expectUnchanged", args: [expectations] }) }
       ],
-      summary: `It replaces delegation ${old.id} (${old.permission_id}), disabled by the same operation; what that grant already spent ` +
-        `(${spentText}; ${carried.actions} action(s)) counts against these limits, which are limits of the whole.`
+      summary: `It replaces delegation ${old.id} (${old.permission_id}), disabled by the same operation. That grant already spent ` +
+        `${spentText} in ${carried.actions} action(s): the limits below are what remains of the new ones, as the chain holds them.`
     })
     return { build, diff, carried }
   })

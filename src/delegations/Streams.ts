@@ -79,10 +79,3 @@ export const accruesBy = (s: StreamUnits, units: bigint): number | undefined => 
   const seconds = (units - s.initial + s.perSecond - 1n) / s.perSecond
   return s.startSeconds + Number(seconds)
 }
-
-const fmt = (n: number) => n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 18 })
-const utcSeconds = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
-
-export const streamWords = (s: BudgetStream, amount: number, symbol: string) =>
-  `at most ${fmt(amount)} ${symbol} in total as a stream (${s.initial > 0 ? `${fmt(s.initial)} ${symbol} at once, then ` : ""}` +
-  `${fmt(s.perSecond)} ${symbol} per second from ${utcSeconds(s.start)}; what has not accrued cannot be spent)`

@@ -1,51 +1,145 @@
 /**
- * The grant in plain language: every limit the chain holds (one clause per caveat of the
- * grant's delegation: Grant.ts; docs/onchain.md has the table), and nothing it does not.
+ * The grant in plain language, written from the delegation the owner signs and nothing else:
+ * every figure, token, recipient, period and rule is one caveat's terms as SignedTerms.ts reads
+ * them back (docs/onchain.md has the table), never the request that asked for them. Words from
+ * anyone else (the grant's name, a 7715 justification, recipients' names) come last, cleaned,
+ * bounded and quoted as the requester's (src/domain/OutsideText.ts).
  */
-import { approvalWords } from "./ApprovalRule.ts"
-import type { PolicySet, RevocationMethods } from "./Domain.ts"
+import { type Address, formatUnits } from "viem"
+import type { ApprovalRule } from "../chain/Approvals.ts"
+import { quoteOutsideText, requesterWords } from "../domain/OutsideText.ts"
 import { isNative } from "../tokens/Native.ts"
-import { periodWords } from "./Periods.ts"
-import { redeemerWords } from "./Redeemers.ts"
-import { streamWords } from "./Streams.ts"
+import type { RevocationMethods } from "./Domain.ts"
+import { PERIOD_SECONDS } from "./Periods.ts"
+import type { SignedBudget, SignedTerms } from "./SignedTerms.ts"
 
-const fmt = (n: number) => n.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 18 })
+/** What the summary names a token by: the service's own registry (never the request). */
+export type TokenOf = (address: string) => { readonly symbol: string; readonly decimals: number } | undefined
+
+/** The requester's words, shown after the limits. */
+export interface RequesterText {
+  readonly name?: string
+  readonly recipientNames?: ReadonlyArray<{ readonly address: string; readonly name: string }>
+}
+
+const TRANSFER = "0xa9059cbb"
 const listJoin = (xs: ReadonlyArray<string>, conjunction = "and") =>
   xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} ${conjunction} ${xs[xs.length - 1]}`
-const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`
+const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString()
+/** Minutes when the instant is on a whole minute, else seconds: the figure is the caveat's exactly. */
+const utc = (seconds: number) => {
+  const iso = isoOf(seconds)
+  return seconds % 60 === 0 ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
+}
+const utcSeconds = (seconds: number) => `${isoOf(seconds).slice(0, 10)} ${isoOf(seconds).slice(11, 19)} UTC`
+
+/** An amount of a token in its units and symbol; a token the registry does not know, in base units and by address. */
+const amountOf = (tokenOf: TokenOf, token: Address, units: bigint) => {
+  const t = tokenOf(token)
+  return t === undefined ? `${units} base units of the token ${token}` : `${formatUnits(units, t.decimals)} ${t.symbol}`
+}
+const symbolOf = (tokenOf: TokenOf, token: Address) => tokenOf(token)?.symbol ?? `the token ${token}`
+
+const periodEach = (seconds: number) =>
+  seconds === PERIOD_SECONDS.day
+    ? "per day"
+    : seconds === PERIOD_SECONDS.week
+    ? "per week"
+    : seconds === PERIOD_SECONDS.month
+    ? "per 30-day month"
+    : `per ${seconds} seconds`
+
+/** One budget's clause: a single allowance to the expiry is a total; a shorter one renews; a stream accrues. */
+const budgetWords = (tokenOf: TokenOf, b: SignedBudget, terms: SignedTerms, nowSeconds: number) => {
+  const amount = amountOf(tokenOf, b.token, b.units)
+  if (b.stream !== undefined) {
+    const initial = b.stream.initialUnits > 0n ? `${amountOf(tokenOf, b.token, b.stream.initialUnits)} at once, then ` : ""
+    return `at most ${amount} in total as a stream (${initial}${amountOf(tokenOf, b.token, b.stream.perSecondUnits)} per second ` +
+      `from ${utcSeconds(b.stream.startSeconds)}; what has not accrued cannot be spent)`
+  }
+  const p = b.period
+  if (p === undefined || p.startSeconds + p.seconds >= terms.expiresAtSeconds) {
+    return `at most ${amount} in total${p !== undefined && p.startSeconds > nowSeconds ? ` from ${utcSeconds(p.startSeconds)}` : ""}`
+  }
+  return `at most ${amount} ${periodEach(p.seconds)} (periods of ${p.seconds} s from ${utcSeconds(p.startSeconds)}; ` +
+    "what is unspent does not carry over)"
+}
+
+/** The approval rule as ApprovalEnforcer's terms hold it. */
+const approvalWords = (tokenOf: TokenOf, rule: ApprovalRule | undefined, budgetTokens: ReadonlyArray<Address>): string => {
+  if (rule === undefined) return ""
+  const gated = [
+    ...rule.thresholds.map((t) =>
+      t.units === 0n ? `any ${symbolOf(tokenOf, t.token)} transfer` : `a transfer of more than ${amountOf(tokenOf, t.token, t.units)}`
+    ),
+    ...budgetTokens.filter((b) => !rule.thresholds.some((t) => t.token.toLowerCase() === b.toLowerCase()))
+      .map((b) => `any ${symbolOf(tokenOf, b)} transfer`)
+  ]
+  const approvers = rule.approvers.map((a) => a.toLowerCase())
+  const who = approvers.length === 1
+    ? `the approval of ${approvers[0]}`
+    : `the approvals of ${rule.required === approvers.length ? "all" : `${rule.required} of`} ${listJoin(approvers)}`
+  return `${listJoin(gated, "or").replace(/^./, (c) => c.toUpperCase())} needs ${who}, each an EIP-712 signature of that exact transfer, ` +
+    "valid once and until its deadline. "
+}
+
+/** RedeemerEnforcer's list in words; no list: redelegation is open. */
+const redeemerWords = (terms: SignedTerms) => {
+  if (terms.redeemers === undefined) return "The delegate may pass it on: anyone it delegates to may redeem it, within these limits. "
+  const others = terms.redeemers.filter((r) => r !== terms.delegate)
+  if (others.length === 0) return "Only the delegate itself may redeem it: a delegation it passes on to anyone else is refused on chain. "
+  const withDelegate = terms.redeemers.includes(terms.delegate)
+  return `Only ${withDelegate ? "the delegate and " : ""}${others.join(", ")} may redeem it${withDelegate ? " (the delegate may pass it to them)" : ""}; ` +
+    "anyone else is refused on chain. "
+}
+
+const actionsWords = (terms: SignedTerms) =>
+  terms.maxActions === undefined ? "in any number of actions" : `in at most ${terms.maxActions === 1 ? "1 action" : `${terms.maxActions} actions`}`
+
+const CLOSING = "Nothing else is allowed: the chain enforces each of these limits, even if the delegate goes around this service. " +
+  "You can revoke it at any time, and it is blocked while the account is frozen."
+
+/** The requester's words after everything the chain holds: the grant's name, then the names it gave recipients. */
+const requesterText = (words: RequesterText | undefined): string => {
+  if (words === undefined) return ""
+  const named = (words.recipientNames ?? []).filter((r) => requesterWords("x", r.name) !== "")
+  return requesterWords("Named by the requester", words.name) +
+    (named.length === 0 ? "" : ` Recipient names given by the requester: ${named.map((r) => `${r.address.toLowerCase()} ${quoteOutsideText(r.name)}`).join(", ")}.`)
+}
 
 /**
- * Every limit in plain language, and nothing the chain does not hold: each clause is one
- * caveat of the grant's delegation (Grant.ts; docs/onchain.md has the table).
+ * Every limit of the signed delegation in plain language, and nothing it does not hold; then the
+ * requester's words, quoted. `nowSeconds`: the build's time (a budget starting later says so).
  */
-export const humanSummary = (policy: PolicySet, delegatee: string, name?: string): string => {
-  const who = name === undefined ? `The delegate ${delegatee}` : `"${name}" (delegate ${delegatee})`
-  if (policy.revocation !== undefined) return revocationSummary(policy, policy.revocation, who)
-  const totals = policy.budgets.filter((b) => b.period === undefined && b.stream === undefined)
-  const renewing = policy.budgets.filter((b) => b.period !== undefined)
-  const streaming = policy.budgets.filter((b) => b.stream !== undefined)
+export const humanSummary = (terms: SignedTerms, tokenOf: TokenOf, words?: RequesterText, nowSeconds = Math.floor(Date.now() / 1000)): string => {
+  const who = `The delegate ${terms.delegate}`
+  const from = terms.notBeforeSeconds > 0 ? ` from ${utc(terms.notBeforeSeconds)}` : ""
+  if (terms.revocation !== undefined) return revocationSummary(terms, terms.revocation, who, from) + requesterText(words)
+  const streamed = terms.budgets.filter((b) => b.stream !== undefined)
+  // Plain totals read as one clause ("at most 10 USDC and 10 USDT in total").
+  const totals = terms.budgets.filter((b) => b.stream === undefined && budgetWords(tokenOf, b, terms, nowSeconds).endsWith(" in total"))
+  const rest = terms.budgets.filter((b) => b.stream === undefined && !totals.includes(b))
   const spend = [
-    ...(totals.length === 0 ? [] : [`at most ${listJoin(totals.map((b) => `${fmt(b.amount)} ${b.token.symbol}`))} in total`]),
-    ...renewing.map((b) => `at most ${fmt(b.amount)} ${b.token.symbol} ${periodWords(b.period!)}`),
-    ...streaming.map((b) => streamWords(b.stream!, b.amount, b.token.symbol))
+    ...(totals.length === 0 ? [] : [`at most ${listJoin(totals.map((b) => amountOf(tokenOf, b.token, b.units)))} in total`]),
+    ...rest.map((b) => budgetWords(tokenOf, b, terms, nowSeconds)),
+    ...streamed.map((b) => budgetWords(tokenOf, b, terms, nowSeconds))
   ]
-  const native = policy.budgets.some((b) => isNative(b.token.address))
-  const perAction = listJoin(policy.budgets.map((b) => `${fmt(policy.perActionMax.amount)} ${b.token.symbol}`), "or")
-  const calls = listJoin(policy.allowedActions.map((a) => {
-    const symbol = policy.budgets.find((b) => b.token.address?.toLowerCase() === a.target.toLowerCase())?.token.symbol
-    return `transfer(address,uint256) on ${symbol ?? a.name} (${a.target})`
-  }))
-  const recipients = policy.recipientAllowlist.length === 0
-    ? "to any recipient"
-    : `only to ${listJoin(policy.recipientAllowlist.map((r) => `${r.name} (${r.address})`))}`
-  const actions = policy.maxActions === 1 ? "1 action" : `${policy.maxActions} actions`
-  const across = policy.budgets.length > 1 ? " in total across all its tokens" : ""
-  const only = native ? "It may only send ETH, with no call data (so it calls no contract function)." : `It may only call ${calls}, with no ETH attached.`
-  return `${who} may spend ${listJoin(spend)}, at most ${perAction} per action, in at most ${actions}${across}, ` +
-    `${recipients}, until ${utc(policy.expiresAt)}. ${only} ${redeemerWords(policy.redeemers)}` +
-    approvalWords(policy.approval, policy.budgets.map((b) => b.token.symbol)) +
-    `Nothing else is allowed: the chain enforces each of these limits, even if the delegate goes around this service. ` +
-    `You can revoke it at any time, and it is blocked while the account is frozen.`
+  const native = terms.budgets.some((b) => isNative(b.token))
+  const perAction = terms.perAction.length === 0
+    ? "any amount per action"
+    : `at most ${listJoin(terms.perAction.map((c) => amountOf(tokenOf, c.token, c.units)), "or")} per action`
+  const calls = listJoin(terms.targets.flatMap((target) =>
+    terms.selectors.map((s) => `${s === TRANSFER ? "transfer(address,uint256)" : `the function ${s}`} on ${tokenOf(target)?.symbol ?? "the contract"} (${target})`)
+  ))
+  const recipients = terms.recipients.length === 0 ? "to any recipient" : `only to ${listJoin(terms.recipients)}`
+  const across = terms.budgets.length > 1 && terms.maxActions !== undefined ? " in total across all its tokens" : ""
+  const attached = terms.maxValue === undefined || terms.maxValue === 0n ? "with no ETH attached" : `with at most ${formatUnits(terms.maxValue, 18)} ETH attached`
+  const only = native && terms.exactCalldata === "0x"
+    ? "It may only send ETH, with no call data (so it calls no contract function)."
+    : `It may only call ${calls === "" ? "any function" : calls}, ${attached}.`
+  return `${who} may spend ${listJoin(spend)}, ${perAction}, ${actionsWords(terms)}${across}, ` +
+    `${recipients}${from}, until ${utc(terms.expiresAtSeconds)}. ${only} ${redeemerWords(terms)}` +
+    approvalWords(tokenOf, terms.approval, terms.budgets.map((b) => b.token)) + CLOSING + requesterText(words)
 }
 
 /** What each ApprovalRevocationEnforcer primitive lets the delegate do (only ever back to none). */
@@ -59,11 +153,8 @@ const REVOCATION_WORDS: ReadonlyArray<readonly [keyof RevocationMethods, string]
 ]
 
 /** A revocation-only grant: one clause per caveat (TimestampEnforcer, RedeemerEnforcer, ApprovalRevocationEnforcer, LimitedCallsEnforcer). */
-const revocationSummary = (policy: PolicySet, methods: RevocationMethods, who: string): string => {
+const revocationSummary = (terms: SignedTerms, methods: RevocationMethods, who: string, from: string): string => {
   const allowed = REVOCATION_WORDS.filter(([k]) => methods[k]).map(([, w]) => w)
-  const actions = policy.maxActions === 1 ? "1 action" : `${policy.maxActions} actions`
-  return `${who} may only revoke token approvals this account gave: ${listJoin(allowed, "or")}, in at most ${actions}, ` +
-    `until ${utc(policy.expiresAt)}. It cannot move any token or ETH, nor give or raise an approval. ${redeemerWords(policy.redeemers)}` +
-    `Nothing else is allowed: the chain enforces each of these limits, even if the delegate goes around this service. ` +
-    `You can revoke it at any time, and it is blocked while the account is frozen.`
+  return `${who} may only revoke token approvals this account gave: ${listJoin(allowed, "or")}, ${actionsWords(terms)}${from}, ` +
+    `until ${utc(terms.expiresAtSeconds)}. It cannot move any token or ETH, nor give or raise an approval. ${redeemerWords(terms)}` + CLOSING
 }

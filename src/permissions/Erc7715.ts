@@ -6,6 +6,7 @@
  * chain holds exactly (Grant.ts). What the chain cannot hold exactly is refused naming the field
  * and listing what is supported, never granted with less. Mapping and proofs: docs/permissions.md.
  */
+import { cleanOutsideText } from "../domain/OutsideText.ts"
 import type { Rule } from "@metamask/7715-permission-types"
 import { formatUnits, type Hex, toHex } from "viem"
 import type { BuildInput } from "../delegations/Enable.ts"
@@ -126,9 +127,9 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
   if (redeemers._tag === "Refused") return redeemers
   const { listed, named } = redeemers.value
   const data = request.permission.data as Record<string, unknown>
-  const justification = typeof data["justification"] === "string" ? data["justification"].trim() : ""
-  // By code points: a cut never leaves half a surrogate pair.
-  const name = Array.from(justification.length > 0 ? justification : `${type} for ${request.to}`).slice(0, 80).join("")
+  // The requester's words: cleaned and bounded (src/domain/OutsideText.ts); the summary quotes them after the limits.
+  const justification = typeof data["justification"] === "string" ? cleanOutsideText(data["justification"]) : ""
+  const name = justification.length > 0 ? justification : `${type} for ${request.to}`
   const delegate = request.to.toLowerCase()
   const redeemerInput = named.length === 0 ? { mode: "delegate" as const } : { mode: "named" as const, addresses: named }
 

@@ -8,10 +8,11 @@ import { assert, describe, it } from "@effect/vitest"
 import type { Address, Hex } from "viem"
 import { approvalTerms, decodeApprovalTerms } from "../../src/chain/Approvals.ts"
 import type { DelegationEnvironment } from "../../src/chain/Network.ts"
-import { approverProblem, approvalWords } from "../../src/delegations/ApprovalRule.ts"
+import { approverProblem } from "../../src/delegations/ApprovalRule.ts"
 import { grantTermsOf, makeGrant } from "../../src/delegations/Grant.ts"
-import { humanSummary, makePolicySet } from "../../src/delegations/Policy.ts"
+import { makePolicySet } from "../../src/delegations/Policy.ts"
 import type { Token } from "../../src/tokens/TokenRegistry.ts"
+import { summaryOf } from "../delegations/summaryOf.ts"
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}` as Address
 const USDC: Token = { chainId: 31337, symbol: "USDC", name: "USD Coin", address: addr(0xa1).toLowerCase(), decimals: 6 }
@@ -71,7 +72,7 @@ describe("the approval rule in a PolicySet", () => {
   it("a threshold of 0 and a token without one: every transfer of it needs approvals (and the summary says so)", () => {
     const r = build({ required: 1, approvers: [a1], thresholds: [{ token: { symbol: "USDC" }, amount: 0 }] })
     if (r._tag !== "Ok") throw new Error(r.message)
-    const words = approvalWords(r.policy.approval, ["USDC", "USDT"])
+    const words = summaryOf(r.policy, addr(0xd2), [USDC, USDT])
     assert.include(words, "Any USDC transfer or any USDT transfer needs the approval of " + a1)
     assert.include(words, "EIP-712 signature of that exact transfer")
   })
@@ -79,14 +80,14 @@ describe("the approval rule in a PolicySet", () => {
   it("the summary states the rule and nothing the chain does not hold", () => {
     const r = build(rule)
     if (r._tag !== "Ok") throw new Error(r.message)
-    const s = humanSummary(r.policy, addr(0xd2), "Bot")
+    const s = summaryOf(r.policy, addr(0xd2), [USDC, USDT], { name: "Bot" })
     assert.include(s, `A transfer of more than 5 USDC or any USDT transfer needs the approvals of 2 of ${a1}, ${a2} and ${a3}`)
     assert.include(s, "valid once and until its deadline")
     // No promise the chain cannot keep (who is notified, how fast, that the service asks).
     for (const word of ["notif", "webhook", "service will"]) assert.notInclude(s.toLowerCase(), word)
     const plain = build(undefined)
     if (plain._tag !== "Ok") throw new Error(plain.message)
-    assert.notInclude(humanSummary(plain.policy, addr(0xd2)), "approval")
+    assert.notInclude(summaryOf(plain.policy, addr(0xd2), [USDC, USDT]), "approval")
   })
 
   it("refuses what cannot be held, naming the field", () => {

@@ -8,8 +8,9 @@ import { decodeAbiParameters, type Address, type Hex } from "viem"
 import { type ApprovalRule, approvalArgs, approvalTerms } from "../../src/chain/Approvals.ts"
 import type { DelegationEnvironment } from "../../src/chain/Network.ts"
 import { grantTermsOf, logicalOrArgs, makeGrant, MAX_RECIPIENTS, periodArgs, redeemArgs } from "../../src/delegations/Grant.ts"
-import { evaluate, humanSummary, makePolicySet } from "../../src/delegations/Policy.ts"
+import { evaluate, makePolicySet } from "../../src/delegations/Policy.ts"
 import type { Token } from "../../src/tokens/TokenRegistry.ts"
+import { summaryOf } from "./summaryOf.ts"
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}` as Address
 const names = ["TimestampEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "AllowedCalldataEnforcer",
@@ -142,9 +143,9 @@ describe("grants the chain cannot hold are refused", () => {
 
 describe("the summary says what the chain holds", () => {
   it("per-action maximum per token, count across tokens, no ETH, on-chain", () => {
-    const s = humanSummary(policy({ perActionMax: { token: { symbol: "USDC" }, amount: 3 }, maxActions: 4, recipientAllowlist: recipients(2) }), addr(0xd2))
+    const s = summaryOf(policy({ perActionMax: { token: { symbol: "USDC" }, amount: 3 }, maxActions: 4, recipientAllowlist: recipients(2) }), addr(0xd2), [USDC, USDT])
     for (const part of ["10 USDC and 10 USDT in total", "at most 3 USDC or 3 USDT per action", "4 actions in total across all its tokens",
-      "only to r0 (", "and r1 (", "no ETH attached", "the chain enforces each of these limits"]) {
+      `only to ${addr(0xb00)} and ${addr(0xb01)},`, `${addr(0xb00)} "r0", ${addr(0xb01)} "r1"`, "no ETH attached", "the chain enforces each of these limits"]) {
       assert.include(s, part)
     }
   })

@@ -10,10 +10,11 @@ import { type Address, type Hex, hexToBigInt, slice } from "viem"
 import type { DelegationEnvironment } from "../../src/chain/Network.ts"
 import { grantTermsOf, makeGrant } from "../../src/delegations/Grant.ts"
 import { NATIVE_ADDRESS, nativeToken } from "../../src/tokens/Native.ts"
-import { evaluate, humanSummary, makePolicySet, type PolicyInput } from "../../src/delegations/Policy.ts"
+import { evaluate, makePolicySet, type PolicyInput } from "../../src/delegations/Policy.ts"
 import { ANY_DELEGATE, delegateProblem } from "../../src/delegations/Redeemers.ts"
 import { accruesBy, unlockedAt } from "../../src/delegations/Streams.ts"
 import type { Token } from "../../src/tokens/TokenRegistry.ts"
+import { summaryOf } from "./summaryOf.ts"
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}` as Address
 const names = ["TimestampEnforcer", "RedeemerEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer",
@@ -75,7 +76,7 @@ describe("who may redeem", () => {
 
   it("the summary says which", () => {
     const words = (redeemers: PolicyInput["redeemers"]) =>
-      humanSummary(okPolicy({ budgets: [usdc(10)], ...(redeemers === undefined ? {} : { redeemers }) }, [USDC]), delegate)
+      summaryOf(okPolicy({ budgets: [usdc(10)], ...(redeemers === undefined ? {} : { redeemers }) }, [USDC]), delegate, [USDC])
     assert.include(words(undefined), "Only the delegate itself may redeem it: a delegation it passes on to anyone else is refused on chain.")
     assert.include(words({ mode: "named", addresses: [addr(0xfa)] }), `Only the delegate and ${addr(0xfa)} may redeem it`)
     assert.include(words({ mode: "redelegation" }), "anyone it delegates to may redeem it, within these limits")
@@ -138,7 +139,7 @@ describe("streams", () => {
   })
 
   it("the summary states the stream", () => {
-    assert.include(humanSummary(okPolicy(stream, [USDC]), delegate),
+    assert.include(summaryOf(okPolicy(stream, [USDC]), delegate, [USDC]),
       "at most 10 USDC in total as a stream (2 USDC at once, then 0.5 USDC per second from 2026-01-01 00:00:10 UTC; what has not accrued cannot be spent)")
   })
 
@@ -178,7 +179,7 @@ describe("native-coin budgets", () => {
     const streamed = caveatsOf(eth({ stream: { perSecond: 0.001, initial: 0.01 } }), [ETH])
     assert.strictEqual(streamed.at(-1)!.name, "NativeTokenStreamingEnforcer")
     assert.deepStrictEqual([0, 32, 64].map((at) => word(streamed.at(-1)!.terms, at)), [10n ** 16n, 5n * 10n ** 17n, 10n ** 15n])
-    const s = humanSummary(okPolicy(eth(), [ETH]), delegate)
+    const s = summaryOf(okPolicy(eth(), [ETH]), delegate, [ETH])
     assert.include(s, "at most 0.5 ETH in total")
     assert.include(s, "It may only send ETH, with no call data")
     assert.notInclude(s, "no ETH attached")

@@ -4,8 +4,9 @@ import { type Address, hexToBigInt, slice, type Hex } from "viem"
 import type { DelegationEnvironment } from "../../src/chain/Network.ts"
 import { grantTermsOf, makeGrant } from "../../src/delegations/Grant.ts"
 import { currentPeriod, PERIOD_SECONDS, periodOf } from "../../src/delegations/Periods.ts"
-import { evaluate, humanSummary, makePolicySet } from "../../src/delegations/Policy.ts"
+import { evaluate, makePolicySet } from "../../src/delegations/Policy.ts"
 import type { Token } from "../../src/tokens/TokenRegistry.ts"
+import { summaryOf } from "./summaryOf.ts"
 
 const USDC: Token = { chainId: 31337, symbol: "USDC", name: "USD Coin", address: "0x00000000000000000000000000000000000000a1", decimals: 6 }
 const now = new Date("2026-01-01T00:00:00.000Z")
@@ -51,7 +52,7 @@ describe("a period budget in the policy, the summary, the decline and the grant"
   const policy = made.policy
 
   it("the summary says the allowance per period, its start, and that nothing carries over", () => {
-    const s = humanSummary(policy, "0x00000000000000000000000000000000000000d2")
+    const s = summaryOf(policy, "0x00000000000000000000000000000000000000d2", [USDC], { now })
     assert.include(s, "at most 10 USDC per day (periods of 86400 s from 2026-01-01 00:00:00 UTC; what is unspent does not carry over)")
     assert.notInclude(s, "in total,")
   })

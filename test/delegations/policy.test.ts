@@ -1,7 +1,8 @@
 /** The pure policy: defaults, summary, and every decline reason of an action. */
 import { assert, describe, it } from "@effect/vitest"
-import { evaluate, humanSummary, makePolicySet, type PolicyState, POLICY_DEFAULTS, toUnits, TRANSFER_SELECTOR, visibleStatus } from "../../src/delegations/Policy.ts"
+import { evaluate, makePolicySet, type PolicyState, POLICY_DEFAULTS, toUnits, TRANSFER_SELECTOR, visibleStatus } from "../../src/delegations/Policy.ts"
 import type { Token } from "../../src/tokens/TokenRegistry.ts"
+import { summaryOf } from "./summaryOf.ts"
 
 const USDC: Token = { chainId: 31337, symbol: "USDC", name: "USD Coin", address: "0x998abeb3e57409262ae5b751f60747921b33613e", decimals: 6 }
 const USDT: Token = { chainId: 31337, symbol: "USDT", name: "Tether", address: "0x70e0ba845a1a0f2da3359c97e0285013525ffc49", decimals: 6 }
@@ -80,11 +81,13 @@ describe("humanSummary", () => {
       recipientAllowlist: [{ name: "Alice", address: alice, chainId: 31337 }],
       expiresAt: "2026-01-15T12:30:00.000Z"
     })
-    const s = humanSummary(p, bob, "Bot")
-    for (const part of ["100 USDC in total", "25 USDC per action", "3 actions", "only to Alice (" + alice + ")", "2026-01-15 12:30 UTC", "transfer(address,uint256)", USDC.address, "revoke"]) {
+    const s = summaryOf(p, bob, [USDC], { name: "Bot" })
+    for (const part of ["100 USDC in total", "25 USDC per action", "3 actions", "only to " + alice, "2026-01-15 12:30 UTC", "transfer(address,uint256)", USDC.address, "revoke"]) {
       assert.include(s, part)
     }
-    assert.include(humanSummary(policyOf(), bob), "to any recipient")
+    assert.include(s, `Recipient names given by the requester: ${alice} "Alice".`)
+    assert.isTrue(s.endsWith(`Named by the requester: "Bot". Recipient names given by the requester: ${alice} "Alice".`))
+    assert.include(summaryOf(policyOf(), bob, [USDC]), "to any recipient")
   })
 })
 

@@ -13,11 +13,11 @@ import type { DelegationEnvironment } from "../../src/chain/Network.ts"
 import { grantTermsOf, makeGrant, makeRevocationGrant, revocationTermsOf } from "../../src/delegations/Grant.ts"
 import { NATIVE_ADDRESS, nativeToken } from "../../src/tokens/Native.ts"
 import { evaluate, makePolicySet, makeRevocationPolicy } from "../../src/delegations/Policy.ts"
-import { humanSummary } from "../../src/delegations/Summary.ts"
 import { MAX_ACTIONS, mapRequest, type Mapped, type MappingContext, type Refusal } from "../../src/permissions/Erc7715.ts"
 import { grantedRequest, permissionResponse } from "../../src/permissions/Response.ts"
 import { supportedPermissions } from "../../src/permissions/Supported.ts"
 import type { Token } from "../../src/tokens/TokenRegistry.ts"
+import { summaryOf } from "../delegations/summaryOf.ts"
 
 process.env.DO_NOT_TRACK = "1"
 
@@ -344,7 +344,7 @@ describe("the revocation types: a grant that may only set approvals back to none
       permission: { type: "erc20-token-revocation", isAdjustmentAllowed: false, data: {} },
       rules: [{ type: "expiry", data: { timestamp: nowS + 7 * DAY } }, { type: "redeemer", data: { addresses: [agent] } }]
     })
-    const summary = humanSummary(h.policy, agent)
+    const summary = summaryOf(h.policy, agent, [])
     assert.include(summary, "may only revoke token approvals this account gave: set an ERC-20 allowance back to 0 (approve(spender, 0))")
     assert.include(summary, "It cannot move any token or ETH, nor give or raise an approval.")
     assert.notInclude(summary, "ERC-721")
@@ -367,7 +367,7 @@ describe("the revocation types: a grant that may only set approvals back to none
     const listed = grantedRequest(h.policy, { delegatee: agent, chainId: CHAIN, decimals: 18 })
     assert.deepStrictEqual(listed?.permission, { type: "token-approval-revocation", isAdjustmentAllowed: false, data: { ...none, erc721Approve: true, erc721SetApprovalForAll: true, permit2Lockdown: true } })
     assert.deepStrictEqual(listed?.rules?.[1], { type: "redeemer", data: { addresses: [agent, addr(0xfac)] } })
-    const summary = humanSummary(h.policy, agent)
+    const summary = summaryOf(h.policy, agent, [])
     assert.include(summary, "clear an ERC-721 token's approval, withdraw an ERC-721 operator's approval for all (setApprovalForAll false) or lock down Permit2 allowances")
     assert.notInclude(summary, "ERC-20 allowance")
     // A count below the service's ceiling is not what the standard states: not listed in its shape.
