@@ -242,9 +242,11 @@ describe("what cannot be held exactly is refused, naming the field", () => {
     assert.strictEqual(key.field, "extra.\uDC00")
   })
 
-  it("a long justification is the grant's name cut at 80 characters, never inside a character", () => {
+  it("a long justification is the grant's name cut at 64 characters, never inside a character; hidden characters and line breaks go", () => {
     const m = ok(mapRequest({ ...base(), permission: { ...base().permission, data: { ...base().permission.data, justification: "💰".repeat(100) } } }, context()))
-    assert.strictEqual(m.input.name, "💰".repeat(80))
+    assert.strictEqual(m.input.name, "💰".repeat(63) + "…")
+    const hidden = ok(mapRequest({ ...base(), permission: { ...base().permission, data: { ...base().permission.data, justification: "Cof\u202efee\n\u200bbeans\u2066" } } }, context()))
+    assert.strictEqual(hidden.input.name, "Coffee beans")
   })
 
   it("a type or rule this deployment's enforcers cannot hold: refused with what is supported", () => {
