@@ -5,6 +5,8 @@
  * `OperationBuilder` (stored before answering, relayed through `POST /userops`).
  * Rules: docs/marketplace.md ("Hiring", "Managed deposit").
  */
+import { requesterWords } from "../domain/OutsideText.ts"
+import { decodeSignedMandate, mandateSummary } from "./MandateSummary.ts"
 import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { encodeFunctionData, erc20Abi, getAddress, type Hex } from "viem"
 import { Accounts } from "../accounts/Accounts.ts"
@@ -31,7 +33,6 @@ import {
   type MandateRecord,
   Mandates,
   parseJobId,
-  policySummary,
   toBaseUnits
 } from "./Mandate.ts"
 import { mandateDelegation, missingMandateEnforcers } from "./MandateDelegation.ts"
@@ -213,7 +214,12 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     })
     const mandateId = lower(stack.permissionIdOf(delegation))
     const terms = { ...draft, mandateId }
-    const summary = policySummary(terms, config.maxJobs) + ` The mandate expires ${expiresAt.toISOString()}.`
+    // Every figure and address from the delegation the owner signs, read back from its caveats.
+    const signed = decodeSignedMandate(network.delegation, delegation)
+    if ("problem" in signed) return yield* Effect.die(new Error(`the built mandate cannot be stated: ${signed.problem}`))
+    // The agent's name comes from the marketplace upstream: the requester's words, after the limits, quoted.
+    const summary = mandateSummary(signed, input.chainId, terms.deployment.paymentToken) +
+      requesterWords("The agent's name, as the marketplace gives it", agent.name)
     const present = yield* contractPresent(input.chainId, terms.deployment.contract)
     const warnings = [
       ...(present ? [] : [missingWarning(terms)]),
@@ -226,7 +232,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
       account,
       intentType: "delegation_enable",
       calls: enableCalls(dm, [delegation]),
-      humanSummary: `Enable the marketplace mandate for ${agent.name === "" ? short(agent.walletAddress) : agent.name}. ${summary}`,
+      humanSummary: `Enable a marketplace mandate. ${summary}`,
       simulation: { warnings },
       metadata: { feature: "marketplace", mandateId }
     })

@@ -191,23 +191,6 @@ export const mandatePolicy = (m: Mandate): MandatePolicy => {
   }
 }
 
-const short = (a: string) => `${a.slice(0, 6)}…${a.slice(-4)}`
-
-/** States exactly what the chain enforces (MandateDelegation.ts), and nothing it does not. */
-export const policySummary = (m: Mandate, maxJobs: number): string => {
-  const sym = m.deployment.paymentToken.symbol
-  const evaluator = m.evaluator === ZERO_ADDRESS ? "you accept" : `the evaluator ${short(m.evaluator)} accepts`
-  const total = Number((BigInt(m.perJobBudgetBaseUnits) * BigInt(maxJobs)).toString()) / 10 ** m.deployment.paymentToken.decimals
-  return `Lets ${short(m.delegatee)} hire the marketplace agent ${short(m.agentWallet)} — and no other — on chain ` +
-    `${m.chainId}, paying at most ${m.perJobBudget} ${sym} per job from your account ${short(m.account)}, ` +
-    `at most ${maxJobs} jobs and ${total} ${sym} in all. It can only create jobs for that agent with ` +
-    `${m.evaluator === ZERO_ADDRESS ? "you as evaluator" : `the evaluator ${short(m.evaluator)}`}, approve the marketplace escrow ` +
-    `${short(m.deployment.contract)} (and no one else) for at most one job's budget, and fund a job up to that budget; ` +
-    `it cannot send ETH or call anything else. The chain enforces each of these limits. ` +
-    `Each job's ${sym} is held in the marketplace escrow and released to the agent only when ${evaluator} the work. ` +
-    `You can revoke this at any time.`
-}
-
 /** `jobs/create/build`: the provider must be the mandate's agent, on the mandate's chain. */
 export const checkCreate = (
   m: Mandate,

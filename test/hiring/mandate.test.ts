@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { decodeFunctionData, erc20Abi, getAddress } from "viem"
+import { decodeFunctionData, erc20Abi, getAddress, type Hex } from "viem"
 import type { Address } from "../../src/domain/Primitives.ts"
 import { acpAbi } from "../../src/hiring/AcpAbi.ts"
 import {
@@ -11,10 +11,12 @@ import {
   encodeFund,
   mandatePolicy,
   Mandates,
-  policySummary,
   selectors,
   toBaseUnits
 } from "../../src/hiring/Mandate.ts"
+import { mandateDelegation } from "../../src/hiring/MandateDelegation.ts"
+import { decodeSignedMandate, mandateSummary } from "../../src/hiring/MandateSummary.ts"
+import type { DelegationEnvironment } from "../../src/chain/Network.ts"
 import { wallet } from "../marketplace/FakeUpstream.ts"
 
 const signer = wallet(0x5) as Address
@@ -51,7 +53,27 @@ describe("mandate", () => {
         [{ target: m.deployment.contract, selector: selectors.createJob, argument: "provider", rule: "equals", value: agent }]
       )
       assert.isTrue(policy.argumentGates.some((g) => g.argument === "amount" && g.rule === "at_most" && g.value === "25500000"))
-      const summary = policySummary(m, 10)
+      // The summary is read back from the signed caveats: full addresses, the figures the chain holds.
+      const names = ["TimestampEnforcer", "ValueLteEnforcer", "AllowedTargetsEnforcer", "AllowedMethodsEnforcer", "AllowedCalldataEnforcer",
+        "LimitedCallsEnforcer", "LogicalOrWrapperEnforcer", "ArgumentCapEnforcer"]
+      const environment: DelegationEnvironment = {
+        DelegationManager: wallet(1) as Hex,
+        EntryPoint: wallet(2) as Hex,
+        SimpleFactory: wallet(3) as Hex,
+        implementations: {},
+        caveatEnforcers: Object.fromEntries(names.map((n, i) => [n, wallet(0x900 + i) as Hex]))
+      }
+      const delegation = mandateDelegation(environment, m, { expiresAtSeconds: 1_800_000_000, maxJobs: 10, salt: "0x01" })
+      const signed = decodeSignedMandate(environment, delegation)
+      if ("problem" in signed) throw new Error(signed.problem)
+      assert.deepStrictEqual([signed.agent, signed.evaluator, signed.perJobUnits, signed.totalUnits, signed.maxJobs], [
+        agent.toLowerCase(), evaluator.toLowerCase(), 25_500_000n, 255_000_000n, 10n
+      ])
+      const summary = mandateSummary(signed, 8453, m.deployment.paymentToken)
+      assert.include(summary, `Lets ${delegatee.toLowerCase()} hire the marketplace agent ${agent.toLowerCase()} — and no other`)
+      assert.include(summary, "at most 10 jobs and 255 USDC in all, until 2027-01-15T08:00:00.000Z")
+      // A caveat that is not the mandate's shape: no summary.
+      assert.isTrue("problem" in decodeSignedMandate(environment, { ...delegation, caveats: delegation.caveats.slice(1) }))
       assert.include(summary, "25.5 USDC per job")
       assert.include(summary, "no other")
       assert.include(summary, "revoke")
