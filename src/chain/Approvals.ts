@@ -237,6 +237,30 @@ export const ownerOfAccount = (chain: ChainReader, account: Address): Effect.Eff
     return sliceHex(answer, 12, 32) as Address
   })
 
+const getSignersAbi = [{ type: "function", name: "getSigners", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "address[]" }] }] as const
+
+/**
+ * The address signers of an account as the chain holds them: `owner()` (a HybridDeleGator's EOA
+ * key) and `getSigners()` (a MultiSigDeleGator's); none for an address without code or that
+ * answers neither. (A passkey is no address: it can never be an approver.)
+ */
+export const signersOfAccount = (chain: ChainReader, account: Address): Effect.Effect<ReadonlyArray<Address>, ChainUnavailable> =>
+  Effect.gen(function*() {
+    const owner = yield* ownerOfAccount(chain, account)
+    if (owner === undefined && (yield* chain.getCode(account).pipe(Effect.map((c) => c === undefined || c === "0x")))) return []
+    const answer = yield* chain.call({ to: account, data: encodeFunctionData({ abi: getSignersAbi, functionName: "getSigners" }) }).pipe(
+      Effect.catchTag("CallReverted", () => Effect.succeed("0x" as Hex))
+    )
+    const listed = yield* Effect.sync(() => {
+      try {
+        return size(answer) < 64 ? [] : [...decodeAbiParameters([{ type: "address[]" }], answer)[0]]
+      } catch {
+        return []
+      }
+    })
+    return [...(owner === undefined ? [] : [owner]), ...listed.filter((a) => !isAddressEqual(a, zeroAddress))]
+  })
+
 /**
  * Checks approvals for one execution of one delegation as ApprovalEnforcer's `beforeHook` will:
  * the same reasons in the same order. `caller` is who calls the enforcer (the DelegationManager);
