@@ -99,6 +99,8 @@ export class ApprovalRepo extends Context.Service<ApprovalRepo, {
   grantRevoked(delegationId: string): Effect.Effect<boolean>
   /** The signer's own address and its accounts' addresses (lowercase). */
   partiesOf(signer: string): Effect.Effect<Parties>
+  /** The grant's named redeemers (its policy's `redeemers.addresses`; none for the delegate alone). */
+  redeemersOf(delegationId: string): Effect.Effect<ReadonlyArray<string>>
   /** The signers behind `addresses` (a key's own address, or the signer of an account at one). */
   signersOf(addresses: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>>
   /** Whether one of the owner's grants names `approver` in its approval rule. */
@@ -187,6 +189,9 @@ function make() {
       partiesOf: (signer) =>
         strings(sql`SELECT DISTINCT address AS value FROM accounts WHERE signer_address = ${signer}`)
           .pipe(Effect.map((xs) => [signer, ...xs.map((x) => x.value)])),
+      redeemersOf: (delegationId) =>
+        strings(sql`SELECT jsonb_array_elements_text(COALESCE(policy_set -> 'redeemers' -> 'addresses', '[]'::jsonb)) AS value
+                    FROM delegations WHERE id = ${delegationId}`).pipe(Effect.map((xs) => xs.map((x) => x.value.toLowerCase()))),
       signersOf: (addresses) =>
         addresses.length === 0 ? Effect.succeed([]) : strings(sql`
           SELECT DISTINCT signer_address AS value FROM accounts WHERE address IN ${sql.in(addresses as Array<string>)}

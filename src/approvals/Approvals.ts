@@ -22,6 +22,7 @@ import { approvalDigest, approvalTypedData, type Execution, isValidApproverSigna
 import { Chains } from "../chain/Chains.ts"
 import { approvalEnforcerAbi } from "../chain/contracts/Approvals.ts"
 import { transactionRetryingConflicts } from "../db/Conflicts.ts"
+import { makeAgentControl } from "../delegations/AgentControl.ts"
 import { Delegations } from "../delegations/Delegations.ts"
 import { isNative } from "../tokens/Native.ts"
 import { fromUnits } from "../delegations/Policy.ts"
@@ -123,6 +124,7 @@ const make = Effect.gen(function*() {
   const hooks = yield* RelayHooks
   const contacts = yield* ApproverContacts
   const ttl = yield* ApprovalTtl
+  const agentControl = yield* makeAgentControl
 
   const render = (row: ApprovalRow) =>
     Effect.map(repo.signatures(row.id), (sigs) => toWire(row, sigs, chains.nameOf(row.chain_id)))
@@ -325,6 +327,15 @@ const make = Effect.gen(function*() {
 
   const approve = Effect.fn("Approvals.approve")(function*(signer: Signer, id: string, input: { readonly signature: string; readonly approver?: string | undefined }) {
     const { row, me, mine } = yield* visible(signer, id)
+    // Never the agent's own approval (issue 41): not by its sessions, not in the name of anything it controls.
+    const parties = { chainId: row.chain_id, delegate: row.delegate_address, redeemers: yield* repo.redeemersOf(row.delegation_id) }
+    const agents = new Map((yield* agentControl.controlledBy(parties)).map((c) => [c.address, c.why]))
+    if (agents.has(me) || me === row.requested_by) {
+      return yield* new BadRequest({
+        message: `The agent cannot approve its own request: ${me} is ${agents.get(me) ?? "the agent that asked"}. Only an approver the agent does not control may approve it`,
+        details: { field: "approver" }
+      })
+    }
     if (!isApproverSide(row, me, mine)) {
       return yield* new BadRequest({ message: "Only the owner or a named approver may approve a request", details: { field: "approver" } })
     }
@@ -337,6 +348,13 @@ const make = Effect.gen(function*() {
         message: input.approver === undefined
           ? "approver: none of your addresses is an approver of this request; name the approver whose signature this is"
           : `approver: ${input.approver} is not an approver of this request`,
+        details: { field: "approver" }
+      })
+    }
+    const own = yield* agentControl.controlledApprovers(parties, [approver])
+    if (own.length > 0) {
+      return yield* new BadRequest({
+        message: `approver: ${approver} is controlled by the agent (${own[0]!.why}): its approval would be the agent's own, and the chain refuses it`,
         details: { field: "approver" }
       })
     }

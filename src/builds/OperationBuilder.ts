@@ -293,7 +293,7 @@ const make = Effect.gen(function*() {
     const validForSeconds = Math.max(60, Math.floor(Duration.toSeconds(ttl)))
     // Counted with the paymaster's signature (the signed operation may go to any bundler), in the
     // transaction that stores the build: the signature leaves the service only if both commit.
-    // Risk-reducing ones are never refused.
+    // Risk-reducing ones pass the quotas and may use the budget's reserve, but are counted (Sponsorship.ts).
     const charge = sponsorGas === undefined ? undefined : chargeSponsorship(limits, {
       chainId: net.chainId,
       signer: account.signerAddress,

@@ -28,9 +28,14 @@
  *   VerifyingPaymaster's signed hash covers the fees, so a sponsorship cannot be replayed at a
  *   higher price.
  *
- * Risk-reducing builds (freeze, revoke) are always sponsored: never counted by the quotas,
- * never refused by the budget; they are counted in the budget's figures (what the paymaster
- * pays), so ordinary builds are refused the sooner (their fees are still capped).
+ * Risk-reducing builds (a freeze, a revoke, a cancel of a started recovery: each builder
+ * marks one risk-reducing only while it reduces a risk now, src/builds/Intents.ts) have no free
+ * lane (issue 41): they are counted by every quota and by the budget like any other build;
+ * they pass the per-signer and per-address quotas when those are used up, and only they may use
+ * the budget's last `SPONSOR_BUDGET_RESERVE` share (default 5 %): ordinary builds are refused
+ * at the budget less that reserve, risk-reducing ones at the budget itself. The paymaster never
+ * signs more than the budget in a period, and a freeze still finds room when ordinary builds
+ * have used theirs up.
  */
 import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { Chains } from "../chain/Chains.ts"
@@ -53,6 +58,8 @@ export interface SponsorLimits {
   readonly budgetGas: bigint
   /** The share of the budget whose crossing is logged as a warning (0.8). */
   readonly warnAt: number
+  /** The budget's last share that only risk-reducing builds may use (0.05). */
+  readonly reserve: number
   readonly period: Duration.Duration
   readonly maxFeePerGas: bigint
   readonly maxPriorityFeePerGas: bigint
@@ -72,6 +79,7 @@ export const SponsorLimitsConfig: Config.Config<SponsorLimits> = Config.all({
   budgetOps: Config.Int("SPONSOR_BUDGET_OPS").pipe(Config.withDefault(20_000)),
   budgetGas: gasUnits("SPONSOR_BUDGET_GAS", 50_000_000_000),
   warnAt: Config.Number("SPONSOR_BUDGET_WARN_AT").pipe(Config.withDefault(0.8), Config.map((x) => Math.min(1, Math.max(0, x)))),
+  reserve: Config.Number("SPONSOR_BUDGET_RESERVE").pipe(Config.withDefault(0.05), Config.map((x) => Math.min(1, Math.max(0, x)))),
   period: Config.Duration("SPONSOR_QUOTA_PERIOD").pipe(Config.withDefault(Duration.days(1))),
   maxFeePerGas: gwei("SPONSOR_MAX_FEE_GWEI", 100),
   maxPriorityFeePerGas: gwei("SPONSOR_MAX_PRIORITY_FEE_GWEI", 2)
@@ -127,9 +135,22 @@ export const sponsorPeriod = (limits: SponsorLimits, now: Date = new Date()) => 
 }
 
 /** No limit: larger than any sum of gas. */
-const UNLIMITED_GAS = (2n ** 200n).toString()
+const UNLIMITED_GAS = 2n ** 200n
 const opsCap = (n: number) => (n <= 0 ? Number.MAX_SAFE_INTEGER : n)
-const gasCap = (n: bigint) => (n <= 0n ? UNLIMITED_GAS : n.toString())
+const gasCap = (n: bigint) => (n <= 0n ? UNLIMITED_GAS : n)
+
+/**
+ * The budget's caps for a build (0 configured: no limit): the whole budget for a risk-reducing
+ * build, the budget less its reserve (`floor(budget × reserve)`) for an ordinary one.
+ */
+export const budgetCaps = (limits: SponsorLimits, riskReducing: boolean) => {
+  const reserveOps = riskReducing ? 0 : Math.floor(limits.budgetOps * limits.reserve)
+  const reserveGas = riskReducing ? 0n : limits.budgetGas * BigInt(Math.round(limits.reserve * 10_000)) / 10_000n
+  return {
+    ops: limits.budgetOps <= 0 ? Number.MAX_SAFE_INTEGER : limits.budgetOps - reserveOps,
+    gas: limits.budgetGas <= 0n ? UNLIMITED_GAS : limits.budgetGas - reserveGas
+  }
+}
 
 /** Who asks for a sponsored operation of `gas` (its gas limits' sum), on which chain. */
 export interface SponsorCharge {
@@ -138,7 +159,7 @@ export interface SponsorCharge {
   /** The client address (TCP peer); `undefined` outside a request (then no per-address quota applies). */
   readonly clientAddress: string | undefined
   readonly gas: bigint
-  /** Risk-reducing: never refused; counted in the budget's figures only. */
+  /** Risk-reducing: counted everywhere, never refused by a quota, and may use the budget's reserve. */
   readonly riskReducing: boolean
 }
 
@@ -163,17 +184,18 @@ export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
     readonly subject: string
     readonly maxOps: number
     readonly maxGas: bigint
+    /** Counted, never refused (a risk-reducing build past a quota). */
     readonly always: boolean
     readonly refusal: () => TooManyRequests | ServiceUnavailable
   }
   const counters: Array<Counter> = []
-  if (!who.riskReducing && (limits.ops > 0 || limits.gas > 0n)) {
+  if (limits.ops > 0 || limits.gas > 0n) {
     counters.push({
       scope: "signer",
       subject: `${who.chainId}:${who.signer.toLowerCase()}`,
-      maxOps: limits.ops,
-      maxGas: limits.gas,
-      always: false,
+      maxOps: opsCap(limits.ops),
+      maxGas: gasCap(limits.gas),
+      always: who.riskReducing,
       refusal: () =>
         new TooManyRequests({
           message: `The sponsorship quota of this signer on this chain is used up (${limits.ops} operations, ${limits.gas} gas per ` +
@@ -182,13 +204,13 @@ export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
         })
     })
   }
-  if (!who.riskReducing && who.clientAddress !== undefined && (limits.addressOps > 0 || limits.addressGas > 0n)) {
+  if (who.clientAddress !== undefined && (limits.addressOps > 0 || limits.addressGas > 0n)) {
     counters.push({
       scope: "address",
       subject: `${who.chainId}:${who.clientAddress}`,
-      maxOps: limits.addressOps,
-      maxGas: limits.addressGas,
-      always: false,
+      maxOps: opsCap(limits.addressOps),
+      maxGas: gasCap(limits.addressGas),
+      always: who.riskReducing,
       refusal: () =>
         new TooManyRequests({
           message: `The sponsorship quota of this client address is used up (${limits.addressOps} operations, ` +
@@ -198,18 +220,26 @@ export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
         })
     })
   }
+  const budget = budgetCaps(limits, who.riskReducing)
   counters.push({
     scope: "budget",
     subject: String(who.chainId),
-    maxOps: limits.budgetOps,
-    maxGas: limits.budgetGas,
-    always: who.riskReducing,
+    maxOps: budget.ops,
+    maxGas: budget.gas,
+    always: false,
     refusal: () =>
       new ServiceUnavailable({
         message: `The service's sponsorship budget on this chain for this period is used up (${limits.budgetOps} operations, ` +
-          `${limits.budgetGas} gas per ${Duration.format(limits.period)}); pay gas in a stablecoin, or try again when the ` +
-          `period ends. Freezes and revokes are still sponsored.`,
-        details: { retryAfterSeconds, budgetOps: limits.budgetOps, budgetGas: limits.budgetGas.toString(), chainId: who.chainId }
+          `${limits.budgetGas} gas per ${Duration.format(limits.period)}${who.riskReducing ? "" : `, its last ${Math.round(limits.reserve * 100)} % kept for freezes and revokes`}); ` +
+          "pay gas in a stablecoin, or try again when the period ends.",
+        details: {
+          retryAfterSeconds,
+          budgetOps: limits.budgetOps,
+          budgetGas: limits.budgetGas.toString(),
+          reserve: limits.reserve,
+          riskReducing: who.riskReducing,
+          chainId: who.chainId
+        }
       })
   })
 
@@ -222,11 +252,11 @@ export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
       INSERT INTO sponsor_totals (scope, subject, period_start, ops, gas)
       SELECT ${c.scope}, ${c.subject}, ${start}, 1, ${gas}::numeric
       WHERE ${i === 0 ? sql`TRUE` : sql`EXISTS (SELECT 1 FROM c${sql.literal(String(i - 1))})`}
-        AND (${c.always} OR (${gas}::numeric <= ${gasCap(c.maxGas)}::numeric AND 1 <= ${opsCap(c.maxOps)}))
+        AND (${c.always} OR (${gas}::numeric <= ${c.maxGas.toString()}::numeric AND 1 <= ${c.maxOps}))
       ON CONFLICT (scope, subject, period_start) DO UPDATE
         SET ops = sponsor_totals.ops + 1, gas = sponsor_totals.gas + EXCLUDED.gas
-        WHERE ${c.always} OR (sponsor_totals.ops + 1 <= ${opsCap(c.maxOps)}
-          AND sponsor_totals.gas + EXCLUDED.gas <= ${gasCap(c.maxGas)}::numeric)
+        WHERE ${c.always} OR (sponsor_totals.ops + 1 <= ${c.maxOps}
+          AND sponsor_totals.gas + EXCLUDED.gas <= ${c.maxGas.toString()}::numeric)
       RETURNING ops, gas::text AS gas)`
   const last = `c${counters.length - 1}`
 
@@ -250,7 +280,7 @@ export const chargeSponsorship = Effect.fn("Sponsorship.charge")(function*(
     yield* Effect.logWarning(
       `sponsorship on chain ${who.chainId}: ${Math.round(limits.warnAt * 100)} % of this period's budget is used (${charged.ops} of ` +
         `${limits.budgetOps || "unlimited"} operations, ${charged.gas} of ${limits.budgetGas || "unlimited"} gas; ` +
-        `the period ends ${end.toISOString()}); past the budget ordinary builds are refused (503)`
+        `the period ends ${end.toISOString()}); ordinary builds are refused (503) past the budget less its reserve for risk-reducing ones`
     )
   }
 })
@@ -276,7 +306,7 @@ export interface SponsorshipFigures {
   readonly gasShare: number | undefined
   /** Whether either share is at or past `SPONSOR_BUDGET_WARN_AT`. */
   readonly warning: boolean
-  /** Whether ordinary builds are refused now (the budget is used up). */
+  /** Whether ordinary builds are refused now (the budget less its reserve for risk-reducing builds is used up). */
   readonly exhausted: boolean
 }
 
@@ -316,7 +346,7 @@ export class SponsorshipBudget extends Context.Service<SponsorshipBudget, {
             opsShare,
             gasShare,
             warning: share >= limits.warnAt,
-            exhausted: (limits.budgetOps > 0 && ops >= limits.budgetOps) || (limits.budgetGas > 0n && gas >= limits.budgetGas)
+            exhausted: (limits.budgetOps > 0 && ops >= budgetCaps(limits, false).ops) || (limits.budgetGas > 0n && gas >= budgetCaps(limits, false).gas)
           } satisfies SponsorshipFigures
         })
       const current = Effect.forEach(limitsOf, figures).pipe(Effect.orDie, Effect.withSpan("SponsorshipBudget.current"))

@@ -180,6 +180,7 @@ export type ApprovalRefusal =
   | "ApprovalEnforcer:nonce-used"
   | "ApprovalEnforcer:approver-not-named"
   | "ApprovalEnforcer:duplicate-approver"
+  | "ApprovalEnforcer:approver-is-redeemer"
   | "ApprovalEnforcer:invalid-signature"
 
 export type ApprovalCheck = { readonly ok: true } | { readonly ok: false; readonly reason: ApprovalRefusal; readonly approver?: Address }
@@ -219,6 +220,47 @@ export const isValidApproverSignature = (chain: ChainReader, approver: Address, 
     )
   })
 
+const ownerAbi = [{ type: "function", name: "owner", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "address" }] }] as const
+
+/**
+ * `owner()` of an account with code as ApprovalEnforcer's `ownerOf` reads it (a HybridDeleGator's
+ * EOA owner), or `undefined`: no code, no such function, a revert, or an answer that is no address.
+ */
+export const ownerOfAccount = (chain: ChainReader, account: Address): Effect.Effect<Address | undefined, ChainUnavailable> =>
+  Effect.gen(function*() {
+    const code = yield* chain.getCode(account)
+    if (code === undefined || code === "0x") return undefined
+    const answer = yield* chain.call({ to: account, data: encodeFunctionData({ abi: ownerAbi, functionName: "owner" }) }).pipe(
+      Effect.catchTag("CallReverted", () => Effect.succeed("0x" as Hex))
+    )
+    if (size(answer) !== 32 || BigInt(answer) >> 160n !== 0n || BigInt(answer) === 0n) return undefined
+    return sliceHex(answer, 12, 32) as Address
+  })
+
+const getSignersAbi = [{ type: "function", name: "getSigners", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "address[]" }] }] as const
+
+/**
+ * The address signers of an account as the chain holds them: `owner()` (a HybridDeleGator's EOA
+ * key) and `getSigners()` (a MultiSigDeleGator's); none for an address without code or that
+ * answers neither. (A passkey is no address: it can never be an approver.)
+ */
+export const signersOfAccount = (chain: ChainReader, account: Address): Effect.Effect<ReadonlyArray<Address>, ChainUnavailable> =>
+  Effect.gen(function*() {
+    const owner = yield* ownerOfAccount(chain, account)
+    if (owner === undefined && (yield* chain.getCode(account).pipe(Effect.map((c) => c === undefined || c === "0x")))) return []
+    const answer = yield* chain.call({ to: account, data: encodeFunctionData({ abi: getSignersAbi, functionName: "getSigners" }) }).pipe(
+      Effect.catchTag("CallReverted", () => Effect.succeed("0x" as Hex))
+    )
+    const listed = yield* Effect.sync(() => {
+      try {
+        return size(answer) < 64 ? [] : [...decodeAbiParameters([{ type: "address[]" }], answer)[0]]
+      } catch {
+        return []
+      }
+    })
+    return [...(owner === undefined ? [] : [owner]), ...listed.filter((a) => !isAddressEqual(a, zeroAddress))]
+  })
+
 /**
  * Checks approvals for one execution of one delegation as ApprovalEnforcer's `beforeHook` will:
  * the same reasons in the same order. `caller` is who calls the enforcer (the DelegationManager);
@@ -236,6 +278,8 @@ export const verifyApprovals = (
     readonly execution: Execution
     readonly set: ApprovalSet | undefined
     readonly nowSeconds: bigint
+    /** Who redeems (`msg.sender` of `redeemDelegations`): none of its own may approve. */
+    readonly redeemer: Address
   }
 ): Effect.Effect<ApprovalCheck, ChainUnavailable> =>
   Effect.gen(function*() {
@@ -253,11 +297,15 @@ export const verifyApprovals = (
     if (BigInt(spent) !== 0n) return refuse("ApprovalEnforcer:nonce-used")
     const digest = approvalDigest({ ...input, nonce: set.nonce, deadline: set.deadline })
     const seen = new Set<number>()
+    const redeemerOwner = yield* ownerOfAccount(chain, input.redeemer)
+    const isOwn = (a: Address | undefined) =>
+      a !== undefined && (isAddressEqual(a, input.redeemer) || (redeemerOwner !== undefined && isAddressEqual(a, redeemerOwner)))
     for (const { approver, signature } of set.approvals) {
       const index = input.rule.approvers.findIndex((a) => isAddressEqual(a, approver))
       if (index < 0) return refuse("ApprovalEnforcer:approver-not-named", approver)
       if (seen.has(index)) return refuse("ApprovalEnforcer:duplicate-approver", approver)
       seen.add(index)
+      if (isOwn(approver) || isOwn(yield* ownerOfAccount(chain, approver))) return refuse("ApprovalEnforcer:approver-is-redeemer", approver)
       if (!(yield* isValidApproverSignature(chain, approver, digest, signature))) return refuse("ApprovalEnforcer:invalid-signature", approver)
     }
     return { ok: true }

@@ -225,3 +225,20 @@ export const recoveryEvents = Effect.fn("Recovery.events")(function*(recovery: A
   const chain = yield* Chain
   return yield* rpc("Recovery logs", () => chain.client.getContractEvents({ address: recovery, abi: recoveryAbi, args: { account }, fromBlock }))
 })
+
+/** Events that move an account's recovery nonce (`bump`): every approval given before them is void. */
+const NONCE_MOVES: ReadonlySet<string> = new Set(["GuardianAdded", "GuardianRemoved", "DelayChanged", "RecoveryCancelled", "RecoveryExecuted"])
+
+/**
+ * How many guardian approvals stand at the account's current nonce: `RecoveryApproved` events
+ * since its last nonce move (the events come in chain order). What a cancel with no recovery
+ * started still voids; none: such a cancel reduces no risk.
+ */
+export const standingApprovals = Effect.fn("Recovery.standingApprovals")(function*(recovery: Address, account: Address) {
+  let count = 0
+  for (const event of yield* recoveryEvents(recovery, account)) {
+    if (NONCE_MOVES.has(event.eventName)) count = 0
+    else if (event.eventName === "RecoveryApproved") count++
+  }
+  return count
+})

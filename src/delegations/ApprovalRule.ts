@@ -88,11 +88,12 @@ export const approvalRuleOf = (
 
 export const isRuleProblem = (x: ApprovalRuleWire | RuleProblem): x is RuleProblem => "field" in x
 
-/** Why the rule cannot stand for this grant's parties, or `undefined`: the delegate cannot approve its own actions. */
-export const approverProblem = (rule: ApprovalRuleWire, delegate: string): RuleProblem | undefined => {
-  const i = rule.approvers.findIndex((a) => a.toLowerCase() === delegate.toLowerCase())
-  return i < 0 ? undefined : { field: `approval.approvers.${i}`, message: "the delegate cannot be an approver of its own actions" }
-}
+/** The refusal of an approver the agent controls (AgentControl.ts finds them): the agent cannot approve its own actions. */
+export const approverProblem = (own: { readonly index: number; readonly address: string; readonly why: string }): RuleProblem => ({
+  field: `approval.approvers.${own.index}`,
+  message: `approval.approvers.${own.index}: ${own.address} is controlled by the agent (${own.why}); ` +
+    "the agent cannot approve its own actions: name an approver the agent does not control"
+})
 
 /** The rule's enforcer terms (src/chain/Approvals.ts `ApprovalRule`), thresholds in base units. */
 export const approvalTermsOf = (rule: ApprovalRuleWire, decimalsOf: (address: string) => number) => ({

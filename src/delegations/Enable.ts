@@ -25,6 +25,7 @@ import type { PeriodInput } from "./Periods.ts"
 import { decodeSignedTerms } from "./SignedTerms.ts"
 import { humanSummary } from "./Summary.ts"
 import { fromUnits, makePolicySet, makeRevocationPolicy, toUnits } from "./Policy.ts"
+import { makeAgentControl } from "./AgentControl.ts"
 import { type ApprovalRuleInput, approverProblem } from "./ApprovalRule.ts"
 import { delegateProblem, type RedeemersInput } from "./Redeemers.ts"
 import type { StreamInput } from "./Streams.ts"
@@ -93,6 +94,7 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
   const relay = yield* Relay
   const enableWait = yield* EnableWait
   const minLifetimeMs = Duration.toMillis(yield* MinLifetime)
+  const agentControl = yield* makeAgentControl
   const managerOf = (chainId: number) => chains.find(chainId)?.network.delegation.DelegationManager
   const { decimalsOf, render } = reads
   /** A chain's own contracts: none of them can be a grant's delegate. */
@@ -141,8 +143,18 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     // ours or not); one that never could is refused, not granted a grant nobody can use.
     const problem = delegateProblem(delegatee, account.address, deploymentContracts(network))
     if (problem !== undefined) return yield* new BadRequest({ message: `delegateeAddress cannot redeem this grant: ${problem}` })
-    const selfApproval = policy.approval === undefined ? undefined : approverProblem(policy.approval, delegatee)
-    if (selfApproval !== undefined) return yield* new BadRequest({ message: selfApproval.message, details: { field: selfApproval.field } })
+    // No approver the agent controls (issue 41): the delegate, its signers on chain, its signer and accounts here, named redeemers.
+    if (policy.approval !== undefined) {
+      const own = yield* agentControl.controlledApprovers(
+        { chainId: network.chainId, delegate: delegatee, redeemers: policy.redeemers?.addresses ?? [] },
+        policy.approval.approvers
+      )
+      const first = own[0]
+      if (first !== undefined) {
+        const problem = approverProblem(first)
+        return yield* new BadRequest({ message: problem.message, details: { field: problem.field } })
+      }
+    }
     // One delegation for the whole grant, every limit a caveat (Grant.ts); a limit the chain
     // cannot hold is a 400, never a grant that silently enforces less.
     const parties = { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }

@@ -37,7 +37,9 @@ export const makeRevokeFreeze = (reads: Reads) => Effect.gen(function*() {
       // From the chain's state of each leg (frozen or not, settled or not): never AlreadyEnabled / AlreadyDisabled.
       callData: revokeCallDataOf(stack, dm, yield* legStates(chain, dm, row.legs)),
       humanSummary: `Revoke delegation "${row.name}" (${row.permission_id}) for good: the delegate ${row.delegatee_address} can no longer act for this account.`,
-      riskReducing: true,
+      // Free only while it takes a power away now: an expired grant redeems nothing (the chain's
+      // TimestampEnforcer), so its revoke is an ordinary operation, counted and quota-bound (issue 41).
+      riskReducing: Date.parse(row.policy_set.expiresAt) > Date.now(),
       metadata: { delegationId: id }
     })
     return built.build

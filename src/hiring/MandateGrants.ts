@@ -101,6 +101,8 @@ const make = Effect.gen(function*() {
       account,
       intentType: "delegation_revoke",
       calls,
+      // An expired mandate allows nothing: its revoke reduces no risk, and is an ordinary operation (issue 41).
+      riskReducing: row.expires_at.getTime() > Date.now(),
       humanSummary: `Revoke the marketplace mandate that lets ${row.delegatee_address} hire the agent ${row.agent_wallet}. ` +
         `Instant and permanent once executed: nothing can be created, approved or funded under it again.`,
       metadata: { feature: "marketplace", kind: "mandate_revoke", mandateId: row.mandate_id }

@@ -50,7 +50,8 @@ import {
   RECOVERY_LIMITS,
   removeGuardianCall,
   setDelayCall,
-  setSafeAddressCall
+  setSafeAddressCall,
+  standingApprovals
 } from "../chain/Recovery.ts"
 import type { IntentType } from "../domain/Operations.ts"
 import { RelayHooks } from "../userops/RelayHooks.ts"
@@ -294,12 +295,20 @@ const make = Effect.gen(function*() {
       }
       case "recovery_cancel": {
         const state = yield* onChain(net, readRecovery(recovery, account.address as Address))
+        // Free (risk-reducing) only when it stops something now: a started recovery, or guardians' approvals that stand.
+        const standing = state.started === null && state.threshold > 0 ? yield* onChain(net, standingApprovals(recovery, account.address as Address)) : 0
+        if (state.started === null && standing === 0) {
+          return yield* new Conflict({
+            message: "No recovery is started and no guardian approval stands for this account: there is nothing to cancel",
+            details: { field: "change.kind" }
+          })
+        }
         return yield* buildOp(net, account, signer, {
           intentType: "rules_update",
           riskReducing: true,
           calls: [cancelRecoveryCall(recovery)],
           humanSummary: state.started === null
-            ? `Void the recovery approvals gathered so far for account ${account.label} (${account.address}) (no recovery is started).`
+            ? `Void the ${standing} recovery approval(s) guardians gave so far for account ${account.label} (${account.address}) (no recovery is started).`
             : `Cancel the recovery of account ${account.label} (${account.address}) started by its guardians (it could execute after ${iso(state.started.executeAfter)}); approvals gathered so far are void.`,
           metadata: { rule: "recovery_cancel", recoveryId: state.started?.recoveryId ?? null }
         })

@@ -41,6 +41,7 @@ import {
   randomApprovalNonce,
   verifyApprovals
 } from "../../src/chain/Approvals.ts"
+import { makeHybridDeleGator } from "../../src/chain/Accounts4337.ts"
 import { Chain } from "../../src/chain/Chain.ts"
 import { approvalEnforcerAbi } from "../../src/chain/contracts/Approvals.ts"
 import { Network } from "../../src/chain/Network.ts"
@@ -65,13 +66,13 @@ const rule: ApprovalRule = {
 const terms = approvalTerms(rule)
 
 /** `beforeHook` by eth_call from `caller`: "ok" or the revert reason. */
-const before = async (t: Hex, args: Hex, exec: Hex, options: { mode?: Hex; caller?: Address; hash?: Hash } = {}) => {
+const before = async (t: Hex, args: Hex, exec: Hex, options: { mode?: Hex; caller?: Address; hash?: Hash; redeemer?: Address } = {}) => {
   try {
     await client.simulateContract({
       address: enforcer,
       abi: approvalEnforcerAbi,
       functionName: "beforeHook",
-      args: [t, args, options.mode ?? SINGLE_DEFAULT, exec, options.hash ?? delegationHash, someone, someone],
+      args: [t, args, options.mode ?? SINGLE_DEFAULT, exec, options.hash ?? delegationHash, someone, options.redeemer ?? someone],
       ...(options.caller === undefined ? {} : { account: options.caller })
     })
     return "ok"
@@ -110,14 +111,15 @@ layer(ChainLive)("ApprovalEnforcer", (it) => {
     t: ApprovalRule,
     execution: Execution,
     set: ApprovalSet | undefined,
-    options: { caller?: Address; now: bigint; hash?: Hash }
+    options: { caller?: Address; now: bigint; hash?: Hash; redeemer?: Address }
   ) =>
     Effect.gen(function*() {
       const chain = yield* Chain
       const onChain = yield* Effect.promise(() =>
         before(approvalTerms(t), set === undefined ? "0x" : approvalArgs(set), packed(execution), {
           ...(options.caller === undefined ? {} : { caller: options.caller }),
-          ...(options.hash === undefined ? {} : { hash: options.hash })
+          ...(options.hash === undefined ? {} : { hash: options.hash }),
+          ...(options.redeemer === undefined ? {} : { redeemer: options.redeemer })
         })
       )
       const offChain = yield* verifyApprovals(chain, {
@@ -128,7 +130,8 @@ layer(ChainLive)("ApprovalEnforcer", (it) => {
         rule: t,
         execution,
         set,
-        nowSeconds: options.now
+        nowSeconds: options.now,
+        redeemer: options.redeemer ?? someone
       })
       assert.strictEqual(offChain.ok ? "ok" : offChain.reason, onChain, "the off-chain verifier agrees with the contract")
       return onChain
@@ -289,7 +292,7 @@ layer(ChainLive)("ApprovalEnforcer", (it) => {
       assert.strictEqual(yield* Effect.promise(() => before(zeroTerms, approvalArgs(zeroSet), packed(sixUsdc))), "ApprovalEnforcer:invalid-signature")
       const chainService = yield* Chain
       const offChain = yield* verifyApprovals(chainService, {
-        chainId: net.chainId, enforcer, caller: zeroAddress, delegationHash, rule: zeroRule, execution: sixUsdc, set: zeroSet, nowSeconds: now
+        chainId: net.chainId, enforcer, caller: zeroAddress, delegationHash, rule: zeroRule, execution: sixUsdc, set: zeroSet, nowSeconds: now, redeemer: someone
       })
       assert.deepStrictEqual(offChain, { ok: false, reason: "ApprovalEnforcer:invalid-signature", approver: zeroAddress })
     }))
@@ -316,6 +319,50 @@ layer(ChainLive)("ApprovalEnforcer", (it) => {
       // A contract without isValidSignature (the token: reverts) and one answering nothing.
       assert.strictEqual(yield* both(r, sixUsdc, as(usdt, ownerSig), { now }), "ApprovalEnforcer:invalid-signature")
       assert.strictEqual(yield* both(r, sixUsdc, as(silent, ownerSig), { now }), "ApprovalEnforcer:invalid-signature")
+    }))
+
+  it.effect("no one approves their own redemption: the redeemer, its owner key, or another account of that key is refused (issue 41)", () =>
+    Effect.gen(function*() {
+      const now = yield* Effect.promise(chainNow)
+      const deadline = now + 3600n
+      const nonce = randomApprovalNonce()
+      // The agent: a smart account (the redeemer) owned by its key, and a second account of the same key.
+      const agent = yield* Effect.promise(deployedAccount)
+      const stack = makeHybridDeleGator({ chainId: net.chainId, entryPoint: net.entryPoint, environment: net.delegation })
+      const second = yield* stack.counterfactualAccount(agent.account.address, 1n)
+      const receipt = yield* Effect.promise(async () =>
+        client.waitForTransactionReceipt({ hash: await agent.wallet.sendTransaction({ to: second.factory, data: second.factoryData }) }))
+      assert.strictEqual(receipt.status, "success")
+      const other = yield* Effect.promise(deployedAccount)
+      const a = keys[0]!
+      const r: ApprovalRule = { required: 1, approvers: [agent.account.address, agent.address, second.address, a.address, other.address], thresholds: [] }
+      const signedBy = (signer: { readonly address: Address; readonly signTypedData: (td: never) => Promise<Hex> }, as: Address = signer.address) =>
+        Effect.promise(() => approve([signer], sixUsdc, nonce, deadline)).pipe(
+          Effect.map((set): ApprovalSet => ({ ...set, approvals: [{ approver: as, signature: set.approvals[0]!.signature }] }))
+        )
+      const byKey = yield* signedBy(agent.account)
+      // Each signature is valid (an unrelated redeemer takes it), but not when the agent redeems.
+      for (const [set, what] of [
+        [byKey, "the redeemer's owner key"],
+        [{ ...byKey, approvals: [{ approver: agent.address, signature: byKey.approvals[0]!.signature }] }, "the redeemer itself (ERC-1271)"],
+        [{ ...byKey, approvals: [{ approver: second.address, signature: byKey.approvals[0]!.signature }] }, "another account of the redeemer's key"]
+      ] as const) {
+        assert.strictEqual(yield* both(r, sixUsdc, set, { now, redeemer: someone }), "ok", `${what}: valid for another redeemer`)
+        assert.strictEqual(yield* both(r, sixUsdc, set, { now, redeemer: agent.address }), "ApprovalEnforcer:approver-is-redeemer", what)
+      }
+      // An EOA redeemer approving itself; and its own account (owned by the redeemer) approving for it.
+      assert.strictEqual(yield* both(r, sixUsdc, byKey, { now, redeemer: agent.account.address }), "ApprovalEnforcer:approver-is-redeemer")
+      const byAgentAccount = { ...byKey, approvals: [{ approver: agent.address, signature: byKey.approvals[0]!.signature }] }
+      assert.strictEqual(yield* both(r, sixUsdc, byAgentAccount, { now, redeemer: agent.account.address }), "ApprovalEnforcer:approver-is-redeemer")
+      // Anyone else still approves for the agent: a key and a smart account of another key.
+      assert.strictEqual(yield* both(r, sixUsdc, yield* signedBy(a), { now, redeemer: agent.address }), "ok")
+      assert.strictEqual(yield* both(r, sixUsdc, yield* signedBy(other.account, other.address), { now, redeemer: agent.address }), "ok")
+      // A redeemer whose owner() is no address, or that answers nothing, has no owner to compare (and cannot break the check).
+      const odd = privateKeyToAccount(generatePrivateKey()).address
+      yield* Effect.promise(() => client.request({ method: "anvil_setCode" as never, params: [odd, "0x00"] as never }))
+      assert.strictEqual(yield* both(r, sixUsdc, byKey, { now, redeemer: odd }), "ok")
+      assert.strictEqual(yield* Effect.promise(() => client.readContract({ address: enforcer, abi: approvalEnforcerAbi, functionName: "ownerOf", args: [agent.address] })), agent.account.address)
+      assert.strictEqual(yield* Effect.promise(() => client.readContract({ address: enforcer, abi: approvalEnforcerAbi, functionName: "ownerOf", args: [odd] })), zeroAddress)
     }))
 
   it.effect("the deadline holds, and a nonce is spent per caller and delegation: one approval, one execution", () =>

@@ -20,9 +20,17 @@ pragma solidity 0.8.28;
 /// delegation hash: an approval is good for one execution of one delegation. The redemption
 /// reverts as a whole if the execution does, and so leaves the nonce unspent.
 /// Single call only, as TransferCapEnforcer: an approval names one execution, never a batch.
+///
+/// No one approves their own redemption (issue 41): an approval is refused when the approver is
+/// the redeemer (the `msg.sender` of `redeemDelegations` the DelegationManager hands the hooks),
+/// the redeemer's owner (`owner()` of a redeemer with code: a HybridDeleGator's EOA key), or an
+/// account with code whose `owner()` is either of them (another smart account of the same key).
 contract ApprovalEnforcer {
     bytes4 private constant TRANSFER = 0xa9059cbb;
     bytes4 private constant ERC1271_MAGIC = 0x1626ba7e;
+    /// owner(): Ownable's, which a HybridDeleGator has.
+    bytes4 private constant OWNER = 0x8da5cb5b;
+    uint256 private constant OWNER_GAS = 30_000;
     /// secp256k1 order / 2: a larger s is the malleable twin of a valid signature.
     uint256 private constant HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0;
     bytes32 private constant DOMAIN_TYPEHASH =
@@ -49,7 +57,7 @@ contract ApprovalEnforcer {
         bytes calldata _executionCallData,
         bytes32 _delegationHash,
         address,
-        address
+        address _redeemer
     ) external {
         require(bytes1(_mode) == 0x00, "ApprovalEnforcer:invalid-call-type");
         require(bytes1(_mode << 8) == 0x00, "ApprovalEnforcer:invalid-execution-type");
@@ -69,7 +77,7 @@ contract ApprovalEnforcer {
             nonce,
             deadline
         );
-        checkApprovers(_terms, digest, approvals);
+        checkApprovers(_terms, digest, approvals, _redeemer);
         spent[msg.sender][_delegationHash][nonce] = true;
         emit ApprovalSpent(msg.sender, _delegationHash, nonce);
     }
@@ -132,10 +140,11 @@ contract ApprovalEnforcer {
         require(m_ >= 1 && m_ <= n && _terms.length >= tokensAt && (_terms.length - tokensAt) % 52 == 0, "ApprovalEnforcer:invalid-terms");
     }
 
-    /// Every approval is by a distinct approver of the terms, with a valid signature of `digest`.
-    function checkApprovers(bytes calldata _terms, bytes32 _digest, Approval[] memory _approvals) private view {
+    /// Every approval is by a distinct approver of the terms, none the redeemer's own, with a valid signature of `digest`.
+    function checkApprovers(bytes calldata _terms, bytes32 _digest, Approval[] memory _approvals, address _redeemer) private view {
         uint256 n = uint8(_terms[1]);
         uint256 seen; // bit i: approver i of the terms has signed
+        address redeemerOwner = ownerOf(_redeemer);
         for (uint256 a = 0; a < _approvals.length; ++a) {
             address approver = _approvals[a].approver;
             uint256 i = 0;
@@ -143,8 +152,26 @@ contract ApprovalEnforcer {
             require(i < n, "ApprovalEnforcer:approver-not-named");
             require(seen & (1 << i) == 0, "ApprovalEnforcer:duplicate-approver");
             seen |= 1 << i;
+            require(!redeemersOwn(approver, _redeemer, redeemerOwner), "ApprovalEnforcer:approver-is-redeemer");
             require(isValidSignature(approver, _digest, _approvals[a].signature), "ApprovalEnforcer:invalid-signature");
         }
+    }
+
+    /// Whether `_approver` is the redeemer, its owner, or an account owned by either.
+    function redeemersOwn(address _approver, address _redeemer, address _redeemerOwner) private view returns (bool) {
+        if (_approver == _redeemer || (_redeemerOwner != address(0) && _approver == _redeemerOwner)) return true;
+        address approverOwner = ownerOf(_approver);
+        return approverOwner != address(0) && (approverOwner == _redeemer || approverOwner == _redeemerOwner);
+    }
+
+    /// `owner()` of an account with code (a HybridDeleGator's EOA owner), or zero: no code, no such
+    /// function, a revert, or an answer that is not an address. Gas-bounded: a hostile account
+    /// cannot make the check cost more than this.
+    function ownerOf(address _account) public view returns (address owner_) {
+        if (_account.code.length == 0) return address(0);
+        (bool ok, bytes memory result) = _account.staticcall{gas: OWNER_GAS}(abi.encodeWithSelector(OWNER));
+        if (!ok || result.length != 32 || uint256(bytes32(result)) >> 160 != 0) return address(0);
+        owner_ = address(uint160(uint256(bytes32(result))));
     }
 
     /// ECDSA (65 bytes, low s) for an address without code, ERC-1271 for one with code.
