@@ -15,6 +15,7 @@ import { ErrorEnvelopeLive } from "./api/Envelope.ts"
 import { EdgeSessions, GlobalEnvelope } from "./api/GlobalEnvelope.ts"
 import { Sessions } from "./auth/Sessions.ts"
 import { documentRoutes, makeRouteTable, ServiceRoutes, spanNameOf } from "./api/Routes.ts"
+import { PeerPolicyLive } from "./platform/ClientAddress.ts"
 import { RateLimitStore } from "./platform/RateLimit.ts"
 import { ApprovalsHandlers } from "./approvals/Http.ts"
 import { AuthHandlers, SessionHandlers } from "./auth/Http.ts"
@@ -140,5 +141,6 @@ export const SpanNamesLive = Layer.succeed(HttpMiddleware.SpanNameGenerator, (re
  * single-frame path (docs/performance.md, "GET /accounts", step 4).
  */
 export const serveApp = HttpRouter.serve(AppLive, { disableLogger: true }).pipe(
-  Layer.provide(Layer.merge(RedactionLive, SpanNamesLive))
+  // `PeerPolicyLive`: who a request comes from (TRUSTED_PROXIES, PEER_IPV6_PREFIX), for the edge and the handlers.
+  Layer.provide(Layer.mergeAll(RedactionLive, SpanNamesLive, PeerPolicyLive))
 )

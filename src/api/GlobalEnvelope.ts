@@ -10,6 +10,7 @@ import { ByteSize, Cause, Context, Duration, Effect, Exit, Logger, LogLevel, Opt
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpServerError } from "effect/http"
 import type * as Prom from "prom-client"
+import { PeerPolicy, requestPeerKey } from "../platform/ClientAddress.ts"
 import { Metrics, type MetricsShape } from "../platform/Metrics.ts"
 import { makeMemoryStore, type RateDecision, rateLimitHeaders, type RateRule, RateLimitStore } from "../platform/RateLimit.ts"
 import { classifySqlError, DatabaseOutage, findSqlError } from "./DatabaseOutage.ts"
@@ -78,6 +79,9 @@ const EdgeMiddleware = Effect.gen(function*() {
   // Shared by every process on the database when the app has one; this process's memory otherwise.
   const store = Option.getOrElse(yield* Effect.serviceOption(RateLimitStore), makeMemoryStore)
   const metrics = yield* Effect.serviceOption(Metrics)
+  // Who a request comes from, for the per-IP limits: its peer key (docs/edge.md, "Peers").
+  const peers = yield* Effect.service(PeerPolicy)
+  const clientIp = (request: HttpServerRequest.HttpServerRequest): string => requestPeerKey(peers, request) ?? "unknown"
   const httpMetrics = Option.isSome(metrics) ? makeHttpMetrics(metrics.value) : undefined
   const refusals = Option.isSome(metrics)
     ? metrics.value.counter({
@@ -406,9 +410,5 @@ const pathOf = (url: string) => {
   const end = url.search(/[?#]/)
   return end < 0 ? url : url.slice(0, end)
 }
-
-/** The peer address (behind a proxy: the proxy's; see docs/decisions.md). */
-const clientIp = (request: HttpServerRequest.HttpServerRequest): string =>
-  Option.getOrElse(request.remoteAddress, () => "unknown")
 
 export const GlobalEnvelope = HttpRouter.middleware(EdgeMiddleware, { global: true })

@@ -24,7 +24,7 @@ import { type IntentType, type Simulation, type TokenAmount, UserOpBuild } from 
 import { makeBuildRepo, type StoredBuild } from "./BuildRepo.ts"
 import { allowanceSetup, matchesBuild, permitMismatch } from "./GasPayment.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen, isRiskReducingIntent } from "./Intents.ts"
-import { currentClientAddress } from "../platform/ClientAddress.ts"
+import { currentPeerKey } from "../platform/ClientAddress.ts"
 import { chargeSponsorship, type SponsorLimits, sponsoredFees, sponsorLimitsOf } from "./Sponsorship.ts"
 import { ACCOUNT_IMPLEMENTATION_VERSION, type GasToken, makeTokenGas } from "./TokenGas.ts"
 import { mapUpstream, toWire, typedDataJson, userOpHashOf } from "./Wire.ts"
@@ -297,7 +297,7 @@ const make = Effect.gen(function*() {
     const charge = sponsorGas === undefined ? undefined : chargeSponsorship(limits, {
       chainId: net.chainId,
       signer: account.signerAddress,
-      clientAddress: yield* currentClientAddress,
+      clientAddress: yield* currentPeerKey,
       gas: gasFields.callGasLimit + gasFields.verificationGasLimit + gasFields.preVerificationGas +
         sponsorGas.paymasterVerificationGasLimit + sponsorGas.paymasterPostOpGasLimit,
       riskReducing

@@ -9,7 +9,7 @@
  *   `SPONSOR_QUOTA_GAS` gas (the operations' gas limits) per `SPONSOR_QUOTA_PERIOD`;
  * - a per-client-address quota on each chain (`SPONSOR_ADDRESS_QUOTA_OPS` / `_GAS`, same
  *   period): sign-in is free, so fresh keys from one address share one quota (the address is
- *   the TCP peer: src/platform/ClientAddress.ts);
+ *   its peer key: an IPv4 address or an IPv6 /64, src/platform/ClientAddress.ts);
  * - each chain's budget (`SPONSOR_BUDGET_OPS` / `_GAS`, same period; per chain
  *   `CHAIN_<id>_SPONSOR_BUDGET_OPS` / `_GAS`): what that chain's paymaster may pay for in a
  *   period, whoever asks. Crossing `SPONSOR_BUDGET_WARN_AT` (80 %) logs a warning once;
@@ -156,7 +156,7 @@ export const budgetCaps = (limits: SponsorLimits, riskReducing: boolean) => {
 export interface SponsorCharge {
   readonly chainId: number
   readonly signer: string
-  /** The client address (TCP peer); `undefined` outside a request (then no per-address quota applies). */
+  /** The client's peer key (an IPv4 address, an IPv6 /64: src/platform/ClientAddress.ts); `undefined` outside a request (then no per-address quota applies). */
   readonly clientAddress: string | undefined
   readonly gas: bigint
   /** Risk-reducing: counted everywhere, never refused by a quota, and may use the budget's reserve. */

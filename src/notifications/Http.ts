@@ -9,7 +9,7 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { contractOf } from "../api/Contract.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
-import { currentClientAddress } from "../platform/ClientAddress.ts"
+import { currentPeerKey } from "../platform/ClientAddress.ts"
 import { WebhookDeliveryLive } from "./webhooks/Delivery.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 import { BudgetAlertsLive } from "./BudgetAlerts.ts"
@@ -33,7 +33,7 @@ const Handlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const signer = yield* CurrentSigner
           const lastEventId = yield* hub.parseLastEventId(headers["last-event-id"])
-          const clientAddress = yield* currentClientAddress
+          const clientAddress = yield* currentPeerKey
           yield* hub.admit(signer.address, clientAddress)
           return HttpServerResponse.stream(hub.sse(signer.address, lastEventId, clientAddress), {
             contentType: "text/event-stream",

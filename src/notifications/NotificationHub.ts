@@ -10,7 +10,7 @@
  * signer.
  *
  * Streams are shared fairly: at most `maxPerSigner` open streams per signer and `maxPerAddress` per
- * client address (the TCP peer), each a share of the process's `maxSubscribers`, so one signer
+ * client address (its peer key: an IPv4 address, an IPv6 /64), each a share of the process's `maxSubscribers`, so one signer
  * (or one address with many fresh keys) cannot take every slot.
  *
  * Each subscriber holds at most `maxBuffer` unsent events: a reader that falls further
@@ -40,7 +40,7 @@ export interface NotificationHubConfig {
   readonly maxSubscribers: number
   /** Most open streams of one signer in this process (at most `maxSubscribers`). */
   readonly maxPerSigner: number
-  /** Most open streams from one client address (the TCP peer) in this process (at most `maxSubscribers`). */
+  /** Most open streams from one peer (an IPv4 address, an IPv6 /64) in this process (at most `maxSubscribers`). */
   readonly maxPerAddress: number
 }
 

@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { contractOf } from "../api/Contract.ts"
 import { BearerSession, CurrentSigner } from "../auth/Middleware.ts"
-import { currentClientAddress } from "../platform/ClientAddress.ts"
+import { currentPeerKey } from "../platform/ClientAddress.ts"
 import { RelayLive, RelayWithReconcilerLive } from "./Live.ts"
 import { Relay } from "./Relay.ts"
 import { UserOpsApi } from "./Api.ts"
@@ -26,7 +26,7 @@ export const UserOpsHandlers = HttpApiBuilder.group(
         Effect.gen(function*() {
           const signer = yield* CurrentSigner
           const waitMs = yield* waiters.parseWait(query.wait)
-          return yield* waiters.get(signer.address, params.userOpId, waitMs, yield* currentClientAddress)
+          return yield* waiters.get(signer.address, params.userOpId, waitMs, yield* currentPeerKey)
         }))
   })
 ).pipe(

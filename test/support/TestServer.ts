@@ -56,10 +56,12 @@ export class TestServer extends Context.Service<TestServer, {
 /**
  * The whole app on 127.0.0.1:<free port> with its own database, on the run's local chain.
  * `database`: a given database name (`create: false` attaches a second instance to it);
- * `chain`: overrides of the chain layers (e.g. another bundler URL).
+ * `chain`: overrides of the chain layers (e.g. another bundler URL); `host`: another loopback
+ * address to listen on (`::1`).
  */
 export const TestServerLive = (options?: {
   readonly config?: Record<string, string>
+  readonly host?: "127.0.0.1" | "::1"
   readonly database?: { readonly name: string; readonly create?: boolean }
   readonly chain?: TestChainOptions
 }) =>
@@ -70,12 +72,13 @@ export const TestServerLive = (options?: {
       const address = server.address
       if (address._tag === "UnixPathAddress") return yield* Effect.die(new Error("expected a TCP address"))
       const metrics = yield* MetricsServer
-      return { baseUrl: `http://127.0.0.1:${address.port}`, metricsUrl: Option.getOrElse(metrics.url, () => "") }
+      const host = options?.host === "::1" ? "[::1]" : "127.0.0.1"
+      return { baseUrl: `http://${host}:${address.port}`, metricsUrl: Option.getOrElse(metrics.url, () => "") }
     })
   ).pipe(
     Layer.provideMerge(Layer.merge(serveApp, MetricsServer.layer).pipe(Layer.provide(ServicesLive), Layer.provide(TelemetryLive))),
     Layer.provideMerge(
-      Layer.unwrap(Effect.map(EdgeConfig.config, (edge) => NodeServerLive({ ...edge, port: 0, host: "127.0.0.1" })))
+      Layer.unwrap(Effect.map(EdgeConfig.config, (edge) => NodeServerLive({ ...edge, port: 0, host: options?.host ?? "127.0.0.1" })))
     ),
     Layer.provideMerge(TestChainLive(options?.chain)),
     Layer.provideMerge(
