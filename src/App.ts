@@ -3,6 +3,7 @@
  * and telemetry. `main.ts` launches it; the process-level tests spawn `main.ts`.
  */
 import { Config, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import type { ConfigError } from "effect/Config"
 import { FetchHttpClient } from "effect/http"
 import { AccountFactoryLive } from "./accounts/AccountFactoryLive.ts"
@@ -13,6 +14,7 @@ import { SignatureVerifier } from "./auth/SignatureVerifier.ts"
 import { SponsorshipMetricsLive } from "./builds/SponsorshipMetrics.ts"
 import { Chains } from "./chain/Chains.ts"
 import { LOCAL_CHAIN_IDS, type LocalNetworkError, LocalNetworks } from "./chain/LocalNetwork.ts"
+import { checkLocalWorld, LocalWorld, prepareLocalWorld } from "./chain/LocalWorld.ts"
 import { configuredNetworks } from "./chain/Network.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { AppConfig } from "./platform/AppConfig.ts"
@@ -40,13 +42,37 @@ export const ChainsLive: Layer.Layer<Chains, ConfigError | LocalNetworkError> = 
       return Chains.fromNetworks(configured.value)
     }
     const ids = yield* LocalChainIds
+    // The service's world (LocalWorldLive): the chains keep their state, and the database must describe them.
+    const world = yield* Effect.serviceOption(LocalWorld)
+    const stateRoot = Option.flatMap(world, (w) => w.stateRoot)
     return Layer.unwrap(Effect.gen(function*() {
       const locals = yield* LocalNetworks
       for (const n of locals) {
         yield* Effect.logInfo(`chain: local ERC-4337 network ${n.name} (chain ${n.chainId}) rpc ${n.rpcUrl} bundler ${n.bundlerUrl}`)
       }
+      const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+      if (Option.isSome(world) && Option.isSome(sql)) {
+        yield* checkLocalWorld(locals).pipe(Effect.provideService(SqlClient.SqlClient, sql.value), Effect.orDie)
+      }
       return Chains.fromNetworks(locals)
-    })).pipe(Layer.provide(LocalNetworks.layerWith(ids)))
+    })).pipe(Layer.provide(LocalNetworks.layerWith(ids, Option.isSome(stateRoot) ? { stateDir: stateRoot.value } : {})))
+  })
+)
+
+/**
+ * Before the database and the chains start: where the local chains keep their state, and a
+ * fresh world when they start afresh (chain/LocalWorld.ts). Nothing with configured networks.
+ */
+export const LocalWorldLive: Layer.Layer<LocalWorld, ConfigError> = Layer.effect(
+  LocalWorld,
+  Effect.gen(function*() {
+    if (Option.isSome(yield* configuredNetworks)) return LocalWorld.of({ stateRoot: Option.none() })
+    const stateRoot = yield* prepareLocalWorld({
+      dataDir: yield* Config.String("DATA_DIR").pipe(Config.withDefault(".data")),
+      chainIds: yield* LocalChainIds,
+      embeddedDb: Option.isNone(yield* Config.option(Config.Redacted("DATABASE_URL")))
+    })
+    return LocalWorld.of({ stateRoot: Option.some(stateRoot) })
   })
 )
 
@@ -74,6 +100,7 @@ export const AppLive = Layer.mergeAll(serveApp, MetricsServer.layer, Sponsorship
   Layer.provide(ChainStackLive),
   Layer.provide(ChainsLive),
   Layer.provide(DatabaseLive),
+  Layer.provide(LocalWorldLive),
   Layer.provide(FetchHttpClient.layer),
   Layer.provide(Lifecycle.layer),
   Layer.provide(Metrics.layer),
