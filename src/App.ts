@@ -18,6 +18,7 @@ import { checkLocalWorld, LocalWorld, prepareLocalWorld } from "./chain/LocalWor
 import { configuredNetworks } from "./chain/Network.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { AppConfig } from "./platform/AppConfig.ts"
+import { portTaken } from "./platform/FreePort.ts"
 import { Lifecycle } from "./platform/Lifecycle.ts"
 import { Metrics, MetricsServer } from "./platform/Metrics.ts"
 import { TelemetryLive } from "./platform/Telemetry.ts"
@@ -85,7 +86,30 @@ export const LocalChainIds = Config.schema(
   Config.map((s) => [...new Set(s.split(",").map((x) => Number(x.trim())))])
 )
 
-export const AppLive = Layer.mergeAll(serveApp, MetricsServer.layer, SponsorshipMetricsLive).pipe(
+/** The embedded defaults: no `DATABASE_URL` and no configured network (a developer's machine). */
+const embeddedDefaults = Effect.gen(function*() {
+  const configured = yield* configuredNetworks
+  const url = yield* Config.option(Config.Redacted("DATABASE_URL"))
+  return Option.isNone(configured) && Option.isNone(url)
+})
+
+/** On the embedded defaults, `/metrics` takes a free port when 9464 is taken (METRICS_PORT unset). */
+const MetricsServerLive = Layer.unwrap(
+  Effect.map(embeddedDefaults, (anyPortByDefault) => MetricsServer.layerFor({ anyPortByDefault }))
+)
+
+/**
+ * The HTTP port is bound last, after PostgreSQL and the chains have started: a port that is
+ * taken already ends the start at once, in one line naming `PORT`, not a minute later.
+ */
+const HttpPortCheckLive = Layer.effectDiscard(Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (config.port !== 0 && (yield* Effect.promise(() => portTaken(config.host, config.port)))) {
+    return yield* Effect.die(new Error(`PORT ${config.port} on ${config.host} (HOST) is taken by another process: set PORT to a free port`))
+  }
+}))
+
+export const AppLive = Layer.mergeAll(serveApp, MetricsServerLive, SponsorshipMetricsLive).pipe(
   Layer.provide(ServicesLive),
   Layer.provide(TelemetryLive),
   Layer.provide(
@@ -101,6 +125,7 @@ export const AppLive = Layer.mergeAll(serveApp, MetricsServer.layer, Sponsorship
   Layer.provide(ChainsLive),
   Layer.provide(DatabaseLive),
   Layer.provide(LocalWorldLive),
+  Layer.provide(HttpPortCheckLive),
   Layer.provide(FetchHttpClient.layer),
   Layer.provide(Lifecycle.layer),
   Layer.provide(Metrics.layer),
