@@ -3,6 +3,7 @@
  * and telemetry. `main.ts` launches it; the process-level tests spawn `main.ts`.
  */
 import { Config, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import type { ConfigError } from "effect/Config"
 import { FetchHttpClient } from "effect/http"
 import { AccountFactoryLive } from "./accounts/AccountFactoryLive.ts"
@@ -13,9 +14,11 @@ import { SignatureVerifier } from "./auth/SignatureVerifier.ts"
 import { SponsorshipMetricsLive } from "./builds/SponsorshipMetrics.ts"
 import { Chains } from "./chain/Chains.ts"
 import { LOCAL_CHAIN_IDS, type LocalNetworkError, LocalNetworks } from "./chain/LocalNetwork.ts"
+import { checkLocalWorld, LocalWorld, prepareLocalWorld } from "./chain/LocalWorld.ts"
 import { configuredNetworks } from "./chain/Network.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { AppConfig } from "./platform/AppConfig.ts"
+import { portTaken } from "./platform/FreePort.ts"
 import { Lifecycle } from "./platform/Lifecycle.ts"
 import { Metrics, MetricsServer } from "./platform/Metrics.ts"
 import { TelemetryLive } from "./platform/Telemetry.ts"
@@ -40,13 +43,37 @@ export const ChainsLive: Layer.Layer<Chains, ConfigError | LocalNetworkError> = 
       return Chains.fromNetworks(configured.value)
     }
     const ids = yield* LocalChainIds
+    // The service's world (LocalWorldLive): the chains keep their state, and the database must describe them.
+    const world = yield* Effect.serviceOption(LocalWorld)
+    const stateRoot = Option.flatMap(world, (w) => w.stateRoot)
     return Layer.unwrap(Effect.gen(function*() {
       const locals = yield* LocalNetworks
       for (const n of locals) {
         yield* Effect.logInfo(`chain: local ERC-4337 network ${n.name} (chain ${n.chainId}) rpc ${n.rpcUrl} bundler ${n.bundlerUrl}`)
       }
+      const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+      if (Option.isSome(world) && Option.isSome(sql)) {
+        yield* checkLocalWorld(locals).pipe(Effect.provideService(SqlClient.SqlClient, sql.value), Effect.orDie)
+      }
       return Chains.fromNetworks(locals)
-    })).pipe(Layer.provide(LocalNetworks.layerWith(ids)))
+    })).pipe(Layer.provide(LocalNetworks.layerWith(ids, Option.isSome(stateRoot) ? { stateDir: stateRoot.value } : {})))
+  })
+)
+
+/**
+ * Before the database and the chains start: where the local chains keep their state, and a
+ * fresh world when they start afresh (chain/LocalWorld.ts). Nothing with configured networks.
+ */
+export const LocalWorldLive: Layer.Layer<LocalWorld, ConfigError> = Layer.effect(
+  LocalWorld,
+  Effect.gen(function*() {
+    if (Option.isSome(yield* configuredNetworks)) return LocalWorld.of({ stateRoot: Option.none() })
+    const stateRoot = yield* prepareLocalWorld({
+      dataDir: yield* Config.String("DATA_DIR").pipe(Config.withDefault(".data")),
+      chainIds: yield* LocalChainIds,
+      embeddedDb: Option.isNone(yield* Config.option(Config.Redacted("DATABASE_URL")))
+    })
+    return LocalWorld.of({ stateRoot: Option.some(stateRoot) })
   })
 )
 
@@ -59,7 +86,30 @@ export const LocalChainIds = Config.schema(
   Config.map((s) => [...new Set(s.split(",").map((x) => Number(x.trim())))])
 )
 
-export const AppLive = Layer.mergeAll(serveApp, MetricsServer.layer, SponsorshipMetricsLive).pipe(
+/** The embedded defaults: no `DATABASE_URL` and no configured network (a developer's machine). */
+const embeddedDefaults = Effect.gen(function*() {
+  const configured = yield* configuredNetworks
+  const url = yield* Config.option(Config.Redacted("DATABASE_URL"))
+  return Option.isNone(configured) && Option.isNone(url)
+})
+
+/** On the embedded defaults, `/metrics` takes a free port when 9464 is taken (METRICS_PORT unset). */
+const MetricsServerLive = Layer.unwrap(
+  Effect.map(embeddedDefaults, (anyPortByDefault) => MetricsServer.layerFor({ anyPortByDefault }))
+)
+
+/**
+ * The HTTP port is bound last, after PostgreSQL and the chains have started: a port that is
+ * taken already ends the start at once, in one line naming `PORT`, not a minute later.
+ */
+const HttpPortCheckLive = Layer.effectDiscard(Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (config.port !== 0 && (yield* Effect.promise(() => portTaken(config.host, config.port)))) {
+    return yield* Effect.die(new Error(`PORT ${config.port} on ${config.host} (HOST) is taken by another process: set PORT to a free port`))
+  }
+}))
+
+export const AppLive = Layer.mergeAll(serveApp, MetricsServerLive, SponsorshipMetricsLive).pipe(
   Layer.provide(ServicesLive),
   Layer.provide(TelemetryLive),
   Layer.provide(
@@ -74,6 +124,8 @@ export const AppLive = Layer.mergeAll(serveApp, MetricsServer.layer, Sponsorship
   Layer.provide(ChainStackLive),
   Layer.provide(ChainsLive),
   Layer.provide(DatabaseLive),
+  Layer.provide(LocalWorldLive),
+  Layer.provide(HttpPortCheckLive),
   Layer.provide(FetchHttpClient.layer),
   Layer.provide(Lifecycle.layer),
   Layer.provide(Metrics.layer),

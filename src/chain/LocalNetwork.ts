@@ -4,7 +4,10 @@
  * stablecoins, a sponsoring VerifyingPaymaster, an ERC-20 TokenPaymaster (gas in the stablecoins)
  * and the Alto bundler, each on a free port
  * of 127.0.0.1. A scoped resource: closing the scope stops every child process; the
- * children also stop when this process dies (`spawnGuarded`, in LocalProcesses.ts).
+ * children also stop when this process dies (`spawnGuarded`, in platform/ChildProcess.ts).
+ * With a state folder (the service's `DATA_DIR/chains`), a chain keeps its state across
+ * restarts (anvil's `--state`) and the next start finds its contracts there instead of
+ * deploying them again (LocalState.ts).
  */
 import entryPointArtifact from "@account-abstraction/contracts/artifacts/EntryPoint.json" with { type: "json" }
 import verifyingPaymasterArtifact from "@account-abstraction/contracts/artifacts/VerifyingPaymaster.json" with { type: "json" }
@@ -13,7 +16,7 @@ import { LogicalOrWrapperEnforcer as logicalOrWrapperEnforcerBytecode } from "@m
 import { deploySmartAccountsEnvironment } from "@metamask/smart-accounts-kit/utils"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import { Config, Context, Effect, Fiber, Layer, Redacted } from "effect"
+import { Config, Context, Duration, Effect, Fiber, Layer, Option, Redacted } from "effect"
 import {
   type Abi,
   type Address,
@@ -34,7 +37,8 @@ import { panicFreezeEnforcerAbi, panicFreezeEnforcerBytecode } from "./contracts
 import { recoveryAbi, recoveryBytecode } from "./contracts/Recovery.ts"
 import { spendGuardAbi, spendGuardBytecode } from "./contracts/SpendGuard.ts"
 import { permitStablecoinAbi, permitStablecoinBytecode, tokenPaymasterAbi, tokenPaymasterBytecode } from "./contracts/TokenPaymaster.ts"
-import { freePort, LocalNetworkError, spawnGuarded, waitReady } from "./LocalProcesses.ts"
+import { keptNetwork, saveNetwork, stateFileOf, verifyKept } from "./LocalState.ts"
+import { LocalNetworkError, spawnGuarded, spawnOnFreePort, waitReady } from "./LocalProcesses.ts"
 import { defaultChainName, type DelegationEnvironment, ENTRY_POINT_V07, Network, type NetworkDescription } from "./Network.ts"
 
 export { LocalNetworkError }
@@ -87,6 +91,11 @@ export interface LocalNetworkOptions {
    * `<logDir>/alto-<chainId>.log`: the test run keeps it under `.test-results/`.
    */
   readonly logDir?: string
+  /**
+   * Keep the chain's state here across restarts (`<stateDir>/<chainId>/`: anvil's state and
+   * the deployed addresses); none: a fresh chain every start (tests, the devnet script).
+   */
+  readonly stateDir?: string
 }
 
 const requireHere = createRequire(import.meta.url)
@@ -110,16 +119,17 @@ const reachableAt = (host: string) =>
  */
 export const startFork = (forkUrl: string, chainId: number = LOCAL_CHAIN_ID) =>
   Effect.gen(function*() {
-    const port = yield* freePort
-    const rpcUrl = `http://127.0.0.1:${port}`
-    const anvil = yield* spawnGuarded(
+    const { port } = yield* spawnOnFreePort(
       "anvil-fork",
-      anvilBinary(),
-      ["--host", "127.0.0.1", "--port", String(port), "--fork-url", forkUrl, "--chain-id", String(chainId), "--silent"],
-      false
+      (port) =>
+        spawnGuarded(
+          "anvil-fork",
+          anvilBinary(),
+          ["--host", "127.0.0.1", "--port", String(port), "--fork-url", forkUrl, "--chain-id", String(chainId), "--silent"]
+        ),
+      (port, child) => waitReady(`anvil-fork ${chainId}`, `http://127.0.0.1:${port}`, "eth_chainId", child)
     )
-    yield* waitReady("anvil-fork", rpcUrl, "eth_chainId", anvil.output, () => anvil.child.exitCode !== null)
-    return { rpcUrl }
+    return { rpcUrl: `http://127.0.0.1:${port}` }
   })
 
 /** Starts the whole network; every part is released with the enclosing scope. */
@@ -128,17 +138,81 @@ export const make = (options: LocalNetworkOptions = {}) =>
     const verbose = options.verbose ?? false
     const host = options.host ?? (yield* Effect.orDie(LocalNetworkHost))
     const chainId = options.chainId ?? LOCAL_CHAIN_ID
-    const [anvilPort, altoPort] = yield* Effect.all([freePort, freePort])
-    const rpcUrl = `http://${reachableAt(host)}:${anvilPort}`
-    const bundlerUrl = `http://${reachableAt(host)}:${altoPort}`
+    const stateDir = options.stateDir === undefined ? undefined : path.join(options.stateDir, String(chainId))
+    const kept = stateDir === undefined ? Option.none() : yield* keptNetwork(stateDir)
+    const urlOf = (port: number) => `http://${reachableAt(host)}:${port}`
 
-    const anvil = yield* spawnGuarded(
-      "anvil",
-      anvilBinary(),
-      ["--host", host, "--port", String(anvilPort), "--chain-id", String(chainId), "--silent"],
-      verbose
+    // With a state folder, anvil loads the chain kept there and writes it back on exit (and
+    // every 5 s, should it be killed outright); writing a large state takes a while.
+    const { port: anvilPort } = yield* spawnOnFreePort(
+      `anvil ${chainId}`,
+      (port) =>
+        spawnGuarded(
+          "anvil",
+          anvilBinary(),
+          [
+            "--host", host, "--port", String(port), "--chain-id", String(chainId), "--silent",
+            ...(stateDir === undefined ? [] : ["--state", stateFileOf(stateDir), "--state-interval", "5"])
+          ],
+          { verbose, stopGrace: Duration.seconds(stateDir === undefined ? 2 : 15) }
+        ),
+      (port, child) =>
+        waitReady(`anvil ${chainId}`, urlOf(port), "eth_chainId", child).pipe(
+          Effect.mapError((e) =>
+            Option.isSome(kept) && child.exited()
+              ? new LocalNetworkError({
+                step: e.step,
+                message: `${e.message}\nthe chain's kept state (${stateFileOf(stateDir!)}) could not be loaded: ` +
+                  "LOCAL_CHAIN_STATE=fresh starts the local chains (and the embedded database) afresh",
+                cause: e
+              })
+              : e
+          )
+        )
     )
-    yield* waitReady("anvil", rpcUrl, "eth_chainId", anvil.output, () => anvil.child.exitCode !== null)
+    const rpcUrl = urlOf(anvilPort)
+
+    /** Alto, against this chain: it deploys its simulation contracts with its own utility key (none when kept). */
+    const startAlto = spawnOnFreePort(
+      `alto ${chainId}`,
+      (port) =>
+        spawnGuarded(
+          "alto",
+          process.execPath,
+          [
+            "--require", loopbackOnly,
+            altoCli(),
+            "--das-listen-host", host,
+            "--entrypoints", ENTRY_POINT_V07,
+            "--executor-private-keys", ANVIL_KEYS.bundlerExecutor.toLowerCase(),
+            "--utility-private-key", ANVIL_KEYS.bundlerUtility.toLowerCase(),
+            "--rpc-url", rpcUrl,
+            "--port", String(port),
+            "--safe-mode", "false",
+            "--block-time", String(options.bundlerBlockTimeMs ?? 100),
+            "--utility-wallet-monitor", "false",
+            "--log-level", verbose ? "info" : "warn"
+          ],
+          {
+            verbose,
+            ...(options.logDir === undefined ? {} : { logFile: path.join(options.logDir, `alto-${chainId}.log`) })
+          }
+        ),
+      (port, child) => waitReady(`alto ${chainId}`, urlOf(port), "eth_supportedEntryPoints", child)
+    )
+
+    if (Option.isSome(kept)) {
+      // The contracts are on the kept chain already: check that every one is, and deploy nothing.
+      yield* verifyKept(rpcUrl, kept.value)
+      const { port: altoPort } = yield* startAlto
+      yield* Effect.logInfo(`chain ${chainId}: kept state loaded from ${stateDir}; contracts found, none deployed`)
+      return {
+        ...kept.value,
+        rpcUrl,
+        wsUrl: `ws://${reachableAt(host)}:${anvilPort}`,
+        bundlerUrl: urlOf(altoPort)
+      } satisfies LocalNetworkDescription
+    }
 
     const chain = defineChain({
       id: chainId,
@@ -170,34 +244,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
 
     // Alto deploys its simulation contracts with its own utility key: it can start now,
     // alongside our deployments from the deployer key.
-    const alto = yield* spawnGuarded(
-      "alto",
-      process.execPath,
-      [
-        "--require", loopbackOnly,
-        altoCli(),
-        "--das-listen-host", host,
-        "--entrypoints", ENTRY_POINT_V07,
-        "--executor-private-keys", ANVIL_KEYS.bundlerExecutor.toLowerCase(),
-        "--utility-private-key", ANVIL_KEYS.bundlerUtility.toLowerCase(),
-        "--rpc-url", rpcUrl,
-        "--port", String(altoPort),
-        "--safe-mode", "false",
-        "--block-time", String(options.bundlerBlockTimeMs ?? 100),
-        "--utility-wallet-monitor", "false",
-        "--log-level", verbose ? "info" : "warn"
-      ],
-      verbose,
-      {},
-      options.logDir === undefined ? undefined : path.join(options.logDir, `alto-${chainId}.log`)
-    )
-    const altoReady = yield* waitReady(
-      "alto",
-      bundlerUrl,
-      "eth_supportedEntryPoints",
-      alto.output,
-      () => alto.child.exitCode !== null
-    ).pipe(Effect.forkScoped)
+    const altoReady = yield* startAlto.pipe(Effect.forkScoped)
 
     const delegation = yield* step("delegation framework", () =>
       deploySmartAccountsEnvironment(walletClient, publicClient, chain, { EntryPoint: ENTRY_POINT_V07 })
@@ -279,7 +326,8 @@ export const make = (options: LocalNetworkOptions = {}) =>
     // A grant's replacement checks the old grant's spend with it (SpendGuard.sol); last, so no earlier address moves.
     const spendGuardAddress = yield* deploy("SpendGuard", spendGuardAbi as Abi, spendGuardBytecode, [])
 
-    yield* Fiber.join(altoReady)
+    const { port: altoPort } = yield* Fiber.join(altoReady)
+    const bundlerUrl = urlOf(altoPort)
 
     const description: LocalNetworkDescription = {
       chainId,
@@ -305,6 +353,7 @@ export const make = (options: LocalNetworkOptions = {}) =>
       deployerKey: Redacted.make(ANVIL_KEYS.deployer),
       devKey: Redacted.make(ANVIL_KEYS.deployer)
     }
+    if (stateDir !== undefined) yield* saveNetwork(stateDir, toJson(description))
     return description
   }).pipe(Effect.withSpan("LocalNetwork.start", { attributes: { chainId: options.chainId ?? LOCAL_CHAIN_ID } }))
 

@@ -1,13 +1,14 @@
 /**
- * The local network's child processes (anvil, Alto): spawned in their own process group
- * under a guard that kills them when this process dies however it dies, given only the
- * environment a process needs, stopped with the scope, and waited for until they answer
- * JSON-RPC.
+ * The local network's child processes (anvil, Alto): spawned under the guard of
+ * `platform/ChildProcess.ts` (they stop when this process dies, however it dies), each on a
+ * free loopback port (taken again on another one when something else took it first), and
+ * waited for until they answer JSON-RPC, within `LOCAL_READY_TIMEOUT`.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import * as fs from "node:fs"
-import { Config, Data, Duration, Effect, Option, Schedule } from "effect"
+import { Data, Effect, type Scope } from "effect"
+import { type Guarded, waitUntilReady } from "../platform/ChildProcess.ts"
 import { freePort as freeLoopbackPort, httpPortToAvoid } from "../platform/FreePort.ts"
+
+export { type Guarded, spawnGuarded } from "../platform/ChildProcess.ts"
 
 export class LocalNetworkError extends Data.TaggedError("LocalNetworkError")<{
   readonly step: string
@@ -21,101 +22,6 @@ export const freePort = Effect.flatMap(httpPortToAvoid, (avoid) =>
     try: () => freeLoopbackPort(avoid),
     catch: (cause) => new LocalNetworkError({ step: "port", message: String(cause), cause })
   }))
-
-/** Children still running, killed synchronously if this process exits without closing scopes. */
-const running = new Set<ChildProcess>()
-let exitHookInstalled = false
-const installExitHook = () => {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.on("exit", () => {
-    for (const child of running) killGroup(child, "SIGKILL")
-  })
-}
-
-const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
-  if (child.pid === undefined) return
-  try {
-    process.kill(-child.pid, signal)
-  } catch {
-    // already gone
-  }
-}
-
-/**
- * What anvil and Alto see of this process's environment: what a process needs to run
- * (PATH, HOME, temp folder, locale), never the service's own configuration or secrets
- * (DATABASE_URL, keys, ...).
- */
-const CHILD_ENV_KEYS = ["PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LC_ALL", "TZ", "USER", "SHELL"] as const
-const childEnv = Effect.gen(function*() {
-  const env: Record<string, string> = { DO_NOT_TRACK: "1" }
-  for (const key of CHILD_ENV_KEYS) {
-    const value = yield* Config.option(Config.String(key))
-    if (Option.isSome(value)) env[key] = value.value
-  }
-  return env
-}).pipe(Effect.orDie)
-
-/**
- * Spawns `command` in its own process group under a tiny shell guard that kills the group
- * when its stdin (a pipe from this process) reaches EOF, i.e. when this process dies,
- * however it dies. Closing the scope sends SIGTERM to the group, then SIGKILL after 2 s.
- */
-export const spawnGuarded = (
-  name: string,
-  command: string,
-  args: ReadonlyArray<string>,
-  verbose: boolean,
-  /** Set in the child's environment on top of the few keys it inherits. */
-  extraEnv: Readonly<Record<string, string>> = {},
-  /** Every line the child prints is also appended here (the ring below keeps only the last ones). */
-  logFile?: string
-) =>
-  Effect.acquireRelease(
-    Effect.flatMap(childEnv, (inherited) => Effect.sync(() => {
-      const env = { ...inherited, ...extraEnv }
-      installExitHook()
-      const guard = `exec 3<&0; "$@" </dev/null & c=$!; { cat <&3 >/dev/null; kill -TERM 0; } & wait $c`
-      const child = spawn("sh", ["-c", guard, "sh", command, ...args], {
-        detached: true,
-        stdio: ["pipe", "pipe", "pipe"],
-        env
-      })
-      const output: Array<string> = []
-      const collect = (chunk: Buffer) => {
-        const text = chunk.toString()
-        output.push(text)
-        if (output.length > 200) output.shift()
-        if (logFile !== undefined) fs.appendFile(logFile, text, () => {})
-        if (verbose) process.stderr.write(`[${name}] ${text}`)
-      }
-      child.stdout?.on("data", collect)
-      child.stderr?.on("data", collect)
-      // The pipes must not keep this process alive on their own.
-      child.unref()
-      ;(child.stdout as unknown as { unref?: () => void } | null)?.unref?.()
-      ;(child.stderr as unknown as { unref?: () => void } | null)?.unref?.()
-      ;(child.stdin as unknown as { unref?: () => void } | null)?.unref?.()
-      running.add(child)
-      return { child, output: () => output.join("").slice(-4000) }
-    })),
-    ({ child }) =>
-      Effect.callback<void>((resume) => {
-        if (child.exitCode !== null || child.signalCode !== null) {
-          running.delete(child)
-          return resume(Effect.void)
-        }
-        const timer = setTimeout(() => killGroup(child, "SIGKILL"), 2000)
-        child.once("exit", () => {
-          clearTimeout(timer)
-          running.delete(child)
-          resume(Effect.void)
-        })
-        killGroup(child, "SIGTERM")
-        child.stdin?.end()
-      })
-  )
 
 /** POSTs one JSON-RPC request; succeeds with `result` when there is one. */
 const rpcProbe = (url: string, method: string) =>
@@ -134,18 +40,36 @@ const rpcProbe = (url: string, method: string) =>
     catch: (cause) => new LocalNetworkError({ step: method, message: String(cause), cause })
   })
 
-export const waitReady = (name: string, url: string, method: string, logs: () => string, exited: () => boolean) =>
-  Effect.suspend(() =>
-    exited()
-      ? Effect.fail(new LocalNetworkError({ step: name, message: `${name} exited during start:\n${logs()}` }))
-      : rpcProbe(url, method)
-  ).pipe(
-    Effect.retry({
-      schedule: Schedule.spaced(Duration.millis(50)),
-      while: () => !exited()
-    }),
-    Effect.timeoutOrElse({
-      duration: Duration.seconds(30),
-      orElse: () => Effect.fail(new LocalNetworkError({ step: name, message: `${name} not ready in 30 s:\n${logs()}` }))
-    })
+/** Waits until the child answers `method` at `url` (readiness-driven, bounded by `LOCAL_READY_TIMEOUT`). */
+export const waitReady = (label: string, url: string, method: string, child: Pick<Guarded, "output" | "exited">) =>
+  waitUntilReady(label, rpcProbe(url, method), child).pipe(
+    Effect.mapError((e) => new LocalNetworkError({ step: label, message: e.message, cause: e }))
   )
+
+/** What a process prints when its port was taken between our check and its bind. */
+const PORT_TAKEN = /address already in use|EADDRINUSE/i
+const PORT_ATTEMPTS = 5
+
+/**
+ * Starts a child listening on a free port and returns it with the port once it has started
+ * listening (its own process exited with "address in use" when another process took the port
+ * first: it is started again on another free port, up to 5 times). The readiness wait itself
+ * is the caller's.
+ */
+export const spawnOnFreePort = <R>(
+  label: string,
+  launch: (port: number) => Effect.Effect<Guarded, never, R | Scope.Scope>,
+  ready: (port: number, child: Guarded) => Effect.Effect<unknown, LocalNetworkError>
+): Effect.Effect<{ readonly port: number; readonly child: Guarded }, LocalNetworkError, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    for (let attempt = 1;; attempt++) {
+      const port = yield* freePort
+      const child = yield* launch(port)
+      const outcome = yield* Effect.result(ready(port, child))
+      if (outcome._tag === "Success") return { port, child }
+      const taken = child.exited() && PORT_TAKEN.test(child.output())
+      if (!taken || attempt >= PORT_ATTEMPTS) return yield* Effect.fail(outcome.failure)
+      yield* Effect.logWarning(`${label}: port ${port} was taken by another process; starting again on another free port`)
+    }
+  })
+

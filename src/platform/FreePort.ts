@@ -43,3 +43,12 @@ export const httpPortToAvoid: Effect.Effect<ReadonlyArray<number>> = Config.opti
   Effect.map(Option.toArray),
   Effect.orElseSucceed(() => [])
 )
+
+/** Whether `port` on `host` is taken now (someone else listens there): a listen that fails with EADDRINUSE. */
+export const portTaken = (host: string, port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const server = net.createServer()
+    server.unref()
+    server.once("error", (e: NodeJS.ErrnoException) => resolve(e.code === "EADDRINUSE"))
+    server.listen(port, host, () => server.close(() => resolve(false)))
+  })

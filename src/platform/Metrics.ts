@@ -129,25 +129,37 @@ export class Metrics extends Context.Service<Metrics, MetricsShape>()("das/platf
 export const withMetrics = <R>(register: (metrics: MetricsShape) => Effect.Effect<void, never, R>) =>
   Effect.flatMap(Effect.serviceOption(Metrics), (metrics) => (Option.isSome(metrics) ? register(metrics.value) : Effect.void))
 
-/** Where the metrics listener is: `METRICS_PORT` (`0`: a free port; `off`: none) on `METRICS_HOST`. */
+/**
+ * Where the metrics listener is: `METRICS_PORT` (`0`: a free port; `off`: none; unset: 9464) on
+ * `METRICS_HOST`.
+ */
 export const MetricsConfig = Config.all({
   host: Config.String("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.String("METRICS_PORT").pipe(Config.withDefault("9464"))
+  port: Config.option(Config.String("METRICS_PORT"))
 })
+
+const DEFAULT_METRICS_PORT = 9464
 
 export class MetricsServer extends Context.Service<MetricsServer, {
   /** `http://host:port/metrics`, or none when the listener is off. */
   readonly url: Option.Option<string>
 }>()("das/platform/MetricsServer") {
-  static readonly layer = Layer.effect(
+  /**
+   * `anyPortByDefault` (the embedded defaults, a developer's machine): with `METRICS_PORT`
+   * unset, 9464 when it is free, else any free port, said in the log, so that a second instance
+   * starts. Otherwise a taken port ends the start with one line naming `METRICS_PORT`.
+   */
+  static readonly layerFor = (options: { readonly anyPortByDefault: boolean }) => Layer.effect(
     MetricsServer,
     Effect.gen(function*() {
       const config = yield* MetricsConfig
-      if (config.port.trim().toLowerCase() === "off") return MetricsServer.of({ url: Option.none() })
-      const port = Number(config.port)
+      const raw = Option.getOrElse(config.port, () => String(DEFAULT_METRICS_PORT))
+      if (raw.trim().toLowerCase() === "off") return MetricsServer.of({ url: Option.none() })
+      const port = Number(raw)
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        return yield* Effect.die(new Error(`METRICS_PORT must be a port number, 0 or off; got "${config.port}"`))
+        return yield* Effect.die(new Error(`METRICS_PORT must be a port number, 0 or off; got "${raw}"`))
       }
+      const fallback = options.anyPortByDefault && Option.isNone(config.port)
       const metrics = yield* Metrics
       const run = Effect.runPromiseWith(yield* Effect.context<never>())
       const server = createServer((req, res) => {
@@ -161,14 +173,28 @@ export class MetricsServer extends Context.Service<MetricsServer, {
           () => res.writeHead(500, { "content-type": "text/plain" }).end("metrics could not be collected\n")
         )
       })
-      const bound = yield* Effect.acquireRelease(
-        Effect.callback<number, Error>((resume) => {
-          server.once("error", (e) => resume(Effect.fail(e)))
-          server.listen(port, config.host, () => {
+      const listen = (at: number) =>
+        Effect.callback<number, NodeJS.ErrnoException>((resume) => {
+          const onError = (e: NodeJS.ErrnoException) => resume(Effect.fail(e))
+          server.once("error", onError)
+          server.listen(at, config.host, () => {
+            server.off("error", onError)
             const address = server.address()
-            resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : port))
+            resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : at))
           })
-        }),
+        })
+      const bound = yield* Effect.acquireRelease(
+        listen(port).pipe(
+          Effect.catchIf((e) => fallback && e.code === "EADDRINUSE", () => listen(0)),
+          Effect.mapError((e) =>
+            e.code === "EADDRINUSE"
+              ? new Error(
+                `metrics: port ${port} on ${config.host} is taken (METRICS_PORT${Option.isNone(config.port) ? ", default 9464" : ""}): ` +
+                  "set METRICS_PORT to a free port, 0 for any, or off"
+              )
+              : e
+          )
+        ),
         () =>
           Effect.callback<void>((resume) => {
             server.close(() => resume(Effect.void))
@@ -177,8 +203,12 @@ export class MetricsServer extends Context.Service<MetricsServer, {
       ).pipe(Effect.orDie)
       const host = config.host.includes(":") ? `[${config.host}]` : config.host
       const url = `http://${host}:${bound}/metrics`
-      yield* Effect.logInfo(`metrics: ${url}`)
+      yield* fallback && bound !== port
+        ? Effect.logWarning(`metrics: ${url} (${port} is taken; METRICS_PORT chooses the port)`)
+        : Effect.logInfo(`metrics: ${url}`)
       return MetricsServer.of({ url: Option.some(url) })
     })
   )
+
+  static readonly layer = MetricsServer.layerFor({ anyPortByDefault: false })
 }
