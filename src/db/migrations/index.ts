@@ -47,6 +47,7 @@ import auditStoredSubtrees from "./0410_audit_stored_subtrees.ts"
 import opBuildStoreOrShare from "./0420_op_build_store_or_share.ts"
 import delegationLedgerFunctions from "./0430_delegation_ledger_functions.ts"
 import inclusionObservedClock from "./0440_inclusion_observed_clock.ts"
+import grantLockNoKeyUpdate from "./0490_grant_lock_no_key_update.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -91,5 +92,6 @@ export const migrations = Migrator.fromRecord({
   "0410_audit_stored_subtrees": auditStoredSubtrees,
   "0420_op_build_store_or_share": opBuildStoreOrShare,
   "0430_delegation_ledger_functions": delegationLedgerFunctions,
-  "0440_inclusion_observed_clock": inclusionObservedClock
+  "0440_inclusion_observed_clock": inclusionObservedClock,
+  "0490_grant_lock_no_key_update": grantLockNoKeyUpdate
 })
