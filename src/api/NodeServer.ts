@@ -230,6 +230,8 @@ export class NodeServer extends Server {
     this.stopped = true
     net.Server.prototype.close.call(this)
     this.hooks?.stopped?.(this.sockets.size)
+    // Streams a route took during the delay end too (the close waits for every connection).
+    for (const { route } of this.routes) route.close()
     for (const socket of this.sockets) this.retire(socket)
     this.checkFinished()
   }
