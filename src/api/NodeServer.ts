@@ -88,14 +88,16 @@ export interface NodeServerOptions {
 export interface DrainHooks {
   /** The drain starts; `open` connections are still open. */
   readonly started: (open: number) => void
+  /** The listener closed (after the delay); `open` connections are retired (closed after their answer). */
+  readonly stopped?: (open: number) => void
   /** Every connection closed (or was cut at the deadline: `cut` of them). */
   readonly finished: (cut: number) => void
   readonly deadlineMs: number
-  /** How long the server still accepts connections once the drain has started (each is closed after one request). */
+  /** How long the server still accepts connections and keeps them alive once the drain has started. */
   readonly delayMs: number
 }
 
-/** How long a connection with nothing in flight stays open once the drain has started. */
+/** How long a connection with nothing in flight stays open once the listener has closed. */
 export const IDLE_GRACE_MS = 250
 
 /** Node's response on the socket: the request in flight, if any. */
@@ -105,27 +107,42 @@ const inFlight = (socket: net.Socket): ServerResponse | null =>
 const hasBody = (request: IncomingMessage) =>
   request.headers["content-length"] !== undefined || request.headers["transfer-encoding"] !== undefined
 
+const listeningOf: (server: net.Server) => boolean = (() => {
+  const get = Object.getOwnPropertyDescriptor(net.Server.prototype, "listening")?.get
+  return (server) => get === undefined ? server.address() !== null : (get.call(server) as boolean)
+})()
+
 export class NodeServer extends Server {
   private readonly routes = new Set<Registered>()
   private readonly sockets = new Set<net.Socket>()
   private draining = false
-  /** When the drain started (`Date.now()`). */
-  private drainedSince = 0
   /** The listener is closed (after the drain's delay). */
   private stopped = false
   private finished = false
   private hooks: DrainHooks | undefined
   private deadline: ReturnType<typeof setTimeout> | undefined
 
+  /** The listener closed and every connection with it (`close` was emitted). */
+  private closed = false
+
   constructor(private readonly options: NodeServerOptions) {
     super({ maxHeaderSize: options.maxHeaderBytes })
+    this.once("close", () => (this.closed = true))
+    // Still "listening" to whoever closes the server (Effect's HttpServer) until every connection
+    // has closed: it waits for the close only while the server listens, and the drain closes
+    // the listener itself, before the connections.
+    Object.defineProperty(this, "listening", {
+      configurable: true,
+      get: () => listeningOf(this) || (this.stopped && !this.closed)
+    })
     this.on("connection", (socket: net.Socket) => {
       this.sockets.add(socket)
       socket.once("close", () => {
         this.sockets.delete(socket)
         if (this.draining) this.checkFinished()
       })
-      if (this.draining) this.retire(socket)
+      // Only a connection the kernel had queued before the listener closed: answered once, then closed.
+      if (this.stopped) this.retire(socket)
     })
   }
 
@@ -142,8 +159,10 @@ export class NodeServer extends Server {
 
   override emit(event: string, ...args: Array<any>): boolean {
     if (event === "request") {
-      // Draining: answer it, then close its connection (`Connection: close`).
-      if (this.draining) (args[1] as ServerResponse).shouldKeepAlive = false
+      // The listener is closed: answer it, then close its connection (`Connection: close`).
+      // During the drain's delay connections stay kept alive: a client told to reconnect then
+      // would land in the listen queue, and the listener's close resets what waits there.
+      if (this.stopped) (args[1] as ServerResponse).shouldKeepAlive = false
       if (this.routes.size > 0 && this.direct(args[0], args[1])) return true
       // Listening before the application is served (the socket is bound while the rest starts):
       // with nobody to answer, Node would leave the request hanging. It is told to come back.
@@ -169,31 +188,24 @@ export class NodeServer extends Server {
 
   override close(callback?: (error?: Error) => void): this {
     this.drain()
-    // `net.Server`'s close, not `http.Server`'s: that one destroys idle connections at once,
-    // resetting any whose client is just sending a request. `retire` closes them instead.
-    const stop = () => {
-      this.stopped = true
-      net.Server.prototype.close.call(this, callback)
-      this.checkFinished()
+    // Called back when the listener has closed (after the delay) and every connection with it.
+    if (callback !== undefined) {
+      if (this.closed) process.nextTick(callback)
+      else this.once("close", () => callback())
     }
-    // The delay counts from the drain's start (the signal, usually before the close).
-    const delayMs = (this.hooks?.delayMs ?? 0) - (Date.now() - this.drainedSince)
-    if (delayMs > 0) setTimeout(stop, delayMs).unref()
-    else stop()
     return this
   }
 
   /**
-   * Starts the drain (once): answers close their connections, idle ones close, the routes end
-   * their streams. The listener stays open until `close`.
+   * Starts the drain (once): the routes end their streams, the deadline starts. The listener
+   * keeps accepting and answering, connections kept alive, for the delay (counted from here:
+   * the signal, usually before the close); then it stops.
    */
   drain(): void {
     if (this.draining) return
     this.draining = true
-    this.drainedSince = Date.now()
     this.hooks?.started(this.sockets.size)
     for (const { route } of this.routes) route.close()
-    for (const socket of this.sockets) this.retire(socket)
     this.deadline = setTimeout(() => {
       this.deadline = undefined
       const cut = this.sockets.size
@@ -201,6 +213,27 @@ export class NodeServer extends Server {
       this.report(cut)
     }, this.hooks?.deadlineMs ?? 20_000)
     this.deadline.unref()
+    const delayMs = this.hooks?.delayMs ?? 0
+    if (delayMs > 0) setTimeout(() => this.stop(), delayMs).unref()
+    else this.stop()
+  }
+
+  /**
+   * Stops accepting, then retires the open connections: each closes after its answer
+   * (`Connection: close`), an idle one after a short grace. In that order, a client whose
+   * connection closes reconnects to a closed port (refused), never into the listen queue that
+   * the close resets. `net.Server`'s close, not `http.Server`'s: that one destroys idle
+   * connections at once, resetting any whose client is just sending a request.
+   */
+  private stop(): void {
+    if (this.stopped) return
+    this.stopped = true
+    net.Server.prototype.close.call(this)
+    this.hooks?.stopped?.(this.sockets.size)
+    // Streams a route took during the delay end too (the close waits for every connection).
+    for (const { route } of this.routes) route.close()
+    for (const socket of this.sockets) this.retire(socket)
+    this.checkFinished()
   }
 
   private checkFinished(): void {
@@ -344,6 +377,8 @@ export const NodeServerLive = (
             : Effect.logInfo(`shutdown: ${line}`)
         )
       },
+      stopped: (open) =>
+        run(Effect.logInfo(`shutdown: the HTTP listener closed; ${open} connection(s) close after their answer`)),
       finished: (cut) =>
         run(
           cut === 0

@@ -21,6 +21,7 @@ import type { Bundler, BundlerRejected, GasEstimate, UserOperationV07 } from "..
 import { Chains } from "../chain/Chains.ts"
 import { allowanceEstimationData, approvalCalls, permitEstimationData, TOKEN_PAYMASTER_GAS } from "../chain/TokenPaymaster.ts"
 import { type IntentType, type Simulation, type TokenAmount, UserOpBuild } from "../domain/Operations.ts"
+import { transactionRetryingConflicts } from "../db/Conflicts.ts"
 import { makeBuildRepo, type StoredBuild } from "./BuildRepo.ts"
 import { allowanceSetup, matchesBuild, permitMismatch } from "./GasPayment.ts"
 import { ACCOUNT_FROZEN, allowedWhileFrozen, isRiskReducingIntent } from "./Intents.ts"
@@ -430,7 +431,9 @@ const make = Effect.gen(function*() {
     // One transaction, one commit: the build, the feature's own writes, the sponsorship's counters.
     // Counted last (its rows are every build's: held only until the commit), and only for a build
     // stored anew: an identical open build answered again was counted when it was stored.
-    const stored = yield* sql.withTransaction(Effect.gen(function*() {
+    // Run again whole when it lost a lock conflict (a deadlock): it locks the grant of an action's
+    // build and the shared sponsorship counters, which other transactions take too.
+    const stored = yield* transactionRetryingConflicts(sql)(Effect.gen(function*() {
       const open = yield* storing
       if (open !== undefined) return open
       if (request.onStored !== undefined) {

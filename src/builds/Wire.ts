@@ -108,8 +108,9 @@ const CHAIN_RETRY_AFTER_SECONDS = 5
 
 /**
  * Chain and bundler faults (never a verdict on the operation): a chain whose node or bundler
- * is down is a 503 naming it (the other chains are served), a bundler that did not answer in
- * time a 504, a bundler's refusal of a non-operation call a 502.
+ * is down is a 503 naming it (the other chains are served; at once while the chain is found
+ * degraded, `ChainHealth.ts`), a node or bundler that did not answer within its chain's
+ * timeout a 504, a bundler's refusal of a non-operation call a 502.
  */
 export const upstreamError = (e: BundlerError | ChainUnavailable): UpstreamUnavailable | UpstreamTimeout | ServiceUnavailable => {
   const on = e._tag === "BundlerRejected" || e.chainId === undefined ? "" : ` of chain ${e.chainId}`
@@ -124,7 +125,9 @@ export const upstreamError = (e: BundlerError | ChainUnavailable): UpstreamUnava
     case "BundlerRejected":
       return new UpstreamUnavailable({ message: `The bundler refused ${e.method}: ${e.message}` })
     case "ChainUnavailable":
-      return new ServiceUnavailable({ message: `The node${on} is unavailable (${e.operation}): ${e.message}`, details: chain })
+      return e.timedOut === true
+        ? new UpstreamTimeout({ message: `The node${on} did not answer in time (${e.operation})`, details: chain })
+        : new ServiceUnavailable({ message: `The node${on} is unavailable (${e.operation}): ${e.message}`, details: chain })
   }
 }
 

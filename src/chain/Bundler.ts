@@ -1,7 +1,7 @@
 /**
  * The ERC-4337 bundler over JSON-RPC/HTTP: send, receipt, gas estimation, supported
  * EntryPoints. Each request has a timeout; transport faults (connection refused, 5xx
- * without a JSON-RPC answer, timeouts) are retried, JSON-RPC errors never are. ERC-7769
+ * without a JSON-RPC answer) are retried, a timeout and JSON-RPC errors never are. ERC-7769
  * error codes become `BundlerRejected` with the code and a reason name.
  */
 import { Config, Context, Duration, Effect, Layer, Ref, Schedule, Schema, SchemaGetter } from "effect"
@@ -11,6 +11,7 @@ import type { Address, Hash, Hex } from "viem"
 import { formatUserOperationRequest, type UserOperation } from "viem/account-abstraction"
 import { revertReason } from "./Chain.ts"
 import { decodeRevert, isRevertData } from "./RevertReasons.ts"
+import type { ChainHealth } from "./ChainHealth.ts"
 import { Network, type NetworkDescription } from "./Network.ts"
 
 /** A user operation for EntryPoint v0.7 (viem's shape: bigints, optional factory/paymaster). */
@@ -104,10 +105,12 @@ export class BundlerTimeout extends Schema.TaggedError<BundlerTimeout>()("Bundle
 export type BundlerError = BundlerRejected | BundlerUnavailable | BundlerTimeout
 
 export interface BundlerOptions {
-  /** Per attempt (default 10 s). */
+  /** Per attempt (default 10 s); an attempt that timed out is not retried. */
   readonly timeout?: Duration.Input
-  /** Retries after the first attempt, on transport faults only (default 2). */
+  /** Retries after the first attempt, on transport faults that are not a timeout (default 2). */
   readonly retries?: number
+  /** The chain's state: while its bundler is found down, every call fails at once (`Chains`' monitor). */
+  readonly health?: ChainHealth
 }
 
 export class Bundler extends Context.Service<Bundler, {
@@ -280,12 +283,19 @@ export const makeBundler = (
         })
       )
 
-      return attempt.pipe(
-        Effect.retry({
-          while: (e) => e instanceof TransportFault,
-          schedule: Schedule.exponential(Duration.millis(100)),
-          times: retries
-        }),
+      const degraded = options.health
+      return Effect.suspend(() =>
+        degraded?.isDown("bundler") === true
+          ? Effect.fail(new TransportFault(`not answering (degraded since ${new Date(degraded.downSince("bundler")!).toISOString()}); try again shortly`, false))
+          : attempt.pipe(
+            // A timeout already took the whole of it: retrying would double the wait on a hung bundler.
+            Effect.retry({
+              while: (e) => e instanceof TransportFault && !e.timedOut,
+              schedule: Schedule.exponential(Duration.millis(100)),
+              times: retries
+            })
+          )
+      ).pipe(
         Effect.catchIf(
           (e): e is TransportFault => e instanceof TransportFault,
           (f): Effect.Effect<never, BundlerError> =>

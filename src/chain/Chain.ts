@@ -3,7 +3,7 @@
  * fee data, ERC-20 balances / allowances / permit nonces, and `eth_call` simulation.
  * Never writes: operations reach the chain through the `Bundler`.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
 import {
   type Address,
   BaseError,
@@ -17,9 +17,11 @@ import {
   http,
   type PublicClient,
   RawContractError,
-  type TransactionReceipt
+  type TransactionReceipt,
+  type Transport
 } from "viem"
 import { entryPoint07Abi } from "viem/account-abstraction"
+import { ChainCallTimeoutError, ChainDegradedError, type ChainHealth, isChainTimeout } from "./ChainHealth.ts"
 import { Network, type NetworkDescription } from "./Network.ts"
 import { decodeRevert } from "./RevertReasons.ts"
 import { pooledFetch } from "./RpcFetch.ts"
@@ -30,6 +32,8 @@ export class ChainUnavailable extends Schema.TaggedError<ChainUnavailable>()("Ch
   message: Schema.String,
   /** The chain whose node failed (set by the per-chain reader). */
   chainId: Schema.optionalKey(Schema.Int),
+  /** The node did not answer within the chain's timeout (a 504, not a 503). */
+  timedOut: Schema.optionalKey(Schema.Boolean),
   cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
@@ -115,27 +119,68 @@ export class Chain extends Context.Service<Chain, {
   static readonly layer = Layer.effect(Chain, Network.useSync((network) => makeChain(network)))
 }
 
+export interface ChainOptions {
+  /** One call's whole time, its retries included (default 10 s). */
+  readonly timeout?: Duration.Duration
+  /** The chain's state: while its node is found down, every call fails at once (`Chains`' monitor). */
+  readonly health?: ChainHealth
+}
+
+/**
+ * viem's http transport with the chain's timeout over the whole call (viem's own is per attempt,
+ * and it retries a timed-out attempt: 3 × 10 s before), and failing at once while the chain's
+ * node is found down. Every read of the chain goes through it, the features' own contract reads
+ * on `client` too.
+ */
+export const chainTransport = (network: Pick<NetworkDescription, "chainId" | "rpcUrl">, options: ChainOptions = {}): Transport => {
+  const timeout = options.timeout ?? Duration.seconds(10)
+  const ms = Math.max(1, Duration.toMillis(timeout))
+  const inner = http(network.rpcUrl, { timeout: ms, retryCount: 2, fetchFn: pooledFetch(network.rpcUrl) })
+  const health = options.health
+  return (params) => {
+    const transport = inner(params)
+    const request: typeof transport.request = async (args, requestOptions) => {
+      if (health?.isDown("rpc")) throw new ChainDegradedError(network.chainId, "node")
+      const deadline = AbortSignal.timeout(ms)
+      const signal = requestOptions?.signal === undefined ? deadline : AbortSignal.any([requestOptions.signal, deadline])
+      try {
+        return await transport.request(args, { ...requestOptions, signal })
+      } catch (error) {
+        if (deadline.aborted && requestOptions?.signal?.aborted !== true) {
+          throw new ChainCallTimeoutError(network.chainId, args.method, timeout)
+        }
+        throw error
+      }
+    }
+    return { ...transport, request }
+  }
+}
+
 /** A chain reader over a viem public client for `network` (one per chain: `Chains`). */
-export const makeChain = (network: NetworkDescription): Chain["Service"] => {
+export const makeChain = (network: NetworkDescription, options: ChainOptions = {}): Chain["Service"] => {
   const client = createPublicClient({
     chain: viemChainOf(network),
-    transport: http(network.rpcUrl, { timeout: 10_000, retryCount: 2, fetchFn: pooledFetch(network.rpcUrl) }),
+    transport: chainTransport(network, options),
     pollingInterval: 250
   }) as PublicClient
   return makeWith(client, network)
 }
 
+/** What a failed call tells the client: a timeout (504) or the node unreachable (503). */
+const unavailable = (network: Pick<NetworkDescription, "chainId">, operation: string, cause: unknown) =>
+  new ChainUnavailable({
+    chainId: network.chainId,
+    operation,
+    message: cause instanceof BaseError ? cause.shortMessage : String(cause),
+    ...(isChainTimeout(cause) ? { timedOut: true } : {}),
+    cause
+  })
+
 const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Service"] => {
   const rpc = <A>(operation: string, f: () => Promise<A>) =>
     Effect.tryPromise({
       try: f,
-      catch: (cause) =>
-        new ChainUnavailable({
-          chainId: network.chainId,
-          operation,
-          message: cause instanceof BaseError ? cause.shortMessage : String(cause),
-          cause
-        })
+      catch: (cause) => unavailable(network, operation, cause)
     })
 
   const entryPointNonce = Effect.fn("Chain.entryPointNonce")(function*(sender: Address, key: bigint = 0n) {
@@ -204,12 +249,7 @@ const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Ser
           const reason = revertReason(data)
           return new CallReverted(reason !== undefined ? { data, reason } : { data })
         }
-        return new ChainUnavailable({
-          chainId: network.chainId,
-          operation: "call",
-          message: cause instanceof BaseError ? cause.shortMessage : String(cause),
-          cause
-        })
+        return unavailable(network, "call", cause)
       }
     }).pipe(Effect.map((result) => result.data ?? "0x"))
   })
@@ -222,14 +262,7 @@ const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Ser
       Effect.catch((cause) =>
         cause instanceof BaseError && cause.name === "TransactionReceiptNotFoundError"
           ? Effect.succeed(null)
-          : Effect.fail(
-            new ChainUnavailable({
-              chainId: network.chainId,
-              operation: "getTransactionReceipt",
-              message: cause instanceof BaseError ? cause.shortMessage : String(cause),
-              cause
-            })
-          )
+          : Effect.fail(unavailable(network, "getTransactionReceipt", cause))
       )
     )
   })

@@ -9,11 +9,12 @@
  * constructs them (tests may still provide one chain's `Network`, `Chain`, ... tags).
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { Config, Context, Duration, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer } from "effect"
 import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
 import { AccountStack, makeHybridDeleGator } from "./Accounts4337.ts"
 import { Bundler, makeBundler } from "./Bundler.ts"
 import { Chain, makeChain } from "./Chain.ts"
+import { type ChainHealth, chainTimeouts, makeChainHealth, monitor, ProbeConfig } from "./ChainHealth.ts"
 import { Network, type NetworkDescription } from "./Network.ts"
 import { makePaymaster, Paymaster } from "./Paymaster.ts"
 
@@ -28,7 +29,7 @@ export interface ChainNetwork {
   readonly paymaster: Paymaster["Service"]
 }
 
-/** What readiness reports of one chain: its RPC and its bundler answered a cheap call just now (cached 2 s). */
+/** What readiness reports of one chain: whether its RPC and its bundler answer the monitor's probes (`ChainHealth.ts`). */
 export interface ChainStatus {
   readonly chainId: number
   readonly name: string
@@ -50,7 +51,10 @@ export interface ChainsShape {
   find(chainId: number): ChainNetwork | undefined
   /** The display name of a chain (served or not). */
   nameOf(chainId: number): string
-  /** Each chain's status (readiness): a chain whose RPC or bundler does not answer is `degraded`, the others are unaffected. */
+  /**
+   * Each chain's status (readiness): a chain whose RPC or bundler does not answer is `degraded`
+   * (and its calls fail at once meanwhile), the others are unaffected.
+   */
   readonly health: Effect.Effect<ReadonlyArray<ChainStatus>>
 }
 
@@ -89,39 +93,40 @@ export const unknownChain = (chainId: number, all: ReadonlyArray<Pick<ChainNetwo
 const makeChains = (networks: ReadonlyArray<NetworkDescription>) =>
   Effect.gen(function*() {
     if (networks.length === 0) return yield* Effect.die(new Error("Chains: no network to serve"))
-    const timeout = yield* Config.Duration("BUNDLER_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10)))
     const retries = yield* Config.Int("BUNDLER_RETRIES").pipe(Config.withDefault(2))
+    const probeConfig = yield* ProbeConfig
     const all: Array<ChainNetwork> = []
+    const healthOf = new Map<number, ChainHealth>()
     for (const network of networks) {
+      const timeouts = yield* chainTimeouts(network.chainId)
+      const health = makeChainHealth(network.chainId)
+      healthOf.set(network.chainId, health)
       all.push({
         chainId: network.chainId,
         name: network.name,
         network,
-        chain: makeChain(network),
-        bundler: yield* makeBundler(network, { timeout, retries }),
+        chain: makeChain(network, { timeout: timeouts.rpc, health }),
+        bundler: yield* makeBundler(network, { timeout: timeouts.bundler, retries, health }),
         accounts: makeHybridDeleGator({ chainId: network.chainId, entryPoint: network.entryPoint, environment: network.delegation }),
         paymaster: makePaymaster(network)
       })
+      // The probes go around the fail-fast (they are how a chain found down is found back), one attempt each.
+      const probeChain = makeChain(network, { timeout: probeConfig.timeout })
+      const probeBundler = yield* makeBundler(network, { timeout: probeConfig.timeout, retries: 0 })
+      yield* Effect.forkScoped(
+        monitor(health, network.name, { rpc: probeChain.blockNumber, bundler: probeBundler.supportedEntryPoints }, probeConfig)
+      )
     }
     const byId = new Map(all.map((c) => [c.chainId, c]))
-    // Probed on demand, at most every 2 s per chain (readiness is polled often; the probes must not load the chains).
-    const probe = (c: ChainNetwork) =>
-      Effect.all([
-        c.chain.blockNumber.pipe(Effect.timeout("1 second"), Effect.as("ok" as const), Effect.orElseSucceed(() => "down" as const)),
-        c.bundler.supportedEntryPoints.pipe(
-          Effect.timeout("1 second"),
-          Effect.as("ok" as const),
-          Effect.orElseSucceed(() => "down" as const)
-        )
-      ], { concurrency: 2 }).pipe(Effect.map(([rpc, bundler]): ChainStatus => ({
-        chainId: c.chainId,
-        name: c.name,
-        status: rpc === "ok" && bundler === "ok" ? "ok" : "degraded",
-        rpc,
-        bundler
-      })))
-    const cached = yield* Effect.forEach(all, (c) => Effect.cachedWithTTL(probe(c), "2 seconds"))
-    const health = Effect.all(cached, { concurrency: "unbounded" })
+    // What the monitor found (readiness is polled often; it reads the state and loads no chain).
+    const health = Effect.sync(() =>
+      all.map((c): ChainStatus => {
+        const h = healthOf.get(c.chainId)!
+        const rpc = h.isDown("rpc") ? "down" as const : "ok" as const
+        const bundler = h.isDown("bundler") ? "down" as const : "ok" as const
+        return { chainId: c.chainId, name: c.name, status: rpc === "ok" && bundler === "ok" ? "ok" : "degraded", rpc, bundler }
+      })
+    )
     const get = (chainId: number) => {
       const found = byId.get(chainId)
       return found === undefined ? Effect.fail(unknownChain(chainId, all)) : Effect.succeed(found)

@@ -62,7 +62,10 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   listOwned(accountId: string, signerAddress: string): Effect.Effect<ReadonlyArray<DelegationRow>>
   /** Active and revoked delegations on `chainId` whose delegatee is one of `delegateeAddresses` (any owner's). */
   listHeld(delegateeAddresses: ReadonlyArray<string>, chainId: number): Effect.Effect<ReadonlyArray<DelegationRow>>
-  /** Locks the delegation's row (`FOR UPDATE`); inside a transaction. */
+  /**
+   * Locks the delegation's row (`FOR NO KEY UPDATE`: its writers queue, a row referring to it
+   * by foreign key does not; migration 0490); inside a transaction.
+   */
   lockById(id: string): Effect.Effect<DelegationRow | undefined>
   /** Locks the delegation created by an enable operation (`frozen` read as false). */
   lockByEnableHash(userOpHash: string): Effect.Effect<DelegationRow | undefined>
@@ -138,7 +141,7 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   /** Per token: final units since `since[token]` (ISO, absent: ever) and open units, and their counts; excluding `exceptId`. */
   ledger(delegationId: string, since: Readonly<Record<string, string>>, exceptId: string | undefined): Effect.Effect<ReadonlyArray<LedgerRow>>
   /**
-   * Locks the grant's row (`FOR UPDATE`; inside a transaction) and reads its status, its account's
+   * Locks the grant's row (`FOR NO KEY UPDATE`; inside a transaction) and reads its status, its account's
    * frozen flag and its ledger after the lock, in one round trip (migration 0430). Undefined: no such grant.
    */
   lockWithLedger(delegationId: string, since: Readonly<Record<string, string>>, exceptId: string | undefined): Effect.Effect<
@@ -235,9 +238,9 @@ const make = Effect.gen(function*() {
     lockById: (id) =>
       delegations(sql`
         SELECT d.*, a.frozen FROM delegations d JOIN accounts a ON a.id = d.account_id
-        WHERE d.id = ${id} FOR UPDATE OF d`).pipe(Effect.map(first)),
+        WHERE d.id = ${id} FOR NO KEY UPDATE OF d`).pipe(Effect.map(first)),
     lockByEnableHash: (userOpHash) =>
-      delegations(sql`SELECT d.*, false AS frozen FROM delegations d WHERE d.enable_user_op_hash = ${userOpHash} FOR UPDATE`).pipe(
+      delegations(sql`SELECT d.*, false AS frozen FROM delegations d WHERE d.enable_user_op_hash = ${userOpHash} FOR NO KEY UPDATE`).pipe(
         Effect.map(first)
       ),
     findByBuild: (buildId) => statuses(sql`SELECT id, status FROM delegations WHERE build_id = ${buildId}`).pipe(Effect.map(first)),

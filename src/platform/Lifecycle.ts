@@ -4,7 +4,8 @@
  * SIGTERM and SIGINT ahead of the runtime's interruption), or when the HTTP server closes. The
  * runtime's interruption then closes the layers from the top, each finalizer already seeing the
  * drain (a loop waits for its pass instead of being cut). From then
- * on readiness answers 503, kept-alive connections close after their current request, open
+ * on readiness answers 503, kept-alive connections close after their current request once the
+ * listener has closed (after `SHUTDOWN_DELAY`), open
  * streams end (their clients reconnect, elsewhere), and background loops stop after their
  * current pass. Whatever is still running at the deadline (`SHUTDOWN_DEADLINE`, counted from
  * the start of the drain) is cut.
@@ -29,9 +30,10 @@ export interface LifecycleShape {
   /** How long the drain may take, from its start. */
   readonly deadline: Duration.Duration
   /**
-   * How long the HTTP server still accepts new connections once the drain has started (readiness
-   * answering 503 meanwhile, each connection closed after one request): time for a load balancer
-   * that checks readiness on new connections to see it. Counted within the deadline.
+   * How long the HTTP server still accepts and answers once the drain has started, connections
+   * kept alive (readiness answering 503 meanwhile): time for a load balancer to take the process
+   * out. Then the listener closes and each connection closes after its answer. Counted within
+   * the deadline.
    */
   readonly delay: Duration.Duration
   /** What is left of the deadline now (the whole of it before the drain starts). */

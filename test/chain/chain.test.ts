@@ -366,7 +366,7 @@ describe("Bundler over HTTP (stand-in servers)", () => {
       assert.strictEqual(s.hits(), 1)
     }).pipe(Effect.scoped))
 
-  it.live("times out slow answers (each attempt) and reports BundlerTimeout", () =>
+  it.live("times out a slow answer once (a timed-out call is not retried: issue 45) and reports BundlerTimeout", () =>
     Effect.gen(function*() {
       const s = yield* stubServer([{ status: 200, body: { jsonrpc: "2.0", id: 1, result: null }, delayMs: 1500 }])
       const err = yield* withBundlerAt(
@@ -375,7 +375,7 @@ describe("Bundler over HTTP (stand-in servers)", () => {
         Effect.gen(function*() { const b = yield* Bundler; return yield* b.getUserOperationReceipt(`0x${"11".repeat(32)}`) })
       ).pipe(Effect.flip)
       assert.instanceOf(err, BundlerTimeout)
-      assert.strictEqual(s.hits(), 2)
+      assert.strictEqual(s.hits(), 1)
     }).pipe(Effect.scoped))
 
   it.live("a closed port is BundlerUnavailable; a null receipt is null", () =>

@@ -3,7 +3,8 @@
  * (test/platform/Drain.test.ts) and its benchmark (bench/drain.ts): keep-alive readers on a
  * service process, a readiness poller, slow requests in flight (a launchpad upstream that
  * answers late) and an open notifications stream; then SIGTERM. What each client saw, and
- * when, relative to the signal.
+ * when, relative to the signal. With `SHUTDOWN_DELAY`, readiness is 503 while the listener still
+ * accepts and answers (connections kept alive); once it closes, answers close their connections.
  */
 import * as http from "node:http"
 import type { FakeUpstream } from "../launchpad/FakeUpstream.ts"
@@ -63,6 +64,10 @@ export interface DrainRun {
   readonly signalAt: number
   /** When the service logged the start of its drain (its clock: the same machine's). */
   readonly drainAt: number
+  /** When the service logged its listener's close (after `SHUTDOWN_DELAY`). */
+  readonly stopAt: number
+  /** Requests on a new connection each, sent `probeAfterMs` after the signal (during the delay). */
+  readonly probes: ReadonlyArray<Outcome>
   readonly outcomes: ReadonlyArray<Outcome>
   readonly slow: ReadonlyArray<Outcome>
   readonly streamEndedAt: number
@@ -83,8 +88,12 @@ export interface DrainFigures {
   readonly unanswered: ReadonlyArray<Outcome>
   readonly answeredAfterSignal: number
   readonly answeredTotal: number
-  /** Answers sent after the drain started without `Connection: close`. */
-  readonly keptAliveAfterDrain: number
+  /** Answers to requests sent after the listener closed without `Connection: close`. */
+  readonly keptAliveAfterStop: number
+  /** Answers to requests sent between the drain's start and the listener's close (the delay). */
+  readonly answeredDuringDelay: number
+  /** Signal → the listener's close. */
+  readonly stopMs: number
   readonly streamEndedMs: number
   readonly slowDoneMs: number
   readonly exitMs: number
@@ -105,8 +114,10 @@ export const figures = (run: DrainRun): DrainFigures => {
     unanswered: [...run.outcomes, ...run.slow].filter((o) => o.error !== undefined && (o.accepted || o.error !== "ECONNREFUSED")),
     answeredAfterSignal: answered.filter((o) => o.at > run.signalAt).length,
     answeredTotal: answered.length,
-    // Sent after the drain began (with a margin for the clocks' millisecond rounding).
-    keptAliveAfterDrain: answered.filter((o) => o.sentAt > run.drainAt + 5 && o.connectionClose !== true).length,
+    // Sent after the listener closed (with a margin for the clocks' millisecond rounding).
+    keptAliveAfterStop: answered.filter((o) => o.sentAt > run.stopAt + 5 && o.connectionClose !== true).length,
+    answeredDuringDelay: answered.filter((o) => o.sentAt > run.drainAt + 5 && o.at < run.stopAt - 5).length,
+    stopMs: run.stopAt - run.signalAt,
     streamEndedMs: run.streamEndedAt - run.signalAt,
     slowDoneMs: Math.max(...run.slow.map((o) => o.at)) - run.signalAt,
     exitMs: run.exitAt - run.signalAt
@@ -116,7 +127,8 @@ export const figures = (run: DrainRun): DrainFigures => {
 export const describeFigures = (f: DrainFigures, deadlineMs: number) =>
   `drain started ${f.drainStartedMs} ms after SIGTERM; readiness 503 after ${f.readiness503Ms} ms ` +
   `(${f.readiness200AfterDrain} readiness 200s to requests sent after the drain started); ${f.answeredAfterSignal} ` +
-  `requests answered after the signal (${f.answeredTotal} in all), ${f.unanswered.length} unanswered or reset; stream ended ` +
+  `requests answered after the signal (${f.answeredTotal} in all; ${f.answeredDuringDelay} during the delay, listener closed after ` +
+  `${f.stopMs} ms), ${f.unanswered.length} unanswered or reset; stream ended ` +
   `after ${f.streamEndedMs} ms; slow requests done after ${f.slowDoneMs} ms; exit after ${f.exitMs} ms (deadline ${deadlineMs} ms)`
 
 /**
@@ -133,6 +145,8 @@ export const runDrain = async (options: {
   readonly slowRequests?: number
   readonly slowMs?: number
   readonly warmupMs?: number
+  /** Sends `/health/live` and `/health/ready` on new connections this long after the signal. */
+  readonly probeAfterMs?: number
 }): Promise<DrainRun> => {
   const { service, upstream } = options
   const port = Number(new URL(service.baseUrl).port)
@@ -178,6 +192,11 @@ export const runDrain = async (options: {
     service.child.once("exit", (code) => resolve({ code, at: Date.now() })))
   const signalAt = Date.now()
   service.child.kill("SIGTERM")
+  const probes = options.probeAfterMs === undefined
+    ? Promise.resolve([])
+    : new Promise((r) => setTimeout(r, options.probeAfterMs)).then(() =>
+      Promise.all(["/health/live", "/health/ready"].map((p) => get(port, new http.Agent({ keepAlive: false }), p)))
+    )
 
   const slowDone = await Promise.all(slow)
   await Promise.all(readers)
@@ -185,12 +204,24 @@ export const runDrain = async (options: {
   const exit = await exited
   upstream.delayMs = 0
   const output = service.output()
-  const startedLine = output.split("\n").find((l) => l.includes("shutdown: started"))
-  let drainAt = Number.NaN
-  try {
-    if (startedLine !== undefined) drainAt = Date.parse(JSON.parse(startedLine).timestamp)
-  } catch {
-    // not a JSON line: no drain time
+  const loggedAt = (text: string) => {
+    const line = output.split("\n").find((l) => l.includes(text))
+    try {
+      return line === undefined ? Number.NaN : Date.parse(JSON.parse(line).timestamp)
+    } catch {
+      return Number.NaN // not a JSON line: no time
+    }
   }
-  return { signalAt, drainAt, outcomes, slow: slowDone, streamEndedAt, exitCode: exit.code, exitAt: exit.at, output }
+  return {
+    signalAt,
+    drainAt: loggedAt("shutdown: started"),
+    stopAt: loggedAt("shutdown: the HTTP listener closed"),
+    probes: await probes,
+    outcomes,
+    slow: slowDone,
+    streamEndedAt,
+    exitCode: exit.code,
+    exitAt: exit.at,
+    output
+  }
 }

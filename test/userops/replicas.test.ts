@@ -186,6 +186,12 @@ describe("relay across service instances", () => {
         (rows) => rows.length === 1
       )
       const userOpId = persisted[0]!.id
+      // Stored and never sent, as the doomed instance leaves it. Read now, before the next
+      // instance starts: its reconciler may send it before the test's next read (its lease, 1 s,
+      // has long run out by then, and a loaded machine starts the instance slowly).
+      const before = yield* operationRow(doomed.sql, userOpId)
+      assert.strictEqual(before?.status, "submitted")
+      assert.isNull(before?.sent_at)
       // ... and the instance dies there: it hangs (it will never forward) and is being stopped;
       // stopping waits for in-flight requests, so it runs on in the background meanwhile.
       const stopping = yield* Effect.forkDetach(doomed.stop)
@@ -197,9 +203,6 @@ describe("relay across service instances", () => {
       assert.strictEqual(proxy.forwardedSends(), 0)
 
       const next = yield* startInstance({ config: instanceConfig(), database: { name: database, create: false } })
-      const before = yield* operationRow(next.sql, userOpId)
-      assert.strictEqual(before?.status, "submitted")
-      assert.isNull(before?.sent_at)
       const settled = yield* eventually("settled after restart", operationRow(next.sql, userOpId), (r) => r?.status !== "submitted")
       assert.strictEqual(settled?.status, "included")
       assert.strictEqual(yield* auditCount(next.sql, userOpId), 1)

@@ -48,6 +48,7 @@ import opBuildStoreOrShare from "./0420_op_build_store_or_share.ts"
 import delegationLedgerFunctions from "./0430_delegation_ledger_functions.ts"
 import inclusionObservedClock from "./0440_inclusion_observed_clock.ts"
 import localChainGenesis from "./0480_local_chain_genesis.ts"
+import grantLockNoKeyUpdate from "./0490_grant_lock_no_key_update.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -93,5 +94,6 @@ export const migrations = Migrator.fromRecord({
   "0420_op_build_store_or_share": opBuildStoreOrShare,
   "0430_delegation_ledger_functions": delegationLedgerFunctions,
   "0440_inclusion_observed_clock": inclusionObservedClock,
-  "0480_local_chain_genesis": localChainGenesis
+  "0480_local_chain_genesis": localChainGenesis,
+  "0490_grant_lock_no_key_update": grantLockNoKeyUpdate
 })
