@@ -246,6 +246,8 @@ export const actions = {
       if (draft === undefined) throw new Error("nothing to sign")
       await s.call("POST", "/delegations", { ...(await signGrant(s.signer, draft.build)), intentType: "delegation_enable" })
       set({ draft: undefined as never })
+      // The new card is where the person looks next.
+      location.hash = "#overview"
     }),
   setSafeAddress: (accountId: string, address: string | null) =>
     run(`safe:${accountId}`, "Setting the safe address", async () => {
