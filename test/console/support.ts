@@ -120,3 +120,12 @@ export const look = async (page: Page, view: string, ready: string, name: string
   const width = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, viewport: window.innerWidth }))
   assert.isAtMost(width.page, width.viewport, `${name}: nothing wider than the viewport`)
 }
+
+/** Waits for `selector`; on a timeout the error carries the page's status line (what the person was told). */
+export const until = async (page: Page, selector: string, timeout = 90_000) => {
+  try {
+    await page.waitForSelector(selector, { timeout })
+  } catch (e) {
+    throw new Error(`${selector} never appeared; the page said: ${await textOf(page, "#status")}`, { cause: e })
+  }
+}
