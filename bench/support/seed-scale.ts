@@ -29,6 +29,8 @@ export interface SeedOptions {
   readonly chainId: number
   /** A token the chain serves (the grants' budget token). */
   readonly token: { readonly symbol: string; readonly address: string; readonly decimals: number }
+  /** The big account's own grants (default 10). */
+  readonly ownGrants?: number
 }
 
 export interface Seeded {
@@ -140,7 +142,8 @@ export const seedScale = (options: SeedOptions) =>
       // Ten of them (the first account's) are held by the big account's address.
       "CASE WHEN g = 1 THEN $8::text ELSE '0xd' || lpad(to_hex(k), 39, '0') END"
     )) yield* run(text, params([accounts * grantsPerAccount, grantsPerAccount, options.address]))
-    const own = "(SELECT 'own_' || j AS k, j AS n FROM generate_series(1, 10) j) s"
+    const ownGrants = options.ownGrants ?? 10
+    const own = `(SELECT 'own_' || j AS k, j AS n FROM generate_series(1, ${ownGrants}) j) s`
     for (const text of grantInsert(own, `'${big}'`, "$6::text", "$7::text", "'0xc' || lpad(md5(k), 39, '0')")) {
       yield* run(text, params([options.signer, options.address]))
     }
@@ -156,6 +159,6 @@ export const seedScale = (options: SeedOptions) =>
       [options.token.address.toLowerCase()]
     )
     yield* run("ANALYZE")
-    const grants = accounts * grantsPerAccount + 10
+    const grants = accounts * grantsPerAccount + ownGrants
     return { bigAccountId: big, otherAccounts: accounts, entries: accounts * perAccount + n, grants, reservations: 2 * grants } satisfies Seeded
   })

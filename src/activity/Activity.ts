@@ -171,6 +171,7 @@ export class Activity extends Context.Service<Activity, {
             blockNumber: summary.latest.blockNumber,
             anchoredAt: summary.latest.anchoredAt
           }),
+          ...(summary.anchoredLengths === undefined ? {} : { accounts: summary.anchoredLengths }),
           ...(summary.rewrite === undefined ? {} : {
             rewrite: {
               accountId: summary.rewrite.accountId,

@@ -66,6 +66,8 @@ export interface AnchorSummary {
    * the chain committed, and what a verifier compares with), never as if all were well.
    */
   readonly rewrite?: AnchorRefusal | undefined
+  /** Each account's length that an anchor covers (0: none yet); absent when no account was asked. */
+  readonly anchoredLengths?: ReadonlyArray<{ readonly accountId: string; readonly anchoredLength: number }> | undefined
   /** The latest anchor covering the primary account. */
   readonly latest?: {
     readonly length: number
@@ -408,11 +410,17 @@ export const AnchorLive = Layer.effect(
           p.block_number === null || p.anchored_at === null
         ? undefined
         : { length: p.anchored, merkleRoot: p.merkle_root, txHash: p.tx_hash, blockNumber: p.block_number, anchoredAt: p.anchored_at }
+      // Each account's proven prefix: on a rewritten chain only what precedes the rewrite still proves.
+      const anchoredLengths = rows.map((r) => {
+        const w = rewriteOfAccount.get(r.account_id)
+        return { accountId: r.account_id, anchoredLength: w === undefined ? r.anchored : Math.min(r.anchored, w.from - 1) }
+      })
       return {
         available,
         unanchoredCount,
         anchoredHead: p?.anchored_head ?? undefined,
         latest,
+        anchoredLengths,
         ...(rewrite === undefined ? {} : { rewrite })
       }
     })

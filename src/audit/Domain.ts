@@ -64,6 +64,12 @@ export const AnchorStatus = Schema.Struct({
   blockNumber: Schema.optionalKey(Schema.String),
   anchoredAt: Schema.optionalKey(Timestamp),
   /**
+   * Beyond the contract: each of the signer's accounts with the length of its chain the latest anchor
+   * covers (entries with `index` up to it have a proof; on a rewritten chain, only those before the
+   * rewrite). A client asks for a proof only then: before it the answer is a 409.
+   */
+  accounts: Schema.optionalKey(Schema.Array(Schema.Struct({ accountId: Schema.String, anchoredLength: Schema.Int }))),
+  /**
    * Beyond the contract: a rewrite of anchored history, detected now (the default account's, else
    * another of the signer's): its chain no longer holds an anchored head. `from`: the earliest
    * entry that may have been rewritten; `anchoredLength` / `anchoredHead`: the anchor it breaks;

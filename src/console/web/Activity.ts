@@ -1,0 +1,78 @@
+/**
+ * The owner's log, readable: one date format, the actor by name, amounts with tokens, filters by agent
+ * and chain, and each entry's proof one click away once an anchor covers it (never asked before).
+ */
+import { html } from "./html.ts"
+import { type Contact, quote } from "./contacts.ts"
+import { actionInWords, formatAmount, formatDate, shortAddress } from "./format.ts"
+import type { ProofResult } from "./proof.ts"
+import type { ActivityFilter } from "./store.ts"
+
+const actorName = (actor: string, contacts: ReadonlyMap<string, Contact>) => {
+  if (actor === "owner") return "You"
+  const c = contacts.get(actor.toLowerCase())
+  if (c !== undefined) return c.quoted ? quote(c.name) : c.name
+  return actor.startsWith("0x") ? shortAddress(actor) : actor
+}
+
+const Proof = ({ entry, anchoredLength, proof, onCheck }: {
+  entry: any
+  anchoredLength: number
+  proof: ProofResult | "checking" | undefined
+  onCheck: () => void
+}) => {
+  if (entry.index > anchoredLength) return html`<span class="proof unanchored">not anchored yet</span>`
+  if (proof === undefined) return html`<button type="button" class="proof-check link" onClick=${onCheck}>Check proof</button>`
+  if (proof === "checking") return html`<span class="proof pending">checking…</span>`
+  return html`<span class=${`proof ${proof.ok ? "proven" : "unproven"}`}>${proof.text}</span>`
+}
+
+export const Activity = ({ items, hasMore, filter, grants, chains, anchored, proofs, contacts, onFilter, onMore, onCheck }: {
+  items: ReadonlyArray<any>
+  hasMore: boolean
+  filter: ActivityFilter
+  grants: ReadonlyArray<any>
+  chains: ReadonlyArray<{ account: any; chainName: string }>
+  anchored: Readonly<Record<string, number>>
+  proofs: Readonly<Record<string, ProofResult | "checking">>
+  contacts: ReadonlyMap<string, Contact>
+  onFilter: (f: ActivityFilter) => void
+  onMore: () => void
+  onCheck: (id: string) => void
+}) =>
+  html`<section id="activity" aria-labelledby="activity-title">
+    <h2 id="activity-title">Activity</h2>
+    <div class="filters">
+      <label>Agent
+        <select id="filter-agent" value=${filter.delegationId ?? ""} onChange=${(e: Event) => {
+          const v = (e.currentTarget as HTMLSelectElement).value
+          onFilter({ ...(filter.chainId === undefined ? {} : { chainId: filter.chainId }), ...(v === "" ? {} : { delegationId: v }) })
+        }}>
+          <option value="">Every agent</option>
+          ${grants.map((g) => html`<option value=${g.id}>${quote(g.name)}</option>`)}
+        </select>
+      </label>
+      <label>Chain
+        <select id="filter-chain" value=${filter.chainId === undefined ? "" : String(filter.chainId)} onChange=${(e: Event) => {
+          const v = (e.currentTarget as HTMLSelectElement).value
+          onFilter({ ...(filter.delegationId === undefined ? {} : { delegationId: filter.delegationId }), ...(v === "" ? {} : { chainId: Number(v) }) })
+        }}>
+          <option value="">Every chain</option>
+          ${chains.map((c) => html`<option value=${String(c.account.chainId)}>${c.chainName}</option>`)}
+        </select>
+      </label>
+    </div>
+    ${items.length === 0 ? html`<p class="empty muted">No activity yet.</p>` : null}
+    <ol class="entries">
+      ${items.map((e) => html`<li key=${e.id} class="entry" data-id=${e.id} data-action=${e.action} data-status=${e.status}>
+        <time datetime=${e.timestamp}>${formatDate(e.timestamp)}</time>
+        <span class="what"><strong class="actor">${actorName(e.actor, contacts)}</strong> ${actionInWords(e.action)}${
+          e.amount === undefined ? "" : html` <strong class="amount">${formatAmount(e.amount, e.token ?? "")}</strong>`}${
+          e.recipient === undefined ? "" : ` to ${actorName(e.recipient, contacts)}`}</span>
+        <span class="meta muted small">${e.chain} · <span class=${`status ${e.status}`}>${e.status}</span>${
+          e.declineReason === undefined ? "" : ` · ${e.declineReason}`}</span>
+        <${Proof} entry=${e} anchoredLength=${anchored[e.accountId] ?? 0} proof=${proofs[e.id]} onCheck=${() => onCheck(e.id)} />
+      </li>`)}
+    </ol>
+    ${hasMore ? html`<button type="button" class="more" onClick=${onMore}>Older entries</button>` : null}
+  </section>`

@@ -1,0 +1,38 @@
+/**
+ * Names for addresses, from what the owner's own records hold: the signer itself, its accounts, each
+ * grant's delegate (the grant's name), the recipients its grants allow, guardians and panic keys.
+ * Names someone else wrote (a grant's, a recipient's) are shown quoted and bounded, never as a limit.
+ */
+import type { State } from "./store.ts"
+
+export interface Contact {
+  readonly name: string
+  /** Written by someone else (the requester of a grant): shown in quotes. */
+  readonly quoted: boolean
+}
+
+const MAX_NAME = 48
+export const bounded = (text: string, max = MAX_NAME) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
+/** A name someone else wrote: in quotes and bounded, so it never reads as part of a sentence of ours. */
+export const quote = (text: string) => `“${bounded(text)}”`
+
+export const contactsOf = (state: State): ReadonlyMap<string, Contact> => {
+  const names = new Map<string, Contact>()
+  const add = (address: string | undefined | null, name: string, quoted: boolean) => {
+    if (address === undefined || address === null) return
+    const key = address.toLowerCase()
+    if (!names.has(key)) names.set(key, { name, quoted })
+  }
+  add(state.session?.signer.address, "You", false)
+  for (const c of state.chains) {
+    add(c.account.address, "Your account", false)
+    for (const g of c.rules?.recovery?.guardians ?? []) add(g.address, g.label ?? "Guardian", g.label !== null)
+    for (const p of c.rules?.panicKeys ?? []) add(p.panicKey, p.label, true)
+    add(c.rules?.safeAddress, "Your safe address", false)
+  }
+  for (const g of state.grants) {
+    add(g.delegateeAddress, g.name, true)
+    for (const r of g.policySet.recipientAllowlist ?? []) add(r.address, r.name, true)
+  }
+  return names
+}
