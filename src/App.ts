@@ -15,6 +15,7 @@ import { Chains } from "./chain/Chains.ts"
 import { LOCAL_CHAIN_IDS, type LocalNetworkError, LocalNetworks } from "./chain/LocalNetwork.ts"
 import { configuredNetworks } from "./chain/Network.ts"
 import { DatabaseLive } from "./db/Database.ts"
+import { FacilitatorServer } from "./payments/FacilitatorServer.ts"
 import { AppConfig } from "./platform/AppConfig.ts"
 import { Lifecycle } from "./platform/Lifecycle.ts"
 import { Metrics, MetricsServer } from "./platform/Metrics.ts"
@@ -59,7 +60,7 @@ export const LocalChainIds = Config.schema(
   Config.map((s) => [...new Set(s.split(",").map((x) => Number(x.trim())))])
 )
 
-export const AppLive = Layer.mergeAll(serveApp, MetricsServer.layer, SponsorshipMetricsLive).pipe(
+export const AppLive = Layer.mergeAll(serveApp, MetricsServer.layer, SponsorshipMetricsLive, FacilitatorServer.layer).pipe(
   Layer.provide(ServicesLive),
   Layer.provide(TelemetryLive),
   Layer.provide(

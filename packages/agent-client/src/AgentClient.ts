@@ -11,6 +11,7 @@
  *
  * Every failure is an `ApiError` with the service's envelope (`code`, `declineReason`, `details`).
  */
+import { type PayerScope, type PaymentAuthorizer, type PayingFetch, payingFetch, serviceAuthorizer } from "@das/x402-erc7710"
 import type { Address, Hex, LocalAccount } from "viem"
 import { ApiError } from "./errors.ts"
 import { pollReceipt, type PollOptions } from "./poll.ts"
@@ -222,6 +223,22 @@ export class AgentClient {
     return { build, receipt: await this.relay(build, options) }
   }
 
+  /**
+   * Deploy the agent's own smart account (`account_deploy`, signed with its key, relayed): a
+   * smart-account delegate needs code before its ERC-1271 can vouch for an x402 payment it signs
+   * (an action's first operation deploys it anyway). Answers `undefined` when it is deployed already.
+   */
+  async deployAccount(options: PollOptions & { readonly accountId?: string } = {}): Promise<UserOpReceipt | undefined> {
+    const build = await this.call<UserOpBuild>("POST", "/account/rules/build", {
+      intentType: "account_deploy",
+      ...(options.accountId === undefined ? {} : { accountId: options.accountId })
+    }).catch((e: unknown) => {
+      if (e instanceof ApiError && e.status === 409) return undefined
+      throw e
+    })
+    return build === undefined ? undefined : this.relay(build, options)
+  }
+
   /** An audit entry's inclusion proof against the anchor on chain (409 until the entry is anchored). */
   proof(eventId: string): Promise<AuditProof> {
     return this.call("GET", `/activity/${encodeURIComponent(eventId)}/proof`)
@@ -254,7 +271,45 @@ export class AgentClient {
     }
   }
 
-  // ---- x402 payments (records) -------------------------------------------------------
+  // ---- x402 payments under a grant ---------------------------------------------------
+
+  /**
+   * The x402 authorizer of a grant (`@das/x402-erc7710`): for each 402 it asks the service what
+   * to sign (`POST /payments/x402`: checked against the grant, reserved against its budget) and
+   * signs it with the agent's key. For a stock `@x402/fetch`:
+   * `wrapFetchWithPayment(fetch, registerErc7710Client(new x402Client(), { scope, authorizer, maxAmount }))`.
+   */
+  x402Authorizer(delegationId: string, options: { readonly payer?: Address } = {}): PaymentAuthorizer {
+    return serviceAuthorizer({
+      baseUrl: this.baseUrl,
+      token: this.token,
+      delegationId,
+      agent: this.requireSigner("sign a payment"),
+      ...(options.payer === undefined ? {} : { payer: options.payer }),
+      ...(this.fetchFn === undefined ? {} : { fetch: this.fetchFn })
+    })
+  }
+
+  /**
+   * A `fetch` that pays HTTP 402s under a grant: `pay(url, { maxAmount })` (base units of the
+   * asset; a call without a ceiling pays nothing unless `defaultMaxAmount` is set). `scope`: the
+   * chain and the tokens (addresses, decimals) the agent pays in; an offer outside it is refused
+   * (`PaymentRefused`) before anything is signed, as is a payment the grant does not allow
+   * (`PaymentRefused` field `grant`, the service's `declineReason` first in its message).
+   */
+  payingFetch(
+    delegationId: string,
+    options: { readonly scope: PayerScope; readonly payer?: Address; readonly defaultMaxAmount?: bigint }
+  ): PayingFetch {
+    return payingFetch({
+      scope: options.scope,
+      authorizer: this.x402Authorizer(delegationId, options.payer === undefined ? {} : { payer: options.payer }),
+      ...(options.defaultMaxAmount === undefined ? {} : { defaultMaxAmount: options.defaultMaxAmount }),
+      ...(this.fetchFn === undefined ? {} : { fetch: this.fetchFn })
+    })
+  }
+
+  /** The x402 payments under the agent's grants (or one grant), newest first: authorized, settled, expired. */
 
   payments(q: { readonly delegationId?: string; readonly status?: X402PaymentStatus } = {}): Promise<ReadonlyArray<X402Payment>> {
     return this.call("GET", `/payments/x402${query({ delegationId: q.delegationId, status: q.status })}`)

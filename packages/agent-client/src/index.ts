@@ -6,3 +6,13 @@ export { ApiError, PollFailed } from "./errors.ts"
 export { isTerminal, pollReceipt, type PollOptions } from "./poll.ts"
 export { signInMessage } from "./signIn.ts"
 export type * from "./wire.ts"
+// The x402 side (ERC-7710 method), for stock @x402/fetch and typed refusals.
+export {
+  type PaidRequestInit,
+  type PayableAsset,
+  type PayerScope,
+  type PayingFetch,
+  PaymentRefused,
+  registerErc7710Client,
+  settlementOf
+} from "@das/x402-erc7710"

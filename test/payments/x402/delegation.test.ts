@@ -14,7 +14,7 @@ import {
   paymentCaveats,
   permissionContextOf,
   readPaymentTerms
-} from "../../../src/payments/x402/PaymentDelegation.ts"
+} from "@das/x402-erc7710"
 import { net, randomAddress, signGrant, USD, usdc } from "./support.ts"
 
 const env = net.delegation

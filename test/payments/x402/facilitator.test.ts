@@ -10,9 +10,7 @@ import { createCaveatBuilder, encodeDelegations, decodeDelegations } from "@meta
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types"
 import type { Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { transferExecution } from "../../../src/payments/x402/PaymentDelegation.ts"
-import type { Erc7710Payload } from "../../../src/payments/x402/Wire.ts"
-import { makeFacilitator } from "../../../src/payments/x402/world/FacilitatorService.ts"
+import { type Erc7710Payload, makeFacilitator, transferExecution } from "@das/x402-erc7710"
 import { chainNow, signPayment } from "./attacker.ts"
 import { balanceOf, makeOwner, net, paymentOf, randomAddress, requirementOf, signGrant, smartAccount, startWorld, USD, usdc, type World } from "./support.ts"
 
