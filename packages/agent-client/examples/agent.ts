@@ -129,6 +129,16 @@ export const runExampleAgent = async (o: ExampleOptions): Promise<{ readonly del
       if (res.status !== 200) throw new Error(`payment ${i}: the merchant answered ${res.status}`)
       say(`${i}: ${res.status} ${JSON.stringify(await res.json())}, settled in ${settlementOf(res)?.transaction}`)
     }
+    // Until the service's chain follower has recorded a settlement, its payment is still held as a
+    // reservation (the budget counts it twice, never less): wait for the three records.
+    for (let tries = 0; ; tries++) {
+      const settled = await agent.payments({ delegationId: grant.id, status: "settled" })
+      if (settled.length === 3) break
+      if (tries === 300) throw new Error("the three payments were not recorded as settled")
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    say("the service recorded the three settlements from the chain")
+    await showLimits(grant.id)
 
     step("the agent acts once: 0.02 USDC to a shop (built by the service, signed with its key, relayed)")
     const shop = privateKeyToAccount(generatePrivateKey()).address

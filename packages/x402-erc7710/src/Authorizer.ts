@@ -19,7 +19,7 @@ export interface PaymentRequest {
 
 export interface PaymentAuthorizer {
   /** The account that pays: the grant's delegator (the owner's smart account), when known beforehand. */
-  readonly payer?: Address
+  readonly payer?: Address | undefined
   /** The scheme payload of `PAYMENT-SIGNATURE`; throws `PaymentRefused` when this payment is not allowed. */
   readonly authorize: (request: PaymentRequest) => Promise<Erc7710Payload>
 }
