@@ -1,5 +1,5 @@
 /**
- * The facilitator's verify and settle (src/payments/x402/Facilitator.ts) against payments
+ * The facilitator's verify and settle (packages/x402-erc7710/src/Facilitator.ts) against payments
  * an attacker crafts: each refused with its reason before any transaction is sent; the same
  * payment settled twice at once moves money once; `upto` settles at most the ceiling signed
  * and a zero settlement sends nothing. And its HTTP interface (GET /supported, POST /verify,
