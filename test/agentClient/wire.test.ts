@@ -17,14 +17,19 @@ import type { X402Payment } from "../../src/payments/Domain.ts"
 
 /** Compiles only when the service's type `B` fits the package's `A`. */
 type Fits<A, B extends A> = [A, B]
+/** The package types addresses and hashes as viem's `0x${string}`; the service's Schemas check the pattern on a plain string. */
+type Loose<T> = T extends `0x${string}` ? string
+  : T extends ReadonlyArray<infer U> ? ReadonlyArray<Loose<U>>
+  : T extends object ? { readonly [K in keyof T]: Loose<T[K]> }
+  : T
 export type Checked = [
-  Fits<Wire.Session, typeof SessionResponse.Type>,
-  Fits<Wire.Delegation, Delegation>,
-  Fits<Wire.UserOpBuild, UserOpBuild>,
-  Fits<Wire.UserOpReceipt, UserOpReceipt>,
-  Fits<Wire.GrantChangeRequest, GrantChangeRequest>,
-  Fits<Wire.X402Payment, X402Payment>,
-  Fits<Wire.AuditProof, AuditProof>,
+  Fits<Loose<Wire.Session>, typeof SessionResponse.Type>,
+  Fits<Loose<Wire.Delegation>, Delegation>,
+  Fits<Loose<Wire.UserOpBuild>, UserOpBuild>,
+  Fits<Loose<Wire.UserOpReceipt>, UserOpReceipt>,
+  Fits<Loose<Wire.GrantChangeRequest>, GrantChangeRequest>,
+  Fits<Loose<Wire.X402Payment>, X402Payment>,
+  Fits<Loose<Wire.AuditProof>, AuditProof>,
   // What the agent sends: the package's request shape fits the service's.
   Fits<GrantChanges, Wire.GrantChanges>
 ]
