@@ -171,5 +171,50 @@ layer(TestServerLive({ config: { X402_FACILITATOR_PORT: "0" } }), { timeout: Dur
         const spent = (yield* p.owner.api.delegations.get({ params: { delegationId: p.grantId } })).spentToDate[0]!
         assert.strictEqual(spent.spent, 0.01)
       }))
+
+    it.effect("the stock client with the scheme refuses a hostile 402 before anything is signed or paid", () =>
+      Effect.gen(function*() {
+        // A server answering 402 with a crafted PAYMENT-REQUIRED; it counts the paid retries it gets.
+        let document: unknown
+        let paidRetries = 0
+        const app = express()
+        app.get("/x", (req, res) => {
+          if (req.header("PAYMENT-SIGNATURE") !== undefined) paidRetries++
+          res.status(402).setHeader("PAYMENT-REQUIRED", Buffer.from(JSON.stringify(document)).toString("base64")).json({})
+        })
+        const http = createServer(app)
+        yield* Effect.promise(() => new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve)))
+        const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/x`
+        let asked = 0
+        const authorizer = { authorize: async () => {
+          asked++
+          throw new Error("must not be reached")
+        } }
+        const pay = wrapFetchWithPayment(fetch, registerErc7710Client(new x402Client(), { scope, authorizer, maxAmount: USD(0.05) }))
+        const offer = (o: Record<string, unknown> = {}) => ({
+          scheme: "exact", network, asset: usdc, amount: USD(0.01).toString(), payTo: merchant, maxTimeoutSeconds: 60,
+          extra: { assetTransferMethod: "erc7710", facilitatorAddress: randomAddress() }, ...o
+        })
+        const hostile: ReadonlyArray<readonly [string, unknown]> = [
+          ["over the agent's ceiling", { x402Version: 2, resource: { url }, accepts: [offer({ amount: USD(0.06).toString() })] }],
+          ["a resource URL with a control character", { x402Version: 2, resource: { url: `${url}\u0000` }, accepts: [offer()] }],
+          ["no facilitator to delegate to", { x402Version: 2, resource: { url }, accepts: [offer({ extra: { assetTransferMethod: "erc7710" } })] }],
+          ["a token outside the agent's scope", { x402Version: 2, resource: { url }, accepts: [offer({ asset: randomAddress() })] }]
+        ]
+        try {
+          for (const [what, doc] of hostile) {
+            document = doc
+            const outcome = yield* Effect.promise(() => pay(url).then((r) => `answered ${r.status}`, (e: unknown) => `refused: ${String(e)}`))
+            assert.match(outcome, /^refused/, what)
+          }
+        } finally {
+          yield* Effect.promise(() => new Promise<void>((resolve) => {
+            http.close(() => resolve())
+            http.closeAllConnections()
+          }))
+        }
+        assert.strictEqual(asked, 0, "nothing was authorized or signed")
+        assert.strictEqual(paidRetries, 0, "no paid request was sent")
+      }))
   }
 )
