@@ -20,7 +20,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Address, Hex, LocalAccount } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { AgentClient, ApiError, callService, type PayerScope, PaymentRefused, settlementOf, signInWith } from "@das/agent-client"
+import { AgentClient, ApiError, callService, type PayerScope, PaymentRefused, settlementOf, signInWith, type UserOpReceipt } from "@das/agent-client"
 
 export interface ExampleOptions {
   readonly baseUrl: string
@@ -59,7 +59,9 @@ const startMerchant = async (facilitatorUrl: string, chainId: number, usdc: { ad
   }
 }
 
-export const runExampleAgent = async (o: ExampleOptions): Promise<{ readonly delegationId: string; readonly newDelegationId: string }> => {
+export const runExampleAgent = async (
+  o: ExampleOptions
+): Promise<{ readonly delegationId: string; readonly newDelegationId: string; readonly lastReceipt: UserOpReceipt }> => {
   const step = (text: string) => o.log(`\n== ${text}`)
   const say = (text: string) => o.log(`   ${text}`)
   const service = { baseUrl: o.baseUrl }
@@ -175,7 +177,7 @@ export const runExampleAgent = async (o: ExampleOptions): Promise<{ readonly del
     say(`operation ${again.receipt.userOpId}: ${again.receipt.status} in ${again.receipt.transactionHash}`)
     if (again.receipt.status !== "included") throw new Error(`the action was not included: ${again.receipt.reason}`)
     await showLimits(settled.newDelegationId)
-    return { delegationId: grant.id, newDelegationId: settled.newDelegationId }
+    return { delegationId: grant.id, newDelegationId: settled.newDelegationId, lastReceipt: again.receipt }
   } finally {
     await merchant.close()
   }
