@@ -43,6 +43,7 @@ const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "src/m
     HOST: "127.0.0.1",
     LOG_FORMAT: "json",
     METRICS_PORT: "off",
+    X402_FACILITATOR_PORT: "off",
     SIWE_DOMAIN: "drain.local",
     SIWE_URI: "http://drain.local",
     ANCHOR_INTERVAL: "0 seconds",

@@ -294,6 +294,7 @@ const run = async () => {
     PORT: String(apiPort),
     HOST: "127.0.0.1",
     METRICS_PORT: "off",
+    X402_FACILITATOR_PORT: "off",
     LOG_FORMAT: "json",
     SIWE_DOMAIN: "failover.local",
     SIWE_URI: "http://failover.local",

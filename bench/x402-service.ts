@@ -9,9 +9,7 @@
  *   npx tsx bench/x402-service.ts                  (about a minute; loopback only)
  *   ITERATIONS=60 WARMUP=5 npx tsx bench/x402-service.ts
  */
-import type { PaymentAuthorizer } from "../src/payments/x402/Authorizer.ts"
-import { payingFetch, settlementOf } from "../src/payments/x402/PayingFetch.ts"
-import { serviceAuthorizer } from "../src/payments/x402/ServiceAuthorizer.ts"
+import { payingFetch, type PaymentAuthorizer, serviceAuthorizer, settlementOf } from "@das/x402-erc7710"
 import { report } from "./support/results.ts"
 import { startServiceWorld } from "./support/x402Service.ts"
 

@@ -3,7 +3,7 @@
  * `npm run devnet` prints (`npm run devnet > devnet.json`), and a clean stop on Ctrl-C.
  */
 import { readFileSync } from "node:fs"
-import { type Address, getAddress, type Hex } from "viem"
+import { type Address, getAddress, type Hex, zeroAddress } from "viem"
 import type { DelegationEnvironment, TokenInfo } from "../src/chain/Network.ts"
 import type { LocalNetworkKeys } from "../src/payments/x402/world/LocalParties.ts"
 import { privateKeyToAccount } from "viem/accounts"
@@ -24,7 +24,8 @@ interface DevnetJson {
   readonly bundlerUrl: string
   readonly delegation: DelegationEnvironment
   readonly tokens: { readonly usd: TokenInfo; readonly usdt: TokenInfo }
-  readonly deployerKey: Hex
+  /** Absent from a description that gives no key (`GET /dev/networks`): nothing can be minted then. */
+  readonly deployerKey?: Hex
 }
 
 /** The network of `--network <file>` (the JSON `npm run devnet` prints). */
@@ -39,7 +40,8 @@ export const networkFromFlag = (): LocalNetworkKeys => {
   if (typeof json.rpcUrl !== "string" || typeof json.chainId !== "number" || typeof json.delegation?.DelegationManager !== "string") {
     return fail(`--network ${file}: not the description \`npm run devnet\` prints`)
   }
-  return { ...json, deployer: privateKeyToAccount(json.deployerKey).address }
+  // The facilitator with --key needs no deployer; minting scripts do (they fail at the mint without one).
+  return { ...json, deployer: json.deployerKey === undefined ? zeroAddress : privateKeyToAccount(json.deployerKey).address }
 }
 
 export const addressFlag = (name: string): Address | undefined => {

@@ -1,11 +1,13 @@
 /**
- * An x402 facilitator with the ERC-7710 method (exact, upto) on the local network:
+ * A stand-alone x402 facilitator with the ERC-7710 method (exact, upto) on a network described in a
+ * file (`npm start` runs its own on port 4020: docs/payments.md; this one is for `npm run devnet`):
  *
  *   npm run devnet > devnet.json                       # in one terminal
  *   npm run x402:facilitator -- --network devnet.json [--port 4020] [--key 0x…]
  *
  * Without --key (or X402_FACILITATOR_KEY) it settles from a fresh key given 10 ETH
- * (anvil_setBalance: local networks only). Serves GET /supported, POST /verify, POST /settle.
+ * (anvil_setBalance: local networks only). The file needs no `deployerKey` (`GET /dev/networks`'
+ * answer is enough with --key). Serves GET /supported, POST /verify, POST /settle.
  */
 import type { Hex } from "viem"
 import { startFacilitator } from "../src/payments/x402/world/FacilitatorService.ts"

@@ -7,7 +7,7 @@
  */
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { localGrantAuthorizer } from "../src/payments/x402/Authorizer.ts"
-import { payingFetch, settlementOf } from "../src/payments/x402/PayingFetch.ts"
+import { payingFetch, settlementOf } from "@das/x402-erc7710"
 import { localParties } from "../src/payments/x402/world/LocalParties.ts"
 import { fail, flag, networkFromFlag } from "./x402-common.ts"
 

@@ -17,6 +17,7 @@ import { LOCAL_CHAIN_IDS, type LocalNetworkError, LocalNetworks } from "./chain/
 import { checkLocalWorld, LocalWorld, prepareLocalWorld } from "./chain/LocalWorld.ts"
 import { configuredNetworks } from "./chain/Network.ts"
 import { DatabaseLive } from "./db/Database.ts"
+import { FacilitatorServer } from "./payments/FacilitatorServer.ts"
 import { AppConfig } from "./platform/AppConfig.ts"
 import { portTaken } from "./platform/FreePort.ts"
 import { Lifecycle } from "./platform/Lifecycle.ts"
@@ -109,7 +110,7 @@ const HttpPortCheckLive = Layer.effectDiscard(Effect.gen(function*() {
   }
 }))
 
-export const AppLive = Layer.mergeAll(serveApp, MetricsServerLive, SponsorshipMetricsLive).pipe(
+export const AppLive = Layer.mergeAll(serveApp, MetricsServerLive, SponsorshipMetricsLive, FacilitatorServer.layer).pipe(
   Layer.provide(ServicesLive),
   Layer.provide(TelemetryLive),
   Layer.provide(

@@ -29,7 +29,7 @@ export const startProcess = async (script: string, env: Record<string, string>, 
   const child: ChildProcess = spawn(path.join(root, "node_modules/.bin/tsx"), [script], {
     cwd: root,
     // The service's metrics listener on a free port unless told (its default, 9464, may be taken on a shared machine).
-    env: { ...process.env, METRICS_PORT: "0", ...env },
+    env: { ...process.env, METRICS_PORT: "0", X402_FACILITATOR_PORT: "off", ...env },
     stdio: ["ignore", "pipe", "inherit"]
   })
   // The service logs to stdout; its last lines say why it did not become ready.

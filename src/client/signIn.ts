@@ -2,22 +2,13 @@
  * Client-side Sign-In with Ethereum: ask for a nonce, sign the EIP-4361 message
  * with the signer's key, exchange it for a session token.
  */
+import { signInMessage } from "@das/agent-client"
 import { Effect } from "effect"
 import type { LocalAccount } from "viem"
-import { createSiweMessage } from "viem/siwe"
 import { makeClient } from "./Client.ts"
 
-export const signInMessage = (signer: LocalAccount, nonce: { nonce: string; domain: string; uri: string; chainId: number }, issuedAt = new Date()) =>
-  createSiweMessage({
-    address: signer.address,
-    chainId: nonce.chainId,
-    domain: nonce.domain,
-    uri: nonce.uri,
-    nonce: nonce.nonce,
-    version: "1",
-    issuedAt,
-    statement: "Sign in to the delegated-authority service."
-  })
+// The message is the agent client's (packages/agent-client): one statement, one form.
+export { signInMessage }
 
 export const signIn = (baseUrl: string, signer: LocalAccount) =>
   Effect.gen(function*() {

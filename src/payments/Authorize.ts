@@ -28,9 +28,7 @@ import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import type { X402PaymentAuthorization, X402PaymentRequest } from "./Domain.ts"
 import { PaymentRepo } from "./PaymentRepo.ts"
 import { toPayment } from "./Records.ts"
-import { makePaymentDelegation } from "./x402/PaymentDelegation.ts"
-import { checkPaymentRequired, checkRequirement, PaymentRefused } from "./x402/Requirements.ts"
-import { chainIdOf, MAX_UINT256, X402_VERSION } from "./x402/Wire.ts"
+import { chainIdOf, checkPaymentRequired, checkRequirement, makePaymentDelegation, MAX_UINT256, PaymentRefused, X402_VERSION } from "@das/x402-erc7710"
 
 const lower = <S extends string>(s: S) => s.toLowerCase() as S
 

@@ -37,8 +37,7 @@ import { Notifications } from "../notifications/Notifications.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { X402_ACTION } from "./Authorize.ts"
 import { PaymentRepo } from "./PaymentRepo.ts"
-import { readPaymentTerms } from "./x402/PaymentDelegation.ts"
-import type { PaymentScheme } from "./x402/Wire.ts"
+import { type PaymentScheme, readPaymentTerms } from "@das/x402-erc7710"
 
 const lower = <S extends string>(s: S) => s.toLowerCase() as S
 

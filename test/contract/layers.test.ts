@@ -64,3 +64,23 @@ describe("layering", () => {
     assert.deepStrictEqual(wrong, [])
   })
 })
+
+describe("packages", () => {
+  const packages = path.resolve(import.meta.dirname, "../../packages")
+  it("a workspace package imports nothing of the service (src/, test/): only itself and npm packages", () => {
+    const wrong: Array<string> = []
+    for (const pkg of fs.readdirSync(packages)) {
+      const root = path.join(packages, pkg)
+      for (const file of files(root).filter((f) => !f.includes(`${path.sep}node_modules${path.sep}`))) {
+        const text = fs.readFileSync(file, "utf8")
+        for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)[^"\n]*from "([^"]+)"|import\("([^"]+)"\)/g)) {
+          const spec = m[1] ?? m[2]!
+          if (!spec.startsWith(".")) continue
+          const target = path.resolve(path.dirname(file), spec)
+          if (!target.startsWith(root + path.sep)) wrong.push(`${path.relative(packages, file)} imports ${spec}`)
+        }
+      }
+    }
+    assert.deepStrictEqual(wrong, [])
+  })
+})

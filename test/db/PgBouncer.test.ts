@@ -32,7 +32,7 @@ const startExpectingExit = (env: Record<string, string>) =>
   Effect.promise(async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: root,
-      env: { ...process.env, LOG_FORMAT: "json", METRICS_PORT: "off", ...env, PORT: String(await freePort()), HOST: "127.0.0.1" },
+      env: { ...process.env, LOG_FORMAT: "json", METRICS_PORT: "off", X402_FACILITATOR_PORT: "off", ...env, PORT: String(await freePort()), HOST: "127.0.0.1" },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true
     })

@@ -12,7 +12,7 @@ import { Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Address } from "viem"
 import { makeClient } from "../../src/client/Client.ts"
-import { transferExecution } from "../../src/payments/x402/PaymentDelegation.ts"
+import { transferExecution } from "@das/x402-erc7710"
 import { testNetworks } from "../support/TestChain.ts"
 import { Chains } from "../../src/chain/Chains.ts"
 import { testDatabaseName } from "../support/TestDatabase.ts"
@@ -150,7 +150,7 @@ describe("x402 settlement while no follower ran", () => {
     Effect.gen(function*() {
       const name = testDatabaseName()
       const a = yield* startInstance({ database: { name } })
-      const p = yield* ownerAndAgent(world.facilitator.address).pipe(Effect.provideService(TestServer, { baseUrl: a.baseUrl, metricsUrl: "" }))
+      const p = yield* ownerAndAgent(world.facilitator.address).pipe(Effect.provideService(TestServer, { baseUrl: a.baseUrl, metricsUrl: "", facilitatorUrl: undefined }))
       const requirements = requirementOf(world, { scheme: "exact", amount: USD(0.2) })
       const payload = yield* Effect.promise(() =>
         p.authorizer.authorize({

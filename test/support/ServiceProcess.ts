@@ -32,7 +32,7 @@ export const startService = (env: Record<string, string>, options: { readonly vi
       : [process.execPath, ["--import", "tsx", "src/main.ts"]]
     const child = spawn(command, args, {
       cwd: root,
-      env: { ...process.env, LOG_FORMAT: "json", LOG_ACCESS_LEVEL: "debug", METRICS_PORT: "0", ...env, PORT: port, HOST: "127.0.0.1" },
+      env: { ...process.env, LOG_FORMAT: "json", LOG_ACCESS_LEVEL: "debug", METRICS_PORT: "0", X402_FACILITATOR_PORT: "off", ...env, PORT: port, HOST: "127.0.0.1" },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group, so a test can stop everything it started (killGroup).
       detached: true

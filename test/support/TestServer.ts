@@ -10,6 +10,7 @@ import { FetchHttpClient, HttpServer } from "effect/http"
 import { EdgeConfig } from "../../src/api/EdgeConfig.ts"
 import { NodeServerLive } from "../../src/api/NodeServer.ts"
 import { makeClient } from "../../src/client/Client.ts"
+import { FacilitatorServer } from "../../src/payments/FacilitatorServer.ts"
 import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { Metrics, MetricsServer } from "../../src/platform/Metrics.ts"
 import { TelemetryLive } from "../../src/platform/Telemetry.ts"
@@ -43,6 +44,8 @@ export const testConfig = (overrides: Record<string, string> = {}) =>
       LOG_ACCESS_LEVEL: "debug",
       // The metrics listener on a free port (several test servers run in one process).
       METRICS_PORT: "0",
+      // The x402 facilitator (src/payments/FacilitatorServer.ts) only where a test asks for it ("0": a free port).
+      X402_FACILITATOR_PORT: "off",
       ...overrides
     })
   )
@@ -51,6 +54,8 @@ export class TestServer extends Context.Service<TestServer, {
   readonly baseUrl: string
   /** The internal metrics listener's `/metrics` (src/platform/Metrics.ts). */
   readonly metricsUrl: string
+  /** The service's x402 facilitator, when the test turned it on (`X402_FACILITATOR_PORT: "0"`). */
+  readonly facilitatorUrl: string | undefined
 }>()("test/TestServer") {}
 
 /**
@@ -73,10 +78,15 @@ export const TestServerLive = (options?: {
       if (address._tag === "UnixPathAddress") return yield* Effect.die(new Error("expected a TCP address"))
       const metrics = yield* MetricsServer
       const host = options?.host === "::1" ? "[::1]" : "127.0.0.1"
-      return { baseUrl: `http://${host}:${address.port}`, metricsUrl: Option.getOrElse(metrics.url, () => "") }
+      const facilitator = yield* FacilitatorServer
+      return {
+        baseUrl: `http://${host}:${address.port}`,
+        metricsUrl: Option.getOrElse(metrics.url, () => ""),
+        facilitatorUrl: Option.getOrUndefined(facilitator.url)
+      }
     })
   ).pipe(
-    Layer.provideMerge(Layer.merge(serveApp, MetricsServer.layer).pipe(Layer.provide(ServicesLive), Layer.provide(TelemetryLive))),
+    Layer.provideMerge(Layer.mergeAll(serveApp, MetricsServer.layer, FacilitatorServer.layer).pipe(Layer.provide(ServicesLive), Layer.provide(TelemetryLive))),
     Layer.provideMerge(
       Layer.unwrap(Effect.map(EdgeConfig.config, (edge) => NodeServerLive({ ...edge, port: 0, host: options?.host ?? "127.0.0.1" })))
     ),

@@ -1,33 +1,14 @@
 /**
- * Who produces the signed payment for one checked requirement: the port between the x402
- * client scheme and whatever holds the agent's authority. Today `localGrantAuthorizer` signs
- * the payment delegation itself from the grant and the agent's key; later the service
- * answers "what must I sign" (the same delegation, checked against the grant's limits and
- * reserved against its budget) and the agent only signs it.
+ * `localGrantAuthorizer`: the `PaymentAuthorizer` (packages/x402-erc7710) that signs the payment
+ * delegation itself from the grant and the agent's key, around the service (tests, the world's
+ * demos). It needs the service's grant layout (`redeemArgs`), so it lives here, not in the package.
  */
 import type { Delegation } from "@metamask/smart-accounts-kit"
-import { type Address, getAddress, type Hex, type LocalAccount } from "viem"
+import { type Address, getAddress, type Hex } from "viem"
 import type { DelegationEnvironment } from "../../chain/Network.ts"
 import { legTypedData, randomSalt } from "../../delegations/Caveats.ts"
 import { type GrantScope, redeemArgs } from "../../delegations/Grant.ts"
-import { makePaymentDelegation, permissionContextOf } from "./PaymentDelegation.ts"
-import { type CheckedRequirement, type CheckedResource, PaymentRefused } from "./Requirements.ts"
-import type { Erc7710Payload } from "./Wire.ts"
-
-/** One payment to authorize: the checked requirement, its deadline, the resource it pays for. */
-export interface PaymentRequest {
-  readonly requirement: CheckedRequirement
-  /** Unix seconds: the payment delegation is redeemable strictly before it. */
-  readonly validBefore: number
-  readonly resource: CheckedResource | undefined
-}
-
-export interface PaymentAuthorizer {
-  /** The account that pays: the grant's delegator (the owner's smart account). */
-  readonly payer: Address
-  /** The scheme payload of `PAYMENT-SIGNATURE`; throws `PaymentRefused` when this payment is not allowed. */
-  readonly authorize: (request: PaymentRequest) => Promise<Erc7710Payload>
-}
+import { type AgentSigner, makePaymentDelegation, type PaymentAuthorizer, PaymentRefused, permissionContextOf } from "@das/x402-erc7710"
 
 /** What the agent holds of its grant: the owner's signed delegation and the order of its terms. */
 export interface GrantContext {
@@ -36,9 +17,6 @@ export interface GrantContext {
   readonly grant: Delegation
   readonly scope: GrantScope
 }
-
-/** The agent's key: only what signing a delegation needs. */
-export type AgentSigner = Pick<LocalAccount, "address" | "signTypedData">
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
 

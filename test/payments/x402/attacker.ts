@@ -13,16 +13,8 @@ import { privateKeyToAccount } from "viem/accounts"
 import { randomSalt } from "../../../src/delegations/Caveats.ts"
 import { legTypedData } from "../../../src/delegations/Caveats.ts"
 import { periodArgs, redeemArgs } from "../../../src/delegations/Grant.ts"
-import type { AgentSigner, GrantContext } from "../../../src/payments/x402/Authorizer.ts"
-import { revertReasonOf } from "../../../src/payments/x402/Facilitator.ts"
-import {
-  type Execution,
-  makePaymentDelegation,
-  type PaymentTerms,
-  permissionContextOf,
-  redeemCallData
-} from "../../../src/payments/x402/PaymentDelegation.ts"
-import type { Erc7710Payload } from "../../../src/payments/x402/Wire.ts"
+import type { GrantContext } from "../../../src/payments/x402/Authorizer.ts"
+import { type AgentSigner, type Erc7710Payload, type Execution, makePaymentDelegation, type PaymentTerms, permissionContextOf, redeemCallData, revertReasonOf } from "@das/x402-erc7710"
 import { balanceOf, chain, net, publicClient } from "./support.ts"
 
 /** The time of the chain's next block, unix seconds: its latest block's, or the wall clock when the (automining) chain is idle. */

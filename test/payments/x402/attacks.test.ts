@@ -13,9 +13,8 @@ import { decodePaymentRequiredHeader } from "@x402/core/http"
 import type { Address } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { localGrantAuthorizer } from "../../../src/payments/x402/Authorizer.ts"
-import { payingFetch, settlementOf } from "../../../src/payments/x402/PayingFetch.ts"
+import { payingFetch, permissionContextOf, settlementOf, transferExecution } from "@das/x402-erc7710"
 import { redeemArgs } from "../../../src/delegations/Grant.ts"
-import { permissionContextOf, transferExecution } from "../../../src/payments/x402/PaymentDelegation.ts"
 import { acceptedOnChain, chainNow, refusedOnChain, signPayment, type Watch } from "./attacker.ts"
 import {
   balanceOf,

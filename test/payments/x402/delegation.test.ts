@@ -1,5 +1,5 @@
 /**
- * The payment delegation's caveats, built and read back (src/payments/x402/PaymentDelegation.ts),
+ * The payment delegation's caveats, built and read back (packages/x402-erc7710/src/PaymentDelegation.ts),
  * and the shape of a delegation chain: pure functions, the local network's enforcer addresses.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -14,7 +14,7 @@ import {
   paymentCaveats,
   permissionContextOf,
   readPaymentTerms
-} from "../../../src/payments/x402/PaymentDelegation.ts"
+} from "@das/x402-erc7710"
 import { net, randomAddress, signGrant, USD, usdc } from "./support.ts"
 
 const env = net.delegation

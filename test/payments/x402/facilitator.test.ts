@@ -1,5 +1,5 @@
 /**
- * The facilitator's verify and settle (src/payments/x402/Facilitator.ts) against payments
+ * The facilitator's verify and settle (packages/x402-erc7710/src/Facilitator.ts) against payments
  * an attacker crafts: each refused with its reason before any transaction is sent; the same
  * payment settled twice at once moves money once; `upto` settles at most the ceiling signed
  * and a zero settlement sends nothing. And its HTTP interface (GET /supported, POST /verify,
@@ -10,9 +10,7 @@ import { createCaveatBuilder, encodeDelegations, decodeDelegations } from "@meta
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types"
 import type { Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { transferExecution } from "../../../src/payments/x402/PaymentDelegation.ts"
-import type { Erc7710Payload } from "../../../src/payments/x402/Wire.ts"
-import { makeFacilitator } from "../../../src/payments/x402/world/FacilitatorService.ts"
+import { type Erc7710Payload, makeFacilitator, transferExecution } from "@das/x402-erc7710"
 import { chainNow, signPayment } from "./attacker.ts"
 import { balanceOf, makeOwner, net, paymentOf, randomAddress, requirementOf, signGrant, smartAccount, startWorld, USD, usdc, type World } from "./support.ts"
 

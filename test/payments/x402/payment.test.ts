@@ -14,8 +14,7 @@ import type { PaymentPayload } from "@x402/core/types"
 import { decodeEventLog } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { localGrantAuthorizer } from "../../../src/payments/x402/Authorizer.ts"
-import { transferredIn } from "../../../src/payments/x402/Facilitator.ts"
-import { payingFetch, settlementOf } from "../../../src/payments/x402/PayingFetch.ts"
+import { payingFetch, settlementOf, transferredIn } from "@das/x402-erc7710"
 import { balanceOf, makeOwner, net, publicClient, scope, signGrant, smartAccount, startWorld, USD, usdc, type World } from "./support.ts"
 
 let world: World

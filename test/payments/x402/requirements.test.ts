@@ -11,9 +11,8 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Address } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { type AgentSigner, localGrantAuthorizer, type PaymentAuthorizer, type PaymentRequest } from "../../../src/payments/x402/Authorizer.ts"
-import { payingFetch } from "../../../src/payments/x402/PayingFetch.ts"
-import { PaymentRefused } from "../../../src/payments/x402/Requirements.ts"
+import { localGrantAuthorizer } from "../../../src/payments/x402/Authorizer.ts"
+import { type AgentSigner, payingFetch, type PaymentAuthorizer, PaymentRefused, type PaymentRequest } from "@das/x402-erc7710"
 import { makeOwner, net, randomAddress, scope, signGrant, USD, usdc } from "./support.ts"
 
 /** The hostile server: answers 402 with `document` until a request carries PAYMENT-SIGNATURE (counted, then 200). */

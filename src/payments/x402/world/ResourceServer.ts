@@ -14,9 +14,7 @@ import type { RoutesConfig } from "@x402/core/server"
 import { paymentMiddlewareFromHTTPServer, setSettlementOverrides } from "@x402/express"
 import express from "express"
 import type { Address } from "viem"
-import type { PayableAsset } from "../Requirements.ts"
-import { Erc7710ServerScheme } from "../ServerScheme.ts"
-import { ERC7710, networkOf } from "../Wire.ts"
+import { ERC7710, Erc7710ServerScheme, networkOf, type PayableAsset } from "@das/x402-erc7710"
 import { listen, type Listening } from "./Listen.ts"
 
 export interface ResourceServerOptions {

@@ -6,7 +6,23 @@
  */
 import { Schema } from "effect"
 import type { Address, Hex } from "viem"
-import { Address as AddressSchema, HexString } from "../../domain/Primitives.ts"
+
+const AddressSchema = Schema.String.check(
+  Schema.isPattern(/^0x[0-9a-fA-F]{40}$/, { description: "0x followed by 40 hex characters" })
+)
+const HexString = Schema.String.check(Schema.isPattern(/^0x([0-9a-fA-F]{2})*$/, { description: "0x-prefixed hex bytes" }))
+
+/**
+ * The MetaMask Delegation Framework's addresses on a chain (the kit's `SmartAccountsEnvironment`):
+ * the DelegationManager that redeems payments and the caveat enforcers their terms name.
+ */
+export interface DelegationEnvironment {
+  readonly DelegationManager: Address
+  readonly EntryPoint: Address
+  readonly SimpleFactory: Address
+  readonly implementations: Readonly<Record<string, Address>>
+  readonly caveatEnforcers: Readonly<Record<string, Address>>
+}
 
 export const X402_VERSION = 2
 

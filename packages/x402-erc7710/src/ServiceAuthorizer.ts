@@ -22,8 +22,12 @@ export interface ServiceAuthorizerConfig {
   readonly token: string
   /** The grant the agent holds. */
   readonly delegationId: string
-  /** The account that pays: the grant's delegator. */
-  readonly payer: Address
+  /**
+   * The account that pays: the grant's delegator. Without it the service's answer names it, and
+   * must name the same account as the grant it hands back (the chain checks the grant's signature
+   * against that account, so a wrong answer can only make the payment fail, never pay from another).
+   */
+  readonly payer?: Address
   /** The grant's delegate key (or the signer of the delegate smart account). */
   readonly agent: AgentSigner
   readonly fetch?: typeof globalThis.fetch
@@ -59,7 +63,7 @@ const fieldOf = (message: string): string => /^body\.(?:requirement\.)?([A-Za-z.
 export const serviceAuthorizer = (config: ServiceAuthorizerConfig): PaymentAuthorizer => {
   const fetchImpl = config.fetch ?? globalThis.fetch
   return {
-    payer: getAddress(config.payer),
+    ...(config.payer === undefined ? {} : { payer: getAddress(config.payer) }),
     authorize: async ({ requirement, resource }) => {
       const offer = {
         scheme: requirement.scheme,
@@ -96,7 +100,8 @@ export const serviceAuthorizer = (config: ServiceAuthorizerConfig): PaymentAutho
       const m = auth.typedData.message
       if (
         !same(d.delegate, requirement.facilitator) || !same(m.delegate, d.delegate) || !same(m.delegator, d.delegator) ||
-        BigInt(m.salt) !== BigInt(d.salt) || !same(auth.delegator, config.payer) ||
+        BigInt(m.salt) !== BigInt(d.salt) || !same(auth.delegator, config.payer ?? auth.grant.delegator) ||
+        !same(auth.grant.delegator, auth.delegator) || !same(auth.grant.delegate, d.delegator) ||
         auth.payment.amount !== requirement.amount.toString() || !same(auth.payment.payTo, requirement.payTo) ||
         !same(auth.payment.asset, requirement.asset) || auth.payment.scheme !== requirement.scheme
       ) {

@@ -40,8 +40,7 @@ import {
   size,
   slice
 } from "viem"
-import type { DelegationEnvironment } from "../../chain/Network.ts"
-import type { PaymentScheme } from "./Wire.ts"
+import type { DelegationEnvironment, PaymentScheme } from "./Wire.ts"
 
 export interface PaymentTerms {
   readonly scheme: PaymentScheme

@@ -42,7 +42,6 @@ import {
   type Transport,
   type WalletClient
 } from "viem"
-import type { DelegationEnvironment } from "../../chain/Network.ts"
 import {
   checkChain,
   decodeChain,
@@ -51,7 +50,7 @@ import {
   redeemCallData,
   transferExecution
 } from "./PaymentDelegation.ts"
-import { chainIdOf, ERC7710, Erc7710Payload, type FacilitatorExtra, networkOf, type PaymentScheme, X402_VERSION } from "./Wire.ts"
+import { chainIdOf, ERC7710, Erc7710Payload, type FacilitatorExtra, networkOf, type PaymentScheme, X402_VERSION, type DelegationEnvironment } from "./Wire.ts"
 
 /** `invalidReason` / `errorReason` values (the spec's where it has one). */
 export const REASONS = {

@@ -1,0 +1,108 @@
+/**
+ * The service's own x402 facilitator (docs/payments.md, "The facilitator in `npm start`"): the
+ * ERC-7710 mechanism of `@das/x402-erc7710` on a stock `x402Facilitator`, one registration per
+ * served chain, behind the spec's HTTP interface (GET /supported, POST /verify, POST /settle) on
+ * a port of its own (`X402_FACILITATOR_HOST`:`X402_FACILITATOR_PORT`, default 127.0.0.1:4020;
+ * `0`: a free port; `off`: none), as the metrics listener is. A merchant's resource server
+ * (`@x402/express`) points its `HTTPFacilitatorClient` at it; an owner names its settlement
+ * address as a grant's redeemer.
+ *
+ * The settlement key pays the gas of every settlement: `CHAIN_<id>_X402_FACILITATOR_PRIVATE_KEY`,
+ * else `X402_FACILITATOR_PRIVATE_KEY` (secrets, like the anchor key). A local network the process
+ * started, with neither set, gets a key generated at start (one for every local chain, like the
+ * local paymaster's signer: the chain lives as long as the process) and 10 test ETH
+ * (`anvil_setBalance`). A configured chain without a key is not settled on (logged).
+ */
+import { facilitatorApp, registerErc7710Facilitator } from "@das/x402-erc7710"
+import { x402Facilitator } from "@x402/core/facilitator"
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { createServer } from "node:http"
+import { type Address, type Hex, isHex, parseEther, toHex } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { Chains } from "../chain/Chains.ts"
+
+/** A payment's header carries the whole delegation chain (11 kB with one recipient, 41 kB with 32): Node's 16 KiB default is too small. */
+const MAX_HEADER_BYTES = 64 * 1024
+
+export const FacilitatorConfig = Config.all({
+  host: Config.String("X402_FACILITATOR_HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.String("X402_FACILITATOR_PORT").pipe(Config.withDefault("4020")),
+  key: Config.option(Config.Redacted("X402_FACILITATOR_PRIVATE_KEY"))
+})
+
+export class FacilitatorServer extends Context.Service<FacilitatorServer, {
+  /** `http://host:port` (its `/supported`, `/verify`, `/settle`), or none when off. */
+  readonly url: Option.Option<string>
+  /** The settlement address on each chain settled on. */
+  readonly addresses: ReadonlyMap<number, Address>
+}>()("das/payments/FacilitatorServer") {
+  static readonly layer = Layer.effect(
+    FacilitatorServer,
+    Effect.gen(function*() {
+      const config = yield* FacilitatorConfig
+      const off = FacilitatorServer.of({ url: Option.none(), addresses: new Map() })
+      if (config.port.trim().toLowerCase() === "off") return off
+      const port = Number(config.port)
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        return yield* Effect.die(new Error(`X402_FACILITATOR_PORT must be a port number, 0 or off; got "${config.port}"`))
+      }
+      const chains = yield* Chains
+      const facilitator = new x402Facilitator()
+      const addresses = new Map<number, Address>()
+      // One generated key for every local chain (when it is needed at all).
+      let localKey: Hex | undefined
+      for (const net of chains.all) {
+        const own = yield* Config.option(Config.Redacted(`CHAIN_${net.chainId}_X402_FACILITATOR_PRIVATE_KEY`))
+        const configured = Option.orElse(own, () => config.key)
+        let key: Hex
+        if (Option.isSome(configured)) {
+          const value = Redacted.value(configured.value)
+          if (!isHex(value) || value.length !== 66) {
+            return yield* Effect.die(new Error(`the x402 facilitator key of chain ${net.chainId} must be a 32-byte hex private key`))
+          }
+          key = value
+        } else if (net.network.devKey !== undefined) {
+          localKey ??= generatePrivateKey()
+          key = localKey
+          const address = privateKeyToAccount(key).address
+          // A local anvil: give the settlement key gas without a transaction of the dev account.
+          yield* Effect.tryPromise(() =>
+            net.chain.client.request({ method: "anvil_setBalance" as never, params: [address, toHex(parseEther("10"))] as never })
+          ).pipe(Effect.orDie)
+        } else {
+          yield* Effect.logWarning(`x402 facilitator: no key for chain ${net.chainId} (CHAIN_${net.chainId}_X402_FACILITATOR_PRIVATE_KEY); not settling there`)
+          continue
+        }
+        const on = registerErc7710Facilitator(facilitator, {
+          network: { chainId: net.chainId, rpcUrl: net.network.rpcUrl, delegation: net.network.delegation },
+          key,
+          // Local chains mine at once; a remote chain's blocks come every few seconds.
+          pollingIntervalMs: net.network.devKey === undefined ? 1_000 : 100
+        })
+        addresses.set(net.chainId, on.address)
+      }
+      if (addresses.size === 0) return off
+      const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, facilitatorApp(facilitator))
+      const bound = yield* Effect.acquireRelease(
+        Effect.callback<number, Error>((resume) => {
+          server.once("error", (e) => resume(Effect.fail(e)))
+          server.listen(port, config.host, () => {
+            const address = server.address()
+            resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : port))
+          })
+        }),
+        () =>
+          Effect.callback<void>((resume) => {
+            server.close(() => resume(Effect.void))
+            server.closeAllConnections()
+          })
+      ).pipe(Effect.orDie)
+      const host = config.host.includes(":") ? `[${config.host}]` : config.host
+      const url = `http://${host}:${bound}`
+      for (const [chainId, address] of addresses) {
+        yield* Effect.logInfo(`x402 facilitator: ${url} settles ERC-7710 payments on chain ${chainId} from ${address}`)
+      }
+      return FacilitatorServer.of({ url: Option.some(url), addresses })
+    })
+  )
+}
