@@ -29,6 +29,8 @@ export interface AgentSession {
   readonly signer?: LocalAccount
   /** How the agent's process fetches a paid resource (stdio only). */
   readonly fetch?: typeof globalThis.fetch
+  /** A new session token, where this process can sign in again (stdio: it holds the key). */
+  readonly renew?: Effect.Effect<string, unknown>
 }
 
 /** Most characters of a paid resource's body handed back (the server's text, never read as instructions). */
@@ -37,11 +39,29 @@ const BODY_CHARS = 4000
 const json = (x: unknown) => JSON.parse(JSON.stringify(x)) as Record<string, never>
 
 export const makeAgent = (session: AgentSession) => {
+  let token = session.token
   let client: ApiClient | undefined
   const api = Effect.suspend(() =>
-    client === undefined ? Effect.tap(makeClient({ baseUrl: session.baseUrl, token: session.token }), (c) => Effect.sync(() => (client = c))) : Effect.succeed(client)
+    client === undefined ? Effect.tap(makeClient({ baseUrl: session.baseUrl, token }), (c) => Effect.sync(() => (client = c))) : Effect.succeed(client)
   )
   const signer = session.signer
+
+  /**
+   * A session that ended (`SESSION_TTL`, 12 h by default) is renewed once and the call made again,
+   * where this process can sign in (stdio). Over HTTP the caller's own token is the session.
+   */
+  const renewing = <Args, A, E>(op: (args: Args) => Effect.Effect<A, E>) => (args: Args): Effect.Effect<A, unknown> =>
+    session.renew === undefined
+      ? op(args)
+      : op(args).pipe(Effect.catchIf(
+        (e: E) => (e as { readonly _tag?: unknown })._tag === "Unauthorized",
+        () =>
+          Effect.flatMap(session.renew!, (renewed) => {
+            token = renewed
+            client = undefined
+            return op(args)
+          })
+      ))
 
   /** Relays a signed operation and waits (bounded) for its outcome. */
   const relay = (a: ApiClient, userOp: SignedUserOp) =>
@@ -164,6 +184,10 @@ export const makeAgent = (session: AgentSession) => {
         if (input.offer === undefined) {
           return yield* Effect.fail(refusal("offer", "over HTTP the server holds no key and fetches nothing: pass the 402's accepts[] entry as offer"))
         }
+        // The caller's ceiling holds here too: nothing is reserved for an offer above it.
+        if (BigInt(input.offer.amount) > BigInt(input.maxUnits)) {
+          return yield* Effect.fail(refusal("offer.amount", `${input.offer.amount} base units is over this call's maxUnits (${input.maxUnits})`))
+        }
         const auth = yield* a.payments.authorize({
           payload: { delegationId: input.grantId, requirement: input.offer as never, resource: { url: input.url } }
         })
@@ -178,7 +202,7 @@ export const makeAgent = (session: AgentSession) => {
             delegationManager: auth.delegationManager,
             payer: auth.delegator
           },
-          next: "Sign typedData with the agent's key as the delegation's signature; send the request again with PAYMENT-SIGNATURE: " +
+          next: "Sign typedData with the agent's key (eth_signTypedData_v4; message.salt is a uint256) as the delegation's signature; send the request again with PAYMENT-SIGNATURE: " +
             "{ x402Version: 2, accepted: offer, payload: { delegationManager, permissionContext: ABI Delegation[] [signed delegation, grant], delegator: payer } } (docs/payments.md)."
         }
       }
@@ -196,7 +220,7 @@ export const makeAgent = (session: AgentSession) => {
       let replay: Response | undefined = first
       const pay = payingFetch({
         scope: { chainId: grant.chainId, assets },
-        authorizer: serviceAuthorizer({ baseUrl: session.baseUrl, token: session.token, delegationId: grant.id, payer: grant.delegatorAddress as `0x${string}`, agent: signer }),
+        authorizer: serviceAuthorizer({ baseUrl: session.baseUrl, token, delegationId: grant.id, payer: grant.delegatorAddress as `0x${string}`, agent: signer }),
         fetch: ((url: RequestInfo | URL, init?: RequestInit) => {
           const r = replay
           replay = undefined
@@ -219,7 +243,16 @@ export const makeAgent = (session: AgentSession) => {
       }
     })
 
-  return { listGrants, getGrant, act, submitSigned, requestMore, getRequest, getReceipt, payX402 }
+  return {
+    listGrants: renewing(listGrants),
+    getGrant: renewing(getGrant),
+    act: renewing(act),
+    submitSigned: renewing(submitSigned),
+    requestMore: renewing(requestMore),
+    getRequest: renewing(getRequest),
+    getReceipt: renewing(getReceipt),
+    payX402: renewing(payX402)
+  }
 }
 
 export type Agent = ReturnType<typeof makeAgent>

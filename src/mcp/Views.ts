@@ -7,7 +7,7 @@ import type { GrantChangeRequest } from "../domain/Approvals.ts"
 import type { UserOpReceipt } from "../domain/Operations.ts"
 import { isApiError } from "../api/Envelope.ts"
 import { toEnvelope } from "../api/Errors.ts"
-import { PaymentRefused } from "../payments/x402/Requirements.ts"
+import type { PaymentRefused } from "../payments/x402/Requirements.ts"
 import { ToolRefusal } from "./Refusal.ts"
 import type { ChangeRequestView, GrantView, Receipt, ToolError } from "./Schemas.ts"
 
@@ -98,10 +98,12 @@ export const toolError = (e: unknown): ToolError => {
     }
   }
   if (e instanceof ToolRefusal) return { code: "bad_request", message: e.message, declineReason: "bad_request", details: { field: e.field } }
-  if (e instanceof PaymentRefused) {
+  // By name: the x402 client is loaded only when a payment runs (Stdio.ts loads the tools' work after the handshake).
+  if (e instanceof Error && e.name === "PaymentRefused") {
     // The service's decline surfaces as field `grant`, reason `<declineReason>: <message>` (ServiceAuthorizer.ts).
-    const reason = e.field === "grant" ? /^([a-z_]+):/.exec(e.reason)?.[1] : undefined
-    return { code: "payment_refused", message: e.message, declineReason: reason ?? "payment_refused", details: { field: e.field } }
+    const refused = e as PaymentRefused
+    const reason = refused.field === "grant" ? /^([a-z_]+):/.exec(refused.reason)?.[1] : undefined
+    return { code: "payment_refused", message: refused.message, declineReason: reason ?? "payment_refused", details: { field: refused.field } }
   }
   const tagged = e as { readonly _tag?: unknown; readonly message?: unknown }
   const message = typeof tagged.message === "string" ? tagged.message : String(e)

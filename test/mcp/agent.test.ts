@@ -10,22 +10,28 @@
  *   then an action under the new grant.
  * - stdio, spawning the entry with the agent's key: the same tools; an action signed and executed
  *   in the agent's process; an x402 resource paid under a grant (the real resource server and
- *   facilitator), settled on chain once; refusals; a request for more.
+ *   facilitator), settled on chain once; refusals; a request for more. Over HTTP the same grant's
+ *   payment: the delegation to sign, signed by the agent, settled on chain.
+ * - a session that ended: renewed where the agent holds its key, `unauthorized` where it does not.
  */
 import { afterAll, assert, beforeAll, layer } from "@effect/vitest"
 import type { Delegation } from "@metamask/smart-accounts-kit"
-import { Duration, Effect, Schedule } from "effect"
-import type { Address, Hex } from "viem"
+import { Cause, Duration, Effect, Exit, Schedule } from "effect"
+import { type Address, getAddress, type Hex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { Anchor } from "../../src/anchor/Anchor.ts"
 import { Network } from "../../src/chain/Network.ts"
+import { makeClient } from "../../src/client/Client.ts"
 import { signIn } from "../../src/client/signIn.ts"
+import { makeAgent } from "../../src/mcp/Agent.ts"
+import { toolError } from "../../src/mcp/Views.ts"
 import type { DelegationBuild } from "../../src/delegations/Domain.ts"
 import { TOOL_NAMES } from "../../src/mcp/Tools.ts"
+import { permissionContextOf } from "../../src/payments/x402/PaymentDelegation.ts"
 import { grant, makeAttacker, redeemCall, refused, transfer, withArgs } from "../delegations/attacker.ts"
 import { newSession, type Session, signLeg, signOp, usdcBalance } from "../delegations/helpers.ts"
 import { ownerAndAgent } from "../payments/support.ts"
-import { balanceOf, randomAddress, startWorld, USD, usdc, type World } from "../payments/x402/support.ts"
+import { balanceOf, paymentOf, randomAddress, requirementOf, startWorld, USD, usdc, type World } from "../payments/x402/support.ts"
 import { mint } from "../support/TestChain.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { waitFor } from "../support/waitFor.ts"
@@ -216,8 +222,52 @@ layer(TestServerLive(), { timeout: Duration.seconds(300), excludeTestServices: t
       assert.strictEqual(yield* Effect.promise(() => balanceOf(usdc, world.merchant)), before + USD(0.01), "paid once")
       assert.strictEqual(yield* usdcBalance(bob), USD(0.75))
 
+      // Over HTTP the server holds no key and fetches nothing: with the 402's offer it answers what to sign;
+      // the agent signs it and the payment settles on chain (here the facilitator settles it as the resource server would).
+      const web = yield* httpClient(baseUrl, p.token)
+      assert.deepStrictEqual((yield* refusedCall(web, "pay_x402", { grantId: p.grantId, url: `${world.resource.url}/report`, maxUnits: "50000" })).details?.["field"], "offer")
+      const offer = requirementOf(world, { scheme: "exact", amount: USD(0.01) })
+      assert.deepStrictEqual((yield* refusedCall(web, "pay_x402", { grantId: p.grantId, url: `${world.resource.url}/report`, maxUnits: "9999", offer })).details?.["field"], "offer.amount")
+      const tooMuch = yield* refusedCall(web, "pay_x402", { grantId: p.grantId, url: `${world.resource.url}/report`, maxUnits: "900000", offer: { ...offer, amount: USD(0.6).toString() } })
+      assert.strictEqual(tooMuch.declineReason, "per_action_exceeded")
+      const toSign = yield* ok(web, "pay_x402", { grantId: p.grantId, url: `${world.resource.url}/report`, maxUnits: "50000", offer })
+      assert.strictEqual(toSign["status"], "needs_signature")
+      const auth = toSign["authorization"]
+      assert.deepStrictEqual([auth.amount, auth.payer.toLowerCase()], [USD(0.01).toString(), p.owner.account.address.toLowerCase()])
+      const paymentSignature = yield* Effect.promise(() =>
+        p.agent.signTypedData({ ...auth.typedData, message: { ...auth.typedData.message, salt: BigInt(auth.typedData.message.salt) } }))
+      const payload = {
+        delegationManager: getAddress(auth.delegationManager),
+        delegator: getAddress(auth.payer),
+        permissionContext: permissionContextOf([{ ...auth.delegation, signature: paymentSignature }, auth.grant] as never)
+      }
+      const settledOverHttp = yield* Effect.promise(() => world.facilitator.facilitator.settle(paymentOf(offer, payload), offer))
+      assert.isTrue(settledOverHttp.success, JSON.stringify(settledOverHttp))
+      assert.strictEqual(yield* Effect.promise(() => balanceOf(usdc, world.merchant)), before + USD(0.02), "the second payment settled on chain")
+
       const asked = yield* ok(mcp, "request_more", { grantId: acts.id, reason: "more deliveries", maxActions: 10 })
       assert.strictEqual(asked["request"].status, "pending")
       assert.strictEqual((yield* p.owner.api.delegations.get({ params: { delegationId: acts.id } })).policySet.maxActions, 5)
     }), { timeout: 300_000 })
+
+  it.effect("a session that ended is renewed where the agent can sign in (stdio's agent); over HTTP the caller's token is the session", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const { agent, g } = yield* grantedAgent
+      const signer = privateKeyToAccount(agent.key)
+      const first = (yield* signIn(baseUrl, signer)).token
+      const renewals: Array<string> = []
+      const renew = Effect.tap(Effect.map(signIn(baseUrl, signer), (s) => s.token), (t) => Effect.sync(() => renewals.push(t)))
+      const local = makeAgent({ baseUrl, token: first, signer, renew })
+      const remote = makeAgent({ baseUrl, token: first })
+      assert.deepStrictEqual((yield* local.getGrant({ grantId: g.id })).grant.id, g.id)
+      // The session ends (signed out: as if SESSION_TTL passed).
+      const ended = yield* makeClient({ baseUrl, token: first })
+      yield* ended.session.signOut()
+      const exit = yield* Effect.exit(remote.getGrant({ grantId: g.id }))
+      assert.strictEqual(Exit.isFailure(exit) ? toolError(Cause.squash(exit.cause)).code : "succeeded", "unauthorized")
+      assert.deepStrictEqual((yield* local.getGrant({ grantId: g.id })).grant.id, g.id, "renewed once, then answered")
+      assert.lengthOf(renewals, 1)
+      assert.notStrictEqual(renewals[0], first)
+    }))
 })
