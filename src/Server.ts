@@ -38,6 +38,7 @@ import { PermissionsHandlers } from "./permissions/Http.ts"
 import { PaymentsHandlers } from "./payments/Http.ts"
 import { pagesRoutes } from "./reference/Http.ts"
 import { ConsoleRoutes } from "./console/Http.ts"
+import { McpRoutes } from "./mcp/Http.ts"
 import { SystemHandlers } from "./system/Http.ts"
 import { UserOpsHandlers } from "./userops/Http.ts"
 
@@ -120,7 +121,7 @@ export const EdgeLive = GlobalEnvelope.pipe(
   ))
 )
 
-export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, ConsoleRoutes, EdgeLive)
+export const AppLive = Layer.mergeAll(ApiRoutes, DocsRoute, ConsoleRoutes, McpRoutes, EdgeLive)
 
 /**
  * Query parameters that are secrets: the managed-wallet connect `requestId` is a polling

@@ -61,7 +61,9 @@ export const documentRoutes: ReadonlyArray<RouteInfo> = [
   { method: "GET", path: "/docs/assets/:file" },
   { method: "GET", path: "/console" },
   { method: "GET", path: "/console/app.js" },
-  { method: "GET", path: "/console/config" }
+  { method: "GET", path: "/console/config" },
+  // The agents' MCP server, Streamable HTTP (src/mcp/Http.ts): POST only, so GET and DELETE answer 405.
+  { method: "POST", path: "/mcp" }
 ]
 
 /**

@@ -130,6 +130,8 @@ export const Delegation = Schema.Struct({
   kind: Schema.String,
   icon: Schema.String,
   delegateeAddress: Address,
+  /** Beyond the contract: the granting account (the delegator), which pays; an agent paying an x402 checks it. */
+  delegatorAddress: Schema.optionalKey(Address),
   chain: Schema.String,
   chainId: ChainId,
   status: DelegationStatus,

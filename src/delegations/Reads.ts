@@ -72,6 +72,7 @@ export const makeReads = Effect.gen(function*() {
       kind: row.kind,
       icon: row.icon,
       delegateeAddress: row.delegatee_address,
+      delegatorAddress: row.delegator_address,
       chain: chains.nameOf(row.chain_id),
       chainId: row.chain_id,
       status: status === "pending" || status === "failed" ? "revoked" : status,

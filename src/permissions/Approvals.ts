@@ -24,7 +24,7 @@ import type { UserOpBuild } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import type { ApprovalSignatures, PermissionApproval } from "./Domain.ts"
 import { MAX_REQUESTS } from "./Domain.ts"
-import { decodeRequest, type MappedRequest, type MappingContext, toBuildInput } from "./Erc7715.ts"
+import { type Adjustment, decodeRequest, type MappedRequest, type MappingContext, toBuildInput } from "./Erc7715.ts"
 import type { Granted } from "./Granted.ts"
 import { type ApprovalRow, PermissionRepo } from "./PermissionRepo.ts"
 import type { SupportedPermissions } from "./Supported.ts"
@@ -48,6 +48,7 @@ interface GrantItem {
   readonly accountId: string
   readonly request: MappedRequest
   readonly build: typeof DelegationBuild.Type
+  readonly adjustments?: ReadonlyArray<Adjustment>
   readonly delegationId?: string
 }
 interface RevokeItem {
@@ -93,6 +94,7 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
       grants: (row.items as ReadonlyArray<GrantItem>).map((i) => ({
         request: i.request as never,
         build: i.build,
+        ...(i.adjustments === undefined || i.adjustments.length === 0 ? {} : { adjustments: i.adjustments }),
         ...(i.delegationId === undefined ? {} : { delegationId: i.delegationId })
       }))
     }
@@ -115,7 +117,12 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
       return yield* new PermissionRefused({ field: "", message: `between 1 and ${MAX_REQUESTS} permission requests are taken at once` })
     }
     const now = new Date()
-    const mapped: Array<{ readonly account: Account; readonly input: Parameters<typeof delegations.build>[1]; readonly granted: MappedRequest }> = []
+    const mapped: Array<{
+      readonly account: Account
+      readonly input: Parameters<typeof delegations.build>[1]
+      readonly granted: MappedRequest
+      readonly adjustments: ReadonlyArray<Adjustment>
+    }> = []
     for (const [index, raw] of raws.entries()) {
       const decoded = decodeRequest(raw, supported)
       if (decoded._tag === "Refused") return yield* new PermissionRefused({ index, ...refusalFields(decoded) })
@@ -142,7 +149,12 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
       }
       const result = toBuildInput(decoded.value, ctx)
       if (result._tag === "Refused") return yield* new PermissionRefused({ index, ...refusalFields(result) })
-      mapped.push({ account, input: { ...result.input, accountId: account.id }, granted: { ...result.granted, from: lower(account.address) as Hex } })
+      mapped.push({
+        account,
+        input: { ...result.input, accountId: account.id },
+        granted: { ...result.granted, from: lower(account.address) as Hex },
+        adjustments: result.adjustments
+      })
     }
     const items: Array<GrantItem> = []
     // Several grants of one account are enabled one after the other (approve relays them in order):
@@ -156,7 +168,13 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
         Effect.catchTag("BadRequest", (e) =>
           Effect.fail(new PermissionRefused({ index, field: e.message.startsWith("delegateeAddress") ? "to" : "", message: e.message })))
       )
-      items.push({ chainId: m.account.chainId, accountId: m.account.id, request: m.granted, build })
+      items.push({
+        chainId: m.account.chainId,
+        accountId: m.account.id,
+        request: m.granted,
+        build,
+        ...(m.adjustments.length === 0 ? {} : { adjustments: m.adjustments })
+      })
     }
     const expiresAt = new Date(Math.min(...items.map((i) => new Date(i.build.expiresAt ?? now.getTime() + DEFAULT_OFFER_MS).getTime())))
     const id = `pap_${crypto.randomUUID()}`
@@ -232,7 +250,11 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
           const responses = yield* Effect.forEach(items, (item, i) =>
             Effect.gen(function*() {
               const account = yield* accounts.findById(signer.address as Address, item.accountId).pipe(Effect.orDie)
-              return yield* granted.responseFor(grants[i]!, item.request, account)
+              const response = yield* granted.responseFor(grants[i]!, item.request, account)
+              // The dApp's answer says what was granted differently from what it asked.
+              return response === undefined || item.adjustments === undefined || item.adjustments.length === 0
+                ? response
+                : { ...response, adjustments: item.adjustments }
             }))
           yield* repo.decide(row.id, "granted", { permissions: responses.filter((r) => r !== undefined) })
         }

@@ -30,6 +30,20 @@ export const PermissionRequest = Schema.Struct({
   rules: Schema.optionalKey(Schema.NullOr(Schema.Array(Erc7715Rule)))
 }).annotate({ identifier: "PermissionRequest" })
 
+/**
+ * A field the grant holds other than the request asked: made only when the request said
+ * `isAdjustmentAllowed: true` (with `false` such a request is refused naming the field).
+ */
+export const PermissionAdjustment = Schema.Struct({
+  /** The request's field, e.g. `permission.data.maxAmount`. */
+  field: Schema.String,
+  /** As asked and as granted, in the wire's form (hex base units for amounts). */
+  requested: Schema.String,
+  granted: Schema.String,
+  reason: Schema.String
+}).annotate({ identifier: "PermissionAdjustment" })
+export type PermissionAdjustment = typeof PermissionAdjustment.Type
+
 /** `PermissionResponse` of ERC-7715: the request as granted, the permission context and what redeeming it needs. */
 export const PermissionResponse = Schema.Struct({
   chainId: Schema.String,
@@ -41,7 +55,9 @@ export const PermissionResponse = Schema.Struct({
   context: HexString,
   /** Factory calls for accounts not yet deployed (empty once the owner's account is on chain). */
   dependencies: Schema.Array(Schema.Struct({ factory: Address, factoryData: HexString })),
-  delegationManager: Address
+  delegationManager: Address,
+  /** What was granted differently from the request (beyond the standard; only when the request allowed adjustment). */
+  adjustments: Schema.optionalKey(Schema.Array(PermissionAdjustment))
 }).annotate({ identifier: "PermissionResponse" })
 export type PermissionResponse = typeof PermissionResponse.Type
 
@@ -62,6 +78,8 @@ export const GrantToApprove = Schema.Struct({
   request: PermissionRequest,
   /** What `POST /delegations/build` answers: policy, summary, the unsigned enable, its simulation, the delegation to sign. */
   build: DelegationBuild,
+  /** What the grant holds differently from the request (only when it allowed adjustment): the owner and the dApp see it. */
+  adjustments: Schema.optionalKey(Schema.Array(PermissionAdjustment)),
   /** Once enabling started. */
   delegationId: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "GrantToApprove" })

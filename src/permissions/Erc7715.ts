@@ -55,12 +55,26 @@ export interface MappingContext {
   readonly minLifetimeMs?: number
 }
 
+/**
+ * A field the grant holds other than the request asked (only with `isAdjustmentAllowed: true`;
+ * with `false` the request is refused naming the field). Amounts in base units, as the wire has them.
+ */
+export interface Adjustment {
+  /** The request's field (`permission.data.maxAmount`). */
+  readonly field: string
+  readonly requested: string
+  readonly granted: string
+  readonly reason: string
+}
+
 export interface Mapped {
   readonly _tag: "Ok"
   /** What `POST /delegations/build` takes (less `accountId`). */
   readonly input: BuildInput
   /** The request as granted: data with its defaults filled in, the rules the grant holds (expiry, redeemer, payee). */
   readonly granted: MappedRequest
+  /** What the grant holds differently from the request (empty unless the request allowed adjustment). */
+  readonly adjustments: ReadonlyArray<Adjustment>
 }
 
 /** Base units → the service's token units, only when a JSON number carries them exactly. */
@@ -85,7 +99,8 @@ const hexOf = (x: unknown) => BigInt(x as string)
  * - periodic: a period budget (a period longer than the grant's life is one period to the
  *   expiry: the chain allows nothing after it anyway); allowance: the amount over the grant's
  *   life (from `startTime` when it is in the future); stream: a stream budget whose maximum is
- *   at most what can accrue before the expiry;
+ *   what can accrue before the expiry when none is asked; one asked above that is refused
+ *   (`isAdjustmentAllowed: false`) or lowered to it and listed in `adjustments`;
  * - the per-action maximum is the whole amount and the count the service's ceiling (the
  *   standard has neither);
  * - rules: `expiry` → `expiresAt` (default: the service's, reported in `granted`), `payee` →
@@ -149,7 +164,7 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
       revocation
     }
     const grantedRules: Array<Rule> = [{ type: "expiry", data: { timestamp: expiry } }, { type: "redeemer", data: { addresses: listed } }]
-    return { _tag: "Ok", input, granted: { ...request, rules: grantedRules } }
+    return { _tag: "Ok", input, granted: { ...request, rules: grantedRules }, adjustments: [] }
   }
 
   // The token.
@@ -169,6 +184,7 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
 
   // The budget.
   let budget: BuildInput["budgets"][number]
+  const adjustments: Array<Adjustment> = []
   const granted: Record<string, unknown> = { ...data, startTime: start }
   if (type.endsWith("-periodic")) {
     const amount = exact(hexOf(data["periodAmount"]), decimals, "permission.data.periodAmount")
@@ -185,9 +201,21 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
   } else {
     const perSecond = hexOf(data["amountPerSecond"])
     const initial = data["initialAmount"] === undefined ? 0n : hexOf(data["initialAmount"])
-    // Whatever could accrue before the expiry is all the chain would ever allow: a larger (or absent) maximum is that.
+    // Whatever could accrue before the expiry is all the chain would ever allow: an absent maximum is
+    // that (a default, reported in `granted`). A larger one is a change of what was asked: refused
+    // unless the request allows adjustment, then made and said (issue 43).
     const reachable = initial + perSecond * BigInt(expiry - start)
-    const max = data["maxAmount"] === undefined || hexOf(data["maxAmount"]) > reachable ? reachable : hexOf(data["maxAmount"])
+    const asked = data["maxAmount"] === undefined ? undefined : hexOf(data["maxAmount"])
+    if (asked !== undefined && asked > reachable) {
+      const why = `at most ${formatUnits(reachable, decimals)} ${symbol} can accrue before the expiry ${iso(expiry)} ` +
+        `(initialAmount + amountPerSecond × ${expiry - start} s)`
+      if (!request.permission.isAdjustmentAllowed) {
+        return refuse("permission.data.maxAmount", `permission.data.maxAmount ${formatUnits(asked, decimals)} ${symbol} cannot be held exactly: ${why}, ` +
+          "and isAdjustmentAllowed is false; ask for at most that, a later expiry or a higher rate, or allow adjustment")
+      }
+      adjustments.push({ field: "permission.data.maxAmount", requested: toHex(asked), granted: toHex(reachable), reason: why })
+    }
+    const max = asked === undefined || asked > reachable ? reachable : asked
     if (max <= initial) return refuse("permission.data.maxAmount", "permission.data.maxAmount must be above initialAmount")
     const amounts = [
       exact(perSecond, decimals, "permission.data.amountPerSecond"),
@@ -233,7 +261,8 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
   return {
     _tag: "Ok",
     input,
-    granted: { ...request, permission: { ...request.permission, data: granted } as MappedPermission, rules: grantedRules }
+    granted: { ...request, permission: { ...request.permission, data: granted } as MappedPermission, rules: grantedRules },
+    adjustments
   }
 }
 

@@ -249,6 +249,34 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second", PERMISSION
       assert.deepStrictEqual(held.map((d) => [d.delegateeAddress, d.status]), [[agent, "active"]])
     }))
 
+  it.effect("a stream's maximum that cannot accrue before the expiry: refused naming the field without isAdjustmentAllowed (both endpoints, nothing stored); with it, lowered and the answer says what changed", () =>
+    Effect.gen(function*() {
+      const net = yield* Network
+      const owner = yield* newSession()
+      // 4 USDC asked; 0.000001 USDC per second for a day can accrue 0.0864 USDC at most.
+      const stream = (isAdjustmentAllowed: boolean) => ({
+        chainId: toHex(net.chainId),
+        to: randomAddress(),
+        permission: { type: "erc20-token-stream", isAdjustmentAllowed, data: { tokenAddress: net.tokens.usd.address, amountPerSecond: "0x1", maxAmount: toHex(USD(4)) } },
+        rules: [{ type: "expiry", data: { timestamp: nowS() + DAY } }]
+      })
+      const e = yield* failure(owner.api.permissions.request({ payload: { requests: [stream(false)] as never } }))
+      assert.deepStrictEqual([e.tag, e.details["field"]], ["BadRequest", "requests[0].permission.data.maxAmount"], e.message)
+      assert.include(e.message, "cannot be held exactly: at most 0.0864")
+      const rpc = yield* owner.api.permissions.rpc({ payload: { jsonrpc: "2.0", id: 3, method: "wallet_requestExecutionPermissions", params: [stream(false)] } as never })
+      assert.deepStrictEqual([rpc.error?.code, (rpc.error?.data as { field?: string }).field], [-32602, "params[0].permission.data.maxAmount"])
+      assert.lengthOf(yield* owner.api.permissions.approvals({ query: {} }), 0, "nothing was stored")
+
+      const offered = yield* owner.api.permissions.request({ payload: { requests: [stream(true)] as never } })
+      const [adjusted] = offered.grants![0]!.adjustments!
+      assert.deepStrictEqual([adjusted!.field, adjusted!.requested, adjusted!.granted], ["permission.data.maxAmount", toHex(USD(4)), toHex(86_400n)])
+      assert.strictEqual((offered.grants![0]!.request.permission.data as { maxAmount: string }).maxAmount, toHex(86_400n))
+      assert.include(offered.grants![0]!.build.humanSummary, "at most 0.0864 USDC in total as a stream")
+      const approved = yield* owner.api.permissions.approve({ params: { approvalId: offered.id }, payload: { signatures: yield* signApproval(owner, offered) } })
+      assert.strictEqual(approved.status, "granted")
+      assert.deepStrictEqual(approved.permissions![0]!.adjustments, offered.grants![0]!.adjustments, "the dApp's answer says what changed")
+    }))
+
   it.effect("bad input: a 400 naming the field (unserved chain lists the served ones); nothing is stored; JSON-RPC answers the same as invalid params", () =>
     Effect.gen(function*() {
       const net = yield* Network

@@ -141,11 +141,29 @@ describe("each permission type the chain can hold, from the kit's own wire", () 
     assert.strictEqual(h.last.name, "ERC20StreamingEnforcer")
     assert.deepStrictEqual([20, 52, 84, 116].map((at) => word(h.last.terms, at)), [500_000n, 1_490_000n, 1_000n, BigInt(nowS + 10)])
     assert.strictEqual((m.granted.permission.data as { maxAmount: Hex }).maxAmount, toHex(1_490_000n))
-    // A maximum above what can accrue is that too; one below it is kept.
-    const capped = ok(mapRequest({ ...(wire as object), permission: { ...(wire as { permission: object }).permission, data: { ...(wire as { permission: { data: object } }).permission.data, maxAmount: "0x" + (10n ** 30n).toString(16) } } }, context()))
+    assert.deepStrictEqual(m.adjustments, [], "a maximum left out is a default, not a change")
+    // A maximum above what can accrue, adjustment allowed: lowered to it, and the answer says so; one below it is kept.
+    const withMax = (maxAmount: string, isAdjustmentAllowed = true) => {
+      const w = wire as { permission: { data: object } }
+      return { ...(wire as object), permission: { ...w.permission, isAdjustmentAllowed, data: { ...w.permission.data, maxAmount } } }
+    }
+    const capped = ok(mapRequest(withMax("0x" + (10n ** 30n).toString(16)), context()))
     assert.strictEqual(capped.input.budgets[0]!.amount, 1.49)
-    const kept = ok(mapRequest({ ...(wire as object), permission: { ...(wire as { permission: object }).permission, data: { ...(wire as { permission: { data: object } }).permission.data, maxAmount: "0xf4240" } } }, context()))
+    assert.strictEqual((capped.granted.permission.data as { maxAmount: Hex }).maxAmount, toHex(1_490_000n))
+    assert.deepStrictEqual(capped.adjustments.map((a) => [a.field, a.requested, a.granted]), [["permission.data.maxAmount", toHex(10n ** 30n), toHex(1_490_000n)]])
+    assert.include(capped.adjustments[0]!.reason, "at most 1.49 USDC can accrue before the expiry")
+    const kept = ok(mapRequest(withMax("0xf4240"), context()))
     assert.strictEqual(kept.input.budgets[0]!.amount, 1)
+    assert.deepStrictEqual(kept.adjustments, [])
+    // Adjustment not allowed: the same request is refused naming the field, never lowered silently (issue 43);
+    // exactly what can accrue, or less, is held as asked.
+    const no = refused(mapRequest(withMax(toHex(4_000_000n), false), context()))
+    assert.strictEqual(no.field, "permission.data.maxAmount")
+    assert.include(no.message, "permission.data.maxAmount 4 USDC cannot be held exactly: at most 1.49 USDC can accrue")
+    assert.include(no.message, "isAdjustmentAllowed is false")
+    const exactly = ok(mapRequest(withMax(toHex(1_490_000n), false), context()))
+    assert.deepStrictEqual([exactly.input.budgets[0]!.amount, exactly.adjustments], [1.49, []])
+    assert.strictEqual(ok(mapRequest(withMax("0xf4240", false), context())).input.budgets[0]!.amount, 1)
   })
 
   it("erc20-token-allowance: the amount over the grant's life; from a future start, one period from it to the expiry", async () => {
