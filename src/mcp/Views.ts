@@ -7,7 +7,7 @@ import type { GrantChangeRequest } from "../domain/Approvals.ts"
 import type { UserOpReceipt } from "../domain/Operations.ts"
 import { isApiError } from "../api/Envelope.ts"
 import { toEnvelope } from "../api/Errors.ts"
-import type { PaymentRefused } from "../payments/x402/Requirements.ts"
+import type { PaymentRefused } from "@das/x402-erc7710"
 import { ToolRefusal } from "./Refusal.ts"
 import type { ChangeRequestView, GrantView, Receipt, ToolError } from "./Schemas.ts"
 
