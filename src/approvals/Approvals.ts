@@ -12,6 +12,7 @@
  * other, anything after the deadline settles it `expired`); the chain refuses a second execution
  * of the same approvals (`ApprovalEnforcer:nonce-used`) whatever the service does.
  */
+import { requesterWords } from "../domain/OutsideText.ts"
 import { Config, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Address, encodeFunctionData, type Hex } from "viem"
@@ -175,7 +176,7 @@ const make = Effect.gen(function*() {
       const deadline = new Date(Math.min(now + Duration.toMillis(ttl), Date.parse(held.delegation.expiresAt)))
       deadline.setMilliseconds(0)
       const amount = fromUnits(held.units, held.token.decimals)
-      const to = held.recipientName === undefined ? held.recipient : `${held.recipientName} (${held.recipient})`
+      const to = held.recipient
       const row = {
         id: `apr_${crypto.randomUUID()}`,
         delegation_id: held.delegation.id,
@@ -203,8 +204,11 @@ const make = Effect.gen(function*() {
         nonce: randomApprovalNonce().toString(),
         deadline,
         summary: `The agent ${held.delegation.delegate} asks to send ${amount} ${held.token.symbol} to ${to} from ${held.delegation.delegator} ` +
-          `under delegation "${held.delegation.name}": above the grant's threshold, it needs ${held.rule.required} of ` +
-          `${held.rule.approvers.length} approvals by ${deadline.toISOString()}.`
+          `under delegation ${held.delegation.permissionId}: above the grant's threshold, it needs ${held.rule.required} of ` +
+          `${held.rule.approvers.length} approvals by ${deadline.toISOString()}.` +
+          // Names are the requester's words: after the figures, quoted (src/domain/OutsideText.ts).
+          requesterWords("Delegation named by the requester", held.delegation.name) +
+          (held.recipientName === undefined ? "" : requesterWords(`Recipient ${held.recipient} named by the requester`, held.recipientName))
       }
       const inserted = yield* repo.insert(row)
       if (!inserted) {

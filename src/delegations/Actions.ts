@@ -4,6 +4,7 @@
  * submits it (`beforeSubmit`), and the relay hooks that settle reservations, enables and
  * revokes. Rules: docs/delegations.md ("Spend accounting"). SQL: DelegationRepo.ts.
  */
+import { requesterWords } from "../domain/OutsideText.ts"
 import { Config, Data, Duration, Effect } from "effect"
 import { type Address, encodeFunctionData, erc20Abi, type Hex } from "viem"
 import type { Account } from "../accounts/Domain.ts"
@@ -357,7 +358,8 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
       account: delegate,
       intentType: "delegated_action",
       calls: [redeemCall(network.delegation.DelegationManager, signed, transfer)],
-      humanSummary: `Send ${amount} ${token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation "${row.name}" (signed by the delegate ${row.delegatee_address}).${approved}`,
+      humanSummary: `Send ${amount} ${token.symbol} to ${reservation.recipient} from ${row.delegator_address} under delegation ${row.permission_id} ` +
+        `(signed by the delegate ${row.delegatee_address}).${approved}${requesterWords("Delegation named by the requester", row.name)}`,
       simulation: { amountOut: { token: { symbol: token.symbol, chainId: row.chain_id, address: token.address }, amount } },
       // What the delegate's own entry shows (the owner's entry reads the chain: OwnerLog.ts).
       metadata: {

@@ -5,6 +5,7 @@
  * Actions.ts), and the account freeze plan (which legs the freeze disables and the
  * unfreeze re-enables). Rules: docs/delegations.md, docs/relay.md ("Freeze"). SQL: DelegationRepo.ts.
  */
+import { requesterWords } from "../domain/OutsideText.ts"
 import { Effect } from "effect"
 import type { Hex } from "viem"
 import { Accounts } from "../accounts/Accounts.ts"
@@ -36,7 +37,8 @@ export const makeRevokeFreeze = (reads: Reads) => Effect.gen(function*() {
       intentType: "delegation_revoke",
       // From the chain's state of each leg (frozen or not, settled or not): never AlreadyEnabled / AlreadyDisabled.
       callData: revokeCallDataOf(stack, dm, yield* legStates(chain, dm, row.legs)),
-      humanSummary: `Revoke delegation "${row.name}" (${row.permission_id}) for good: the delegate ${row.delegatee_address} can no longer act for this account.`,
+      humanSummary: `Revoke delegation ${row.permission_id} for good: the delegate ${row.delegatee_address} can no longer act for this account.` +
+        requesterWords("Named by the requester", row.name),
       // Free only while it takes a power away now: an expired grant redeems nothing (the chain's
       // TimestampEnforcer), so its revoke is an ordinary operation, counted and quota-bound (issue 41).
       riskReducing: Date.parse(row.policy_set.expiresAt) > Date.now(),

@@ -8,6 +8,7 @@
  * — yields `Option.none()`: lists drop it, single reads answer 502. Nothing here
  * matches an agent by name.
  */
+import { cleanOutsideText } from "../domain/OutsideText.ts"
 import { Option, Schema } from "effect"
 import type { Address } from "../domain/Primitives.ts"
 import type { Agent, AgentStat, Deliverable, Job, JobEvent, JobStatus, Offering, VolumePoint } from "./Domain.ts"
@@ -180,7 +181,8 @@ export const mapAgent = (u: unknown): Option.Option<Agent> =>
     const chainIds = (raw.chains ?? []).map((c) => c.chainId).filter((c) => Number.isInteger(c) && c >= 1)
     return Option.some({
       walletAddress: raw.walletAddress,
-      name: raw.name ?? "",
+      // The upstream's words: one line, nothing hidden, bounded (src/domain/OutsideText.ts); a summary quotes it after the limits.
+      name: cleanOutsideText(raw.name ?? ""),
       description: raw.description ?? "",
       imageUrl: raw.imageUrl ?? raw.profilePic ?? "",
       rating: finiteOr(0, raw.rating),
