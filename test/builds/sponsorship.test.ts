@@ -32,7 +32,7 @@ const enableBuild = (s: Effect.Success<ReturnType<typeof newSession>>, delegatee
   })
 
 describe("sponsorship", () => {
-  it.live("a per-signer quota, counted at build time under concurrency; risk-reducing builds are never refused", () =>
+  it.live("a per-signer quota, counted at build time under concurrency; a risk-reducing build passes it (counted: test/builds/riskReducing.test.ts)", () =>
     Effect.gen(function*() {
       const net = yield* Network
       const owner = yield* newSession()
@@ -170,7 +170,7 @@ describe("sponsorship that fresh keys cannot farm (issue 31 item 4)", () => {
           assert.isAbove(e.details?.retryAfterSeconds ?? 0, 0)
         }
       }
-      // A fresh signer from the same address can still freeze (risk-reducing: never refused).
+      // A fresh signer from the same address can still freeze (risk-reducing: passes the used-up quota, counted).
       const late = yield* newSession()
       const freeze = yield* late.api.accounts.buildRules({ payload: { intentType: "account_freeze" } })
       assert.isTrue(freeze.gasless)

@@ -99,7 +99,15 @@ layer(OwnNetworkServer, { timeout: Duration.seconds(240), excludeTestServices: t
       const p1: RecoverySigners = { owner: addressOf(generatePrivateKey()), passkeys: [] }
       const p2: RecoverySigners = { owner: addressOf(generatePrivateKey()), passkeys: [] }
       const own = (g: Hex) => [{ guardian: addressOf(g), signature: "0x" as Hex }]
+      // Nothing started and no approval standing: a cancel would stop nothing, so it is no free (sponsored) operation but a 409.
+      const cancelRequest = { intentType: "rules_update" as const, change: { kind: "recovery_cancel" as const }, signWith: { keyId: passkey.keyId } }
+      const nothing = yield* failure(owner.api.accounts.buildRules({ payload: cancelRequest }))
+      assert.deepStrictEqual([nothing.tag, nothing.details["field"]], ["Conflict", "change.kind"])
       assert.strictEqual(yield* sendTx(g1!, approveCall(R, A, p1, own(g1!))), "success")
+      // One approval stands (not started): voiding it reduces a risk now, so the cancel is risk-reducing.
+      const voiding = yield* owner.api.accounts.buildRules({ payload: cancelRequest })
+      assert.isTrue(voiding.riskReducing)
+      assert.include(voiding.humanSummary, "Void the 1 recovery approval(s)")
       assert.strictEqual(yield* sendTx(g2!, approveCall(R, A, p2, own(g2!))), "success")
       const raced = yield* Effect.all([sendTx(g2!, approveCall(R, A, p1, own(g2!))), sendTx(g1!, approveCall(R, A, p2, own(g1!)))], { concurrency: 2 })
       assert.deepStrictEqual([...raced].sort(), ["reverted", "success"])
