@@ -16,6 +16,7 @@ import { makeMemoryStore, type RateDecision, rateLimitHeaders, type RateRule, Ra
 import { classifySqlError, DatabaseOutage, findSqlError } from "./DatabaseOutage.ts"
 import { EdgeConfig } from "./EdgeConfig.ts"
 import { isWellEncoded, stripVersionPrefix } from "./EdgeUrl.ts"
+import { everyAnswer, isHtml, pageHeaders } from "./PageSecurity.ts"
 import { currentRequestId, isApiError, responseIdHeaders, withRequestId } from "./Envelope.ts"
 import type { ApiError } from "./Errors.ts"
 import {
@@ -331,13 +332,29 @@ const EdgeMiddleware = Effect.gen(function*() {
   }
 
   /**
+   * `nosniff` on every answer; on an HTML page its Content-Security-Policy and the frame and
+   * referrer headers (src/api/PageSecurity.ts), made once per page body (pages are built once).
+   */
+  const pages = new WeakMap<object, Readonly<Record<string, string>>>()
+  const securityHeaders = (response: HttpServerResponse.HttpServerResponse): Readonly<Record<string, string>> => {
+    const body = response.body
+    if (body._tag !== "Uint8Array" || !isHtml(body.contentType)) return everyAnswer
+    let headers = pages.get(body)
+    if (headers === undefined) {
+      const own = response.headers["content-security-policy"]
+      pages.set(body, headers = pageHeaders(body.text ?? new TextDecoder().decode(body.body), own))
+    }
+    return headers
+  }
+
+  /**
    * Headers every answer carries: `x-request-id` (the `requestId` of an error's envelope and of
    * the access line; `traceparent` too when spans are exported), and on a 401 the
    * `WWW-Authenticate` challenge of a bearer token (RFC 6750).
    */
   const stamp = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
     Effect.map(responseIdHeaders, (ids) => {
-      const stamped = HttpServerResponse.setHeaders(response, ids)
+      const stamped = HttpServerResponse.setHeaders(HttpServerResponse.setHeaders(response, securityHeaders(response)), ids)
       return response.status !== 401
         ? stamped
         : HttpServerResponse.setHeader(

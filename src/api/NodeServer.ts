@@ -22,6 +22,7 @@ import * as net from "node:net"
 import type { Duplex } from "node:stream"
 import { Lifecycle } from "../platform/Lifecycle.ts"
 import { isWellEncoded, stripVersionPrefix } from "./EdgeUrl.ts"
+import { everyAnswer } from "./PageSecurity.ts"
 
 /** A request id of Node's own answers and the node-level routes' (the application's are the edge's). */
 const newRequestId = () => crypto.randomUUID().replaceAll("-", "")
@@ -29,7 +30,7 @@ const newRequestId = () => crypto.randomUUID().replaceAll("-", "")
 const envelopeReply = (status: number, reason: string, code: string, message: string): string => {
   const requestId = newRequestId()
   const body = JSON.stringify({ error: { code, message, requestId } })
-  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${
     Buffer.byteLength(body)
   }\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`
 }
@@ -177,6 +178,7 @@ export class NodeServer extends Server {
           "content-length": Buffer.byteLength(body),
           "retry-after": "1",
           "x-request-id": requestId,
+          ...everyAnswer,
           connection: "close"
         })
         response.end(body)

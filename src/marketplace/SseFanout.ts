@@ -65,7 +65,8 @@ export interface SseResponse {
 export const sseHeaders: Readonly<Record<string, string>> = {
   "content-type": "text/event-stream",
   "cache-control": "no-cache, no-transform",
-  "x-accel-buffering": "no"
+  "x-accel-buffering": "no",
+  "x-content-type-options": "nosniff"
 }
 
 const heartbeat = new Wire(new TextEncoder().encode(": heartbeat\n\n"))

@@ -165,12 +165,12 @@ export class MetricsServer extends Context.Service<MetricsServer, {
       const server = createServer((req, res) => {
         const path = (req.url ?? "").split("?")[0]
         if (req.method !== "GET" || path !== "/metrics") {
-          res.writeHead(404, { "content-type": "text/plain" }).end("Not found: the metrics are at GET /metrics\n")
+          res.writeHead(404, { "content-type": "text/plain", "x-content-type-options": "nosniff" }).end("Not found: the metrics are at GET /metrics\n")
           return
         }
         run(metrics.scrape).then(
-          (body) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(body),
-          () => res.writeHead(500, { "content-type": "text/plain" }).end("metrics could not be collected\n")
+          (body) => res.writeHead(200, { "content-type": metrics.registry.contentType, "x-content-type-options": "nosniff" }).end(body),
+          () => res.writeHead(500, { "content-type": "text/plain", "x-content-type-options": "nosniff" }).end("metrics could not be collected\n")
         )
       })
       const listen = (at: number) =>

@@ -6,6 +6,8 @@
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { type HttpApi, type HttpApiGroup, OpenApi } from "effect/http-api"
+import { NotFound } from "../api/Errors.ts"
+import { pagePolicy } from "../api/PageSecurity.ts"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
@@ -29,11 +31,18 @@ const fontCss = [
   )
 ].join("\n")
 
+/**
+ * The probe by which the bundle's Zod asks whether `eval` is allowed (`new Function("")` in a
+ * try): the page's policy forbids it, so the probe is answered "no" up front, as it would be, and
+ * the browser reports no refused eval. Zod then takes its path without generated code.
+ */
+const EVAL_PROBE = `try{return new Function(""),!0}catch(e){return!1}`
+
 /** Scalar's browser bundle as Effect ships it (the one `HttpApiScalar.layer` inlines in every page), read once. */
 const scalarScript = Effect.promise(async () => {
   const effectDist = path.dirname(fileURLToPath(import.meta.resolve("effect")))
   const module = await import(pathToFileURL(path.join(effectDist, "http-api", "internal", "httpApiScalar.js")).href)
-  return module.javascript as string
+  return (module.javascript as string).replace(EVAL_PROBE, "return!1")
 })
 
 const escapeJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c")
@@ -88,10 +97,14 @@ export const homePage = `<!doctype html>
 /** The pages of the contract `api` (composed at the top and passed in: this folder sits below it). */
 export const pagesRoutes = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => Layer.mergeAll(
   HttpRouter.use(Effect.fnUntraced(function*(router) {
-    const page = docsPage(api)
+    // Each page's response is made once: the edge derives its Content-Security-Policy once per body.
+    const docsHtml = docsPage(api)
+    // Scalar writes its styles as it runs (src/api/PageSecurity.ts): the reference's own policy.
+    const docs = HttpServerResponse.setHeader(html(docsHtml), "content-security-policy", pagePolicy(docsHtml, { runtimeStyles: true }))
+    const home = html(homePage)
     const script = yield* scalarScript
-    yield* router.add("GET", "/", Effect.succeed(html(homePage)))
-    yield* router.add("GET", "/docs", Effect.sync(() => html(page)))
+    yield* router.add("GET", "/", Effect.succeed(home))
+    yield* router.add("GET", "/docs", Effect.succeed(docs))
     yield* router.add(
       "GET",
       "/docs/assets/scalar.js",
@@ -103,7 +116,7 @@ export const pagesRoutes = <Id extends string, Groups extends HttpApiGroup.Const
       Effect.flatMap(HttpRouter.params, (params) => {
         const file = fonts[params.file ?? ""]
         return file === undefined
-          ? Effect.succeed(HttpServerResponse.empty({ status: 404 }))
+          ? Effect.fail(new NotFound({ message: "No such file of the API reference" }))
           : Effect.sync(() => HttpServerResponse.uint8Array(fs.readFileSync(file), { contentType: "font/woff2", headers: cacheable }))
       })
     )
