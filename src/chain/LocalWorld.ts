@@ -9,6 +9,7 @@ import * as path from "node:path"
 import { Config, Context, Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { createPublicClient, http } from "viem"
+import { releaseDataDir } from "../db/EmbeddedPostgres.ts"
 import type { LocalNetworkDescription } from "./LocalNetwork.ts"
 import { isKept } from "./LocalState.ts"
 
@@ -37,6 +38,8 @@ export const prepareLocalWorld = (options: {
     yield* Effect.promise(() => fs.rm(stateRoot, { recursive: true, force: true }))
     const pgDir = path.resolve(options.dataDir, "postgres")
     if (options.embeddedDb && (yield* Effect.promise(() => exists(path.join(pgDir, "PG_VERSION"))))) {
+      // A server an earlier run left running on it is stopped first (EmbeddedPostgres.ts).
+      yield* Effect.orDie(releaseDataDir(pgDir))
       const previous = `${pgDir}.previous`
       yield* Effect.promise(async () => {
         await fs.rm(previous, { recursive: true, force: true })
