@@ -9,6 +9,7 @@ import * as path from "node:path"
 import { Config, Context, Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { createPublicClient, http } from "viem"
+import { releaseDataDir } from "../db/EmbeddedPostgres.ts"
 import type { LocalNetworkDescription } from "./LocalNetwork.ts"
 import { isKept } from "./LocalState.ts"
 
@@ -37,6 +38,8 @@ export const prepareLocalWorld = (options: {
     yield* Effect.promise(() => fs.rm(stateRoot, { recursive: true, force: true }))
     const pgDir = path.resolve(options.dataDir, "postgres")
     if (options.embeddedDb && (yield* Effect.promise(() => exists(path.join(pgDir, "PG_VERSION"))))) {
+      // A server an earlier run left running on it is stopped first (EmbeddedPostgres.ts).
+      yield* Effect.orDie(releaseDataDir(pgDir))
       const previous = `${pgDir}.previous`
       yield* Effect.promise(async () => {
         await fs.rm(previous, { recursive: true, force: true })
@@ -53,8 +56,9 @@ export const prepareLocalWorld = (options: {
   })
 
 /**
- * After both started: the database records each local chain's genesis hash, and a database that
- * recorded another one (or whose follower read blocks this chain does not have) describes a
+ * After both started: the database records each local chain's identity, the hash of its block 1
+ * (anvil rewrites block 0 when it loads its state a second time), and a database that recorded
+ * another one (or whose follower read blocks this chain does not have) describes a
  * chain that is gone: the start fails, naming what to do.
  */
 export const checkLocalWorld = (networks: ReadonlyArray<LocalNetworkDescription>) =>
@@ -62,12 +66,12 @@ export const checkLocalWorld = (networks: ReadonlyArray<LocalNetworkDescription>
     const sql = yield* SqlClient.SqlClient
     for (const net of networks) {
       const client = createPublicClient({ transport: http(net.rpcUrl) })
-      const genesis = yield* Effect.promise(() => client.getBlock({ blockNumber: 0n }))
-      const recorded = yield* sql<{ genesis_hash: string }>`
-        SELECT genesis_hash FROM local_chain_genesis WHERE chain_id = ${net.chainId}`
-      let gone = recorded.length > 0 && recorded[0]!.genesis_hash !== genesis.hash
+      const first = yield* Effect.promise(() => client.getBlock({ blockNumber: 1n }))
+      const recorded = yield* sql<{ first_block_hash: string }>`
+        SELECT first_block_hash FROM local_chain_identity WHERE chain_id = ${net.chainId}`
+      let gone = recorded.length > 0 && recorded[0]!.first_block_hash !== first.hash
       if (recorded.length === 0) {
-        // A database from before the genesis was recorded: its follower's cursor must be on this chain.
+        // A database from before the identity was recorded: its follower's cursor must be on this chain.
         const cursor = yield* sql<{ block_number: string; block_hash: string }>`
           SELECT block_number::text, block_hash FROM chain_cursor WHERE chain_id = ${net.chainId}`
         if (cursor.length > 0) {
@@ -86,7 +90,7 @@ export const checkLocalWorld = (networks: ReadonlyArray<LocalNetworkDescription>
         )
       }
       yield* sql`
-        INSERT INTO local_chain_genesis (chain_id, genesis_hash) VALUES (${net.chainId}, ${genesis.hash})
+        INSERT INTO local_chain_identity (chain_id, first_block_hash) VALUES (${net.chainId}, ${first.hash})
         ON CONFLICT (chain_id) DO NOTHING`
     }
   })

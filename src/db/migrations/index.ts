@@ -47,7 +47,7 @@ import auditStoredSubtrees from "./0410_audit_stored_subtrees.ts"
 import opBuildStoreOrShare from "./0420_op_build_store_or_share.ts"
 import delegationLedgerFunctions from "./0430_delegation_ledger_functions.ts"
 import inclusionObservedClock from "./0440_inclusion_observed_clock.ts"
-import localChainGenesis from "./0480_local_chain_genesis.ts"
+import localChainIdentity from "./0480_local_chain_identity.ts"
 import grantLockNoKeyUpdate from "./0490_grant_lock_no_key_update.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -94,6 +94,6 @@ export const migrations = Migrator.fromRecord({
   "0420_op_build_store_or_share": opBuildStoreOrShare,
   "0430_delegation_ledger_functions": delegationLedgerFunctions,
   "0440_inclusion_observed_clock": inclusionObservedClock,
-  "0480_local_chain_genesis": localChainGenesis,
+  "0480_local_chain_identity": localChainIdentity,
   "0490_grant_lock_no_key_update": grantLockNoKeyUpdate
 })
