@@ -129,6 +129,19 @@ export class NodeServer extends Server {
   constructor(private readonly options: NodeServerOptions) {
     super({ maxHeaderSize: options.maxHeaderBytes })
     this.once("close", () => (this.closed = true))
+    // A kept-alive connection idle past `keepAliveTimeout`: Node destroys it from its timer, and a
+    // loaded process runs timers before the I/O of its turn, so a request the client has just sent
+    // on it (the client's own idle timer being later) was reset unread (ECONNRESET under load). With
+    // a listener, Node leaves the socket to it: closed after this turn's I/O, only if still idle,
+    // with a FIN; a request found meanwhile is answered and the timer armed again after it.
+    this.on("timeout", (socket: net.Socket) => {
+      setImmediate(() => {
+        if (socket.destroyed || inFlight(socket) !== null) return
+        socket.end()
+        // A client that never closes its side is gone: the socket is dropped a while later.
+        setTimeout(() => socket.destroy(), IDLE_GRACE_MS * 20).unref()
+      }).unref()
+    })
     // Still "listening" to whoever closes the server (Effect's HttpServer) until every connection
     // has closed: it waits for the close only while the server listens, and the drain closes
     // the listener itself, before the connections.

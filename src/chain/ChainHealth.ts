@@ -8,7 +8,8 @@
  *
  * The confirming probe is there because a probe's timeout also fires when this process's own
  * event loop was held up past it (a loaded machine): the fresh probe made right after then
- * answers, and the chain is not taken for down on one late timer.
+ * answers, and the chain is not taken for down on one late timer. A probe whose timer fired
+ * well after it was due (the process itself stalled) counts for nothing either way.
  */
 import { Config, Duration, Effect, Option, Schedule } from "effect"
 import { BaseError } from "viem"
@@ -84,19 +85,46 @@ export const chainTimeouts = (chainId: number): Config.Config<ChainTimeouts> =>
     bundler: durationOf(`CHAIN_${chainId}_BUNDLER_TIMEOUT`, "BUNDLER_TIMEOUT", Duration.seconds(10))
   })
 
-/** How often each chain is probed, and how long a probe waits (`CHAIN_PROBE_INTERVAL`, `CHAIN_PROBE_TIMEOUT`: 2 s each). */
+/**
+ * How often each chain is probed (`CHAIN_PROBE_INTERVAL`, 2 s), and how long a probe waits
+ * (`CHAIN_PROBE_TIMEOUT`, 5 s: a cheap call that a node on a loaded machine still answers in
+ * time; a chain taken for down wrongly would answer 503 to every request).
+ */
 export const ProbeConfig = Config.all({
   interval: Config.Duration("CHAIN_PROBE_INTERVAL").pipe(Config.withDefault(Duration.seconds(2))),
-  timeout: Config.Duration("CHAIN_PROBE_TIMEOUT").pipe(Config.withDefault(Duration.seconds(2)))
+  timeout: Config.Duration("CHAIN_PROBE_TIMEOUT").pipe(Config.withDefault(Duration.seconds(5)))
 })
 
+/** A probe's timer firing this much later than due: this process was held up, not (only) the chain. */
+const STALL_MS = 500
+
 /**
- * One probe of `part` through `call` (a path that is never failed fast): answered within the
- * timeout, or, when not, a second one at once that is (see the module's note).
+ * One probe through `call` (a path that is never failed fast): `true` answered within the
+ * timeout; `false` not, and a second probe made at once did not either; `undefined` when no
+ * probe could tell (see the module's note): each timed out on a timer that fired late, which
+ * says this process was held up (a loaded machine), not that the chain hangs. The state is
+ * then left as it was.
  */
 const answers = (call: Effect.Effect<unknown, unknown>, timeout: Duration.Duration) => {
-  const once = call.pipe(Effect.timeout(timeout), Effect.as(true), Effect.orElseSucceed(() => false))
-  return Effect.flatMap(once, (ok) => ok ? Effect.succeed(true) : once)
+  const ms = Duration.toMillis(timeout)
+  const once = Effect.suspend(() => {
+    const due = Date.now() + ms
+    return call.pipe(
+      Effect.map((): "up" | "down" | "stalled" => "up"),
+      Effect.timeoutOrElse({
+        duration: timeout,
+        orElse: () => Effect.sync(() => Date.now() - due > STALL_MS ? "stalled" as const : "down" as const)
+      }),
+      Effect.orElseSucceed(() => "down" as const)
+    )
+  })
+  // Up to three probes in a row: an answer, or two that found no answer in time (a stalled one tells nothing).
+  const decide = (left: number, misses: number): Effect.Effect<boolean | undefined> =>
+    left === 0
+      ? Effect.succeed(undefined)
+      : Effect.flatMap(once, (r) =>
+        r === "up" ? Effect.succeed(true) : r === "down" && misses === 1 ? Effect.succeed(false) : decide(left - 1, misses + (r === "down" ? 1 : 0)))
+  return decide(3, 0)
 }
 
 /**
@@ -113,6 +141,7 @@ export const monitor = (
   const what: Record<Part, string> = { rpc: "node (RPC)", bundler: "bundler" }
   const check = (part: Part) =>
     Effect.flatMap(answers(probes[part], config.timeout), (up) => {
+      if (up === undefined) return Effect.void
       const was = health.downSince(part)
       health.set(part, up)
       if (!up && was === undefined) {

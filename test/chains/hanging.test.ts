@@ -32,10 +32,8 @@ const Live = Layer.unwrap(Effect.gen(function*() {
     config: {
       CHAIN_31338_RPC_TIMEOUT: `${RPC_TIMEOUT_MS} millis`,
       CHAIN_31338_BUNDLER_TIMEOUT: `${RPC_TIMEOUT_MS} millis`,
-      // Found down a little after the timeout of a call already under way (two probes of 3 s),
-      // so that call's own answer is the timeout's.
-      CHAIN_PROBE_INTERVAL: "2 seconds",
-      CHAIN_PROBE_TIMEOUT: "3 seconds"
+      // The monitor's defaults (a probe every 2 s, 5 s each, confirmed once): chain B is found
+      // down well after the 4 s timeout of a call already under way, whose answer is the timeout's.
     }
   }).pipe(Layer.provideMerge(Layer.succeed(Gates, { rpc, bundler })))
 }))
