@@ -63,18 +63,22 @@ try {
       // The test wallet: the owner's key signs in node (only the sign-in is needed here).
       await page.exposeFunction("__eip1193", async (method: string, params: Array<any>) =>
         method === "personal_sign" ? owner.signMessage({ message: params[0] as string }) : [owner.address])
-      await page.evaluateOnNewDocument(() => {
-        const w = window as unknown as { ethereum: unknown; __eip1193: (m: string, p: unknown) => Promise<unknown> }
-        w.ethereum = { request: ({ method, params }: { method: string; params?: unknown }) => w.__eip1193(method, params ?? []) }
-      })
+      // A string, not a function: tsx would wrap a function's name in a helper the page does not have.
+      await page.evaluateOnNewDocument("window.ethereum = { request: ({ method, params }) => window.__eip1193(method, params ?? []) }")
+      const said: Array<string> = []
+      page.on("console", (m) => said.push(m.text()))
+      page.on("pageerror", (e) => said.push(String(e)))
       await page.goto(`http://127.0.0.1:${port}/console`, { waitUntil: "networkidle0" })
-      await page.waitForSelector("#wallet:not([disabled])")
+      await page.waitForSelector("#wallet:not([disabled])").catch(async (e) => {
+        throw new Error(`the sign-in never showed: ${said.join(" | ")} ${(await page.content()).slice(0, 2000)}`, { cause: e })
+      })
       const t0 = performance.now()
       await page.click("#wallet")
-      await page.waitForFunction((n: number) => document.querySelectorAll("#agents article.delegation").length === n &&
-        document.querySelector("#accounts article.chain") !== null, { timeout: 60_000, polling: "mutation" }, GRANTS)
+      await page.waitForFunction(
+        `document.querySelectorAll("#agents article.delegation").length === ${GRANTS} && document.querySelector("#accounts article.chain") !== null`,
+        { timeout: 60_000, polling: "mutation" })
       const t1 = performance.now()
-      await page.evaluate(() => void (location.hash = "#activity"))
+      await page.evaluate("location.hash = \"#activity\"")
       await page.waitForSelector("li.entry", { timeout: 60_000 })
       const t2 = performance.now()
       firstView.push(t1 - t0)

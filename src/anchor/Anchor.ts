@@ -414,7 +414,7 @@ export const AnchorLive = Layer.effect(
       const anchoredLengths = rows.map((r) => {
         const w = rewriteOfAccount.get(r.account_id)
         return { accountId: r.account_id, anchoredLength: w === undefined ? r.anchored : Math.min(r.anchored, w.from - 1) }
-      })
+      }).sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0))
       return {
         available,
         unanchoredCount,

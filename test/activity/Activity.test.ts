@@ -58,7 +58,8 @@ layer(Live, { excludeTestServices: true })("activity", (it) => {
 
       const one = yield* api.activity.get({ params: { eventId: b.entry.id } })
       assert.deepStrictEqual(one, db)
-      assert.deepStrictEqual(yield* api.activity.anchor(), { available: true, unanchoredCount: 2 })
+      // Each account with entries, and the length an anchor covers (none yet): no proof to ask for.
+      assert.deepStrictEqual(yield* api.activity.anchor(), { available: true, unanchoredCount: 2, accounts: [{ accountId, anchoredLength: 0 }] })
     }))
 
   it.effect("another signer's event and account are answered as if they did not exist", () =>
@@ -74,7 +75,7 @@ layer(Live, { excludeTestServices: true })("activity", (it) => {
       const scoped = yield* bob.api.activity.list({ query: { limit: 25, accountId: alice.accountId } }).pipe(Effect.flip)
       assert.strictEqual(scoped._tag, "NotFound")
       assert.deepStrictEqual((yield* bob.api.activity.list({ query: { limit: 25 } })).items, [])
-      assert.deepStrictEqual(yield* bob.api.activity.anchor(), { available: true, unanchoredCount: 0 })
+      assert.deepStrictEqual(yield* bob.api.activity.anchor(), { available: true, unanchoredCount: 0, accounts: [] })
     }))
 
   it.effect("`anchor` is never taken as an event id", () =>
@@ -82,7 +83,7 @@ layer(Live, { excludeTestServices: true })("activity", (it) => {
       const { token } = yield* newUser
       const res = yield* getJson("/activity/anchor", token)
       assert.strictEqual(res.status, 200)
-      assert.deepStrictEqual(res.body as unknown, { available: true, unanchoredCount: 0 })
+      assert.deepStrictEqual(res.body as unknown, { available: true, unanchoredCount: 0, accounts: [] })
     }))
 
   it.effect("filters: status, delegationId, from/to, accountId", () =>
@@ -113,7 +114,11 @@ layer(Live, { excludeTestServices: true })("activity", (it) => {
       // Each account has its own chain and feed.
       assert.deepStrictEqual(yield* ids({ accountId: second.id }), [y1.entry.id])
       assert.strictEqual(y1.entry.index, 1)
-      assert.deepStrictEqual(yield* api.activity.anchor(), { available: true, unanchoredCount: 4 })
+      assert.deepStrictEqual(yield* api.activity.anchor(), {
+        available: true,
+        unanchoredCount: 4,
+        accounts: [accountId, second.id].sort().map((id) => ({ accountId: id, anchoredLength: 0 }))
+      })
     }))
 
   it.effect("a malformed cursor, or another list's cursor, or from after to is a 400", () =>

@@ -71,7 +71,7 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
 
       const api = yield* client(alice.token)
       const before = yield* api.activity.anchor()
-      assert.deepStrictEqual(before, { available: true, unanchoredCount: 3 })
+      assert.deepStrictEqual(before, { available: true, unanchoredCount: 3, accounts: [{ accountId: aliceAccount, anchoredLength: 0 }] })
 
       // Two rounds at once (two processes, say): one anchors, the other finds the round taken or nothing moved.
       const rounds = yield* Effect.all([anchor.anchorNow, anchor.anchorNow], { concurrency: 2 })
@@ -108,7 +108,9 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
         anchoredLength: 3,
         merkleRoot: record.merkleRoot,
         txHash: record.txHash,
-        blockNumber: record.blockNumber.toString()
+        blockNumber: record.blockNumber.toString(),
+        // Each of Alice's accounts and the length the anchor covers: her three entries have proofs.
+        accounts: [{ accountId: aliceAccount, anchoredLength: 3 }]
       })
       assert.match(anchoredAt ?? "", /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
 
@@ -118,6 +120,7 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
       const moved = yield* api.activity.anchor()
       assert.strictEqual(moved.unanchoredCount, 1)
       assert.strictEqual(moved.anchoredHead, aliceHead!.head_hash)
+      assert.deepStrictEqual(moved.accounts, [{ accountId: aliceAccount, anchoredLength: 3 }], "the fourth entry has no proof yet")
     }))
 
   it.effect("a history rewritten after its anchor is named by verify and refused by the anchorer", () =>
@@ -185,6 +188,7 @@ layer(TestServerLive({ database: { name: database } }), { excludeTestServices: t
         message: verified.broken.message
       })
       assert.strictEqual(status.unanchoredCount, 2)
+      assert.deepStrictEqual(status.accounts, [{ accountId: account, anchoredLength: 1 }], "only #1, before the rewrite, still has a proof")
 
       // The anchorer picks the changed head up, and refuses it.
       const [stateBefore] = yield* sql<{ head_hash: string; anchor_id: string }>`

@@ -8,11 +8,22 @@ import { actionInWords, formatAmount, formatDate, shortAddress } from "./format.
 import type { ProofResult } from "./proof.ts"
 import type { ActivityFilter } from "./store.ts"
 
-const actorName = (actor: string, contacts: ReadonlyMap<string, Contact>) => {
-  if (actor === "owner") return "You"
-  const c = contacts.get(actor.toLowerCase())
+const nameOf = (address: string, contacts: ReadonlyMap<string, Contact>) => {
+  if (address === "owner") return "You"
+  const c = contacts.get(address.toLowerCase())
   if (c !== undefined) return c.quoted ? quote(c.name) : c.name
-  return actor.startsWith("0x") ? shortAddress(actor) : actor
+  return address.startsWith("0x") ? shortAddress(address) : address
+}
+
+/**
+ * Who acted: a known contact, else on a grant's entry (other than an approver's signature) the grant's
+ * agent (its signer key is not in the owner's records), else the short address.
+ */
+const actorName = (e: any, grants: ReadonlyArray<any>, contacts: ReadonlyMap<string, Contact>) => {
+  const named = nameOf(e.actor, contacts)
+  if (!e.actor.startsWith("0x") || named !== shortAddress(e.actor) || e.delegationId === undefined || e.action === "approval_signature") return named
+  const grant = grants.find((g) => g.id === e.delegationId)
+  return grant === undefined ? named : quote(grant.name)
 }
 
 const Proof = ({ entry, anchoredLength, proof, onCheck }: {
@@ -66,9 +77,9 @@ export const Activity = ({ items, hasMore, filter, grants, chains, anchored, pro
     <ol class="entries">
       ${items.map((e) => html`<li key=${e.id} class="entry" data-id=${e.id} data-action=${e.action} data-status=${e.status}>
         <time datetime=${e.timestamp}>${formatDate(e.timestamp)}</time>
-        <span class="what"><strong class="actor">${actorName(e.actor, contacts)}</strong> ${actionInWords(e.action)}${
+        <span class="what"><strong class="actor" title=${e.actor}>${actorName(e, grants, contacts)}</strong> ${actionInWords(e.action, e.status)}${
           e.amount === undefined ? "" : html` <strong class="amount">${formatAmount(e.amount, e.token ?? "")}</strong>`}${
-          e.recipient === undefined ? "" : ` to ${actorName(e.recipient, contacts)}`}</span>
+          e.recipient === undefined ? "" : ` to ${nameOf(e.recipient, contacts)}`}</span>
         <span class="meta muted small">${e.chain} · <span class=${`status ${e.status}`}>${e.status}</span>${
           e.declineReason === undefined ? "" : ` · ${e.declineReason}`}</span>
         <${Proof} entry=${e} anchoredLength=${anchored[e.accountId] ?? 0} proof=${proofs[e.id]} onCheck=${() => onCheck(e.id)} />

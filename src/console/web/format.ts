@@ -64,5 +64,11 @@ const actionWords: Record<string, string> = {
   x402_payment: "paid (x402)",
   managed_deposit: "deposited"
 }
-/** An audit entry's action in words (unknown ones with spaces for underscores). */
-export const actionInWords = (action: string): string => actionWords[action] ?? action.replace(/_/g, " ")
+/** Requests read by their step: who asked, who answered (the entry's status). */
+const requestWords: Record<string, Record<string, string>> = {
+  approval_request: { pending: "asked for approval to pay", approved: "approved paying", denied: "denied paying", spent: "paid, approved,", expired: "let expire a request to pay" },
+  grant_change_request: { pending: "asked for more", accepted: "accepted the request for more", denied: "declined the request for more", expired: "let expire the request for more" }
+}
+/** An audit entry's action in words, by its status for a request (unknown ones with spaces for underscores). */
+export const actionInWords = (action: string, status?: string): string =>
+  (status === undefined ? undefined : requestWords[action]?.[status]) ?? actionWords[action] ?? action.replace(/_/g, " ")
