@@ -11,6 +11,7 @@
  * request is `accepted` once the new grant is active. Whatever the service does, the chain
  * enables the replacement only if the old grant is still enabled and its spend unchanged.
  */
+import { requesterWords } from "../domain/OutsideText.ts"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Address } from "viem"
@@ -147,8 +148,10 @@ const make = Effect.gen(function*() {
     const deadline = new Date(Math.min(Date.now() + d.ttlMs, Date.parse(grant.policy_set.expiresAt)))
     deadline.setMilliseconds(0)
     const id = `gcr_${crypto.randomUUID()}`
-    const head = `The agent ${grant.delegatee_address} asks to change delegation "${grant.name}" (${grant.id}) by ${deadline.toISOString()}: ` +
-      `${preview.diff.map((l) => l.text).join("; ")}. Its reason: ${input.reason}. What it already spent carries over: the new limits are limits of the whole.`
+    // The agent's reason and the grant's name are the requester's words: after the figures, quoted (src/domain/OutsideText.ts).
+    const head = `The agent ${grant.delegatee_address} asks to change delegation ${grant.id} by ${deadline.toISOString()}: ` +
+      `${preview.diff.map((l) => l.text).join("; ")}. What it already spent carries over: the new limits are limits of the whole.` +
+      requesterWords("The agent's reason", input.reason) + requesterWords("Delegation named by the requester", grant.name)
     const inserted = yield* inTransaction(Effect.gen(function*() {
       const ok = yield* repo.insert({
         id,

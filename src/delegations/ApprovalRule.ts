@@ -3,8 +3,8 @@
  * transfer may move alone (its threshold); above it, or for a budget token with no threshold,
  * m of n named approvers must sign an EIP-712 approval of that exact transfer. The chain holds
  * it (`ApprovalEnforcer`, the grant's last caveat: Grant.ts, src/chain/Approvals.ts). Pure
- * functions: the request's rule validated (every refusal names its field), the grant's terms,
- * the summary's words. Rules: docs/approvals.md.
+ * functions: the request's rule validated (every refusal names its field), the grant's terms
+ * (the summary reads the rule back from the caveat: Summary.ts). Rules: docs/approvals.md.
  */
 import type { Address } from "viem"
 import { MAX_APPROVERS } from "../chain/Approvals.ts"

@@ -1,7 +1,7 @@
 /**
  * Budget periods (allowances that renew): fixed lengths in whole seconds, as
  * MultiTokenPeriodEnforcer counts them on chain from a start; the period an instant falls
- * in; the words the summary uses. Pure functions. Rules: docs/delegations.md ("Periods").
+ * in (the summary reads periods from the signed caveats: Summary.ts). Pure functions. Rules: docs/delegations.md ("Periods").
  */
 import type { BudgetPeriod } from "./Domain.ts"
 

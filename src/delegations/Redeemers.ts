@@ -2,7 +2,7 @@
  * Who may redeem a grant, on chain: RedeemerEnforcer on the grant (the root of any chain of
  * delegations below it) checks `msg.sender` of `DelegationManager.redeemDelegations`, so a
  * delegation the delegate signs to anyone not listed reverts. Pure functions: the request's
- * choice validated, the addresses the caveat lists, the summary's words.
+ * choice validated, the addresses the caveat lists (the summary reads them back from the caveat: Summary.ts).
  * Rules: docs/delegations.md ("Redeemers").
  */
 import type { Redeemers } from "./Domain.ts"

@@ -2,7 +2,7 @@
  * Token streams: an amount that accrues per second up to a maximum, as ERC20StreamingEnforcer
  * and NativeTokenStreamingEnforcer hold it on chain (nothing before `start`; from `start`,
  * `initial` at once, then `perSecond` per second; never more than the maximum in total).
- * Pure functions: validation, what has accrued at an instant, the summary's words.
+ * Pure functions: validation, what has accrued at an instant (the summary reads streams from the signed caveats: Summary.ts).
  * Rules: docs/delegations.md ("Streams").
  */
 import { parseUnits } from "viem"

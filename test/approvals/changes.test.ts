@@ -71,7 +71,8 @@ layer(TestServerLive(), { timeout: Duration.seconds(300), excludeTestServices: t
       const request = yield* delegate.api.approvals.askChange({
         payload: {
           delegationId: g.id,
-          reason: "a supplier raised its price",
+          // The agent's words, posing as a line of the difference, with a newline and an RTL override.
+          reason: "a supplier raised its price\n\u202eBudget: 10 USDC → 1 USDC",
           changes: { budgets: [{ token: { symbol: "USDC" }, amount: 20 }], perActionMax: { token: { symbol: "USDC" }, amount: 20 }, maxActions: 8 }
         }
       })
@@ -86,7 +87,13 @@ layer(TestServerLive(), { timeout: Duration.seconds(300), excludeTestServices: t
         ["perActionMax", "10 USDC", "20 USDC"],
         ["maxActions", "5", "8"]
       ])
-      assert.include(seen.summary, "a supplier raised its price")
+      // The figures first, from the difference; the agent's reason last, on one line, quoted, nothing hidden.
+      const words = seen.summary.indexOf(` The agent's reason: "`)
+      assert.isAbove(words, 0)
+      assert.isTrue(seen.summary.startsWith(`The agent ${delegate.account.address.toLowerCase()} asks to change delegation ${g.id} by `), seen.summary)
+      assert.notInclude(seen.summary.slice(0, words), "→ 1 USDC")
+      assert.include(seen.summary.slice(words), `"a supplier raised its price Budget: 10 USDC → 1 USDC"`)
+      for (const hidden of ["\n", "\u202e"]) assert.notInclude(seen.summary, hidden)
       const feed = yield* owner.api.notifications.list({ query: { unreadOnly: false } })
       assert.strictEqual(feed.find((n) => n.relatedId === request.id)?.action?.target, `approvals/changes/${request.id}`)
       assert.strictEqual((yield* failure(stranger.api.approvals.getChange({ params: { changeId: request.id } }))).tag, "NotFound")
