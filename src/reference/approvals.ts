@@ -23,8 +23,9 @@ export const approvalsDocs: Record<string, OperationDoc> = {
     description:
       "Adds one approver's signature of `toSign`, checked as the ApprovalEnforcer will check it (ECDSA or ERC-1271; 400 naming " +
       "`signature` otherwise). At `required` signatures the request is `approved` and the agent can build it. 409 once settled; " +
-      "two approvals at once both count and approve once.",
-    caller: "The owner or a named approver.",
+      "two approvals at once both count and approve once. Never the agent's own: its session, or an approver it controls " +
+      "(its key, its accounts, a named redeemer, an account its key owns) is a 400 naming `approver` (the chain refuses such an approval too).",
+    caller: "The owner or a named approver; never the agent.",
     chain: "Nothing yet: the signatures travel with the agent's redemption, where the ApprovalEnforcer checks them."
   },
   "approvals.deny": {
