@@ -4,6 +4,7 @@
  * the service as a process, and a real Chromium (@sparticuz/chromium) signing in with a test wallet.
  * Measured, from the click on "Sign in with your wallet":
  *   - the first view drawn: the overview with the 100 agents' cards and the account's chains;
+ *   - the balances drawn (each chain's rules and three balances, read from the chain, come after);
  *   - the activity view drawn after it (its first page of the 10,000 entries).
  * Goal: first view within 1 s on this machine (issue 42's measure), reported, not asserted in a test.
  *
@@ -57,6 +58,7 @@ try {
   try {
     const firstView: Array<number> = []
     const activityView: Array<number> = []
+    const balancesDrawn: Array<number> = []
     for (let round = 0; round < rounds; round++) {
       const page = await browser.newPage()
       await page.setViewport({ width: 1280, height: 900 })
@@ -78,17 +80,23 @@ try {
         `document.querySelectorAll("#agents article.delegation").length === ${GRANTS} && document.querySelector("#accounts article.chain") !== null`,
         { timeout: 60_000, polling: "mutation" })
       const t1 = performance.now()
+      // The chains' balances and rules (read from the chain) fill in after the first view.
+      await page.waitForSelector("#accounts .balances div", { timeout: 60_000 })
+      balancesDrawn.push(performance.now() - t0)
+      const t1b = performance.now()
       await page.evaluate("location.hash = \"#activity\"")
       await page.waitForSelector("li.entry", { timeout: 60_000 })
       const t2 = performance.now()
       firstView.push(t1 - t0)
-      activityView.push(t2 - t1)
-      console.log(`  round ${round + 1}: first view ${(t1 - t0).toFixed(0)} ms, activity view ${(t2 - t1).toFixed(0)} ms`)
+      activityView.push(t2 - t1b)
+      console.log(`  round ${round + 1}: first view ${(t1 - t0).toFixed(0)} ms, balances ${(t1b - t0).toFixed(0)} ms, activity view ${(t2 - t1b).toFixed(0)} ms`)
       await page.close()
     }
     const first = spread(firstView)
     const activity = spread(activityView)
     report({ path: `console: sign-in to first view (${GRANTS} grants, ${ENTRIES} entries)`, service: first.median, baseline: 0, unit: "ms", goal: "≤ 1000 ms", met: first.median <= 1000, spread: first })
+    const balances = spread(balancesDrawn)
+    report({ path: "console: sign-in to balances drawn (2 chains, 3 tokens each)", service: balances.median, baseline: 0, unit: "ms", goal: "(reported)", met: true, spread: balances })
     report({ path: "console: activity view (first page of 10,000)", service: activity.median, baseline: 0, unit: "ms", goal: "≤ 1000 ms", met: activity.median <= 1000, spread: activity })
   } finally {
     await browser.close()

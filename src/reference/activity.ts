@@ -13,7 +13,8 @@ export const activityDocs: Record<string, OperationDoc> = {
     summary: "The latest anchor",
     description:
       "The newest Merkle root of the log published on chain: its root, how many entries it covers, the transaction and block. " +
-      "A proof (`/activity/{eventId}/proof`) is checked against it.",
+      "A proof (`/activity/{eventId}/proof`) is checked against it. `accounts` gives each of the signer's accounts the " +
+      "length its latest anchor covers: an entry whose `index` is at most that has a proof (before it, the proof is a 409).",
     caller: "Any session.",
     chain: "Nothing; reports an anchor transaction already on chain."
   },

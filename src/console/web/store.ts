@@ -98,7 +98,10 @@ const loadChain = async (s: Session, account: any): Promise<ChainView> => {
   }
 }
 
-/** Everything the first view shows, read at once. */
+/**
+ * Everything the first view shows, read at once; the chains' rules and balances (four reads per chain,
+ * each of them the chain's) are drawn when they come, after the rest.
+ */
 const reload = async () => {
   const s = session()
   const [accounts, grants, approvals, changes, activity, anchor] = await Promise.all([
@@ -109,16 +112,19 @@ const reload = async () => {
     s.call("GET", activityQuery(state.activity.filter)),
     s.call("GET", "/activity/anchor")
   ])
-  const chains = await Promise.all((accounts as ReadonlyArray<any>).filter((a) => !a.hidden).map((a) => loadChain(s, a)))
+  const visible = (accounts as ReadonlyArray<any>).filter((a) => !a.hidden)
+  // Until its reads come, a chain shows what the account list says (and what it showed before).
+  const known = new Map(state.chains.map((c) => [c.account.id, c]))
   set({
     loaded: true,
-    chains,
+    chains: visible.map((a) => ({ ...(known.get(a.id) ?? { chainName: `chain ${a.chainId}`, balances: [] }), account: a })),
     grants,
     approvals,
     changes,
     activity: { items: activity.items, ...(activity.pageInfo.nextCursor === undefined ? {} : { nextCursor: activity.pageInfo.nextCursor }), filter: state.activity.filter },
     anchored: Object.fromEntries(((anchor.accounts ?? []) as ReadonlyArray<any>).map((a) => [a.accountId, a.anchoredLength]))
   })
+  set({ chains: await Promise.all(visible.map((a) => loadChain(s, a))) })
 }
 
 let pending: ReturnType<typeof setTimeout> | undefined
