@@ -10,6 +10,7 @@ import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
 import type { ChainNetwork } from "../chain/Chains.ts"
 import type { FundingRequest, FundQuery } from "./Wire.ts"
+import { quoteOutsideText } from "../domain/OutsideText.ts"
 
 const bad = (field: string, message: string) => new BadRequest({ message: `${field}: ${message}`, details: { field } })
 
@@ -46,7 +47,7 @@ export const fundingRequest = Effect.fn("OwnerAccount.funding")(function*(net: C
     amount: units === undefined ? null : formatUnits(units, decimals),
     paymentUri,
     balance: formatUnits(held, decimals),
-    humanSummary: `Send ${units === undefined ? "" : `${formatUnits(units, decimals)} `}${sym} to account ${account.label} at ${address}, on chain ${net.chainId} (${net.name}) only` +
+    humanSummary: `Send ${units === undefined ? "" : `${formatUnits(units, decimals)} `}${sym} to account ${quoteOutsideText(account.label)} at ${address}, on chain ${net.chainId} (${net.name}) only` +
       (token === undefined ? "" : ` (token contract ${token.address})`) +
       ". Funds sent on any other chain do not reach this account." + (deployed ? "" : " The account need not be deployed to receive.")
   } satisfies typeof FundingRequest.Type

@@ -60,6 +60,7 @@ import { AccountRules } from "./Rules.ts"
 import { PanicKeys } from "./PanicKeys.ts"
 import { answerOf, delegationDigest, delegationFromRow, delegationWire, deviceSignature, toSign } from "./Signing.ts"
 import type {
+import { quoteOutsideText } from "../domain/OutsideText.ts"
   AccountRules as AccountRulesWire,
   DelegationToSign,
   Device,
@@ -216,7 +217,7 @@ const make = Effect.gen(function*() {
         intentType: "send",
         calls: [...freeze.calls, ...held.map((m) => m.call)],
         riskReducing: true,
-        humanSummary: `Withdraw to safety: move ${listed} from account ${account.label} (${account.address}) to the safe address ${safeAddress}` +
+        humanSummary: `Withdraw to safety: move ${listed} from account ${quoteOutsideText(account.label)} (${account.address}) to the safe address ${safeAddress}` +
           (freezes
             ? ` and freeze the account${freeze.description === "" ? "" : ` (disable ${freeze.description})`} in the same operation.`
             : "."),
@@ -248,7 +249,7 @@ const make = Effect.gen(function*() {
     return yield* buildOp(net, account, signer, {
       intentType: "send",
       calls: [call],
-      humanSummary: `Send ${formatUnits(units, decimals)} ${symbol} from account ${account.label} (${account.address}) to ${to}.`,
+      humanSummary: `Send ${formatUnits(units, decimals)} ${symbol} from account ${quoteOutsideText(account.label)} (${account.address}) to ${to}.`,
       metadata: { send: { to: lower(to), symbol, amount: units.toString() } },
       ...(request.gasToken === undefined ? {} : { gasToken: request.gasToken })
     })
@@ -263,7 +264,7 @@ const make = Effect.gen(function*() {
       return yield* buildOp(net, account, signer, {
         intentType: "rules_update",
         calls: [call],
-        humanSummary: `Remove the panic key ${row.panic_key} ("${row.label}") of account ${account.label} (${account.address}): ` +
+        humanSummary: `Remove the panic key ${row.panic_key} (${quoteOutsideText(row.label)}) of account ${quoteOutsideText(account.label)} (${account.address}): ` +
           "the account disables its panic delegation on chain, so that key can no longer freeze it.",
         metadata: { rule: "panic_key_remove", panicDelegation: row.hash, panicKey: row.panic_key }
       })
@@ -277,8 +278,8 @@ const make = Effect.gen(function*() {
           intentType: "rules_update",
           calls: [setSafeAddressCall(recovery, change.address as Address | null)],
           humanSummary: change.address === null
-            ? `Clear the safe address of account ${account.label} (${account.address}): withdraw-to-safety will have nowhere to send.`
-            : `Register ${change.address} as the safe address of account ${account.label} (${account.address}): withdraw-to-safety sends everything there.`,
+            ? `Clear the safe address of account ${quoteOutsideText(account.label)} (${account.address}): withdraw-to-safety will have nowhere to send.`
+            : `Register ${change.address} as the safe address of account ${quoteOutsideText(account.label)} (${account.address}): withdraw-to-safety sends everything there.`,
           metadata: { rule: "safe_address", address: change.address === null ? null : lower(change.address) }
         })
       }
@@ -288,7 +289,7 @@ const make = Effect.gen(function*() {
         return yield* buildOp(net, account, signer, {
           intentType: "rules_update",
           calls: [setDelayCall(recovery, change.delaySeconds)],
-          humanSummary: `Set the recovery delay of account ${account.label} (${account.address}) to ${change.delaySeconds} seconds. ` +
+          humanSummary: `Set the recovery delay of account ${quoteOutsideText(account.label)} (${account.address}) to ${change.delaySeconds} seconds. ` +
             "A recovery in progress is stopped and approvals gathered so far are void.",
           metadata: { rule: "recovery_delay", delaySeconds: change.delaySeconds }
         })
@@ -308,8 +309,8 @@ const make = Effect.gen(function*() {
           riskReducing: true,
           calls: [cancelRecoveryCall(recovery)],
           humanSummary: state.started === null
-            ? `Void the ${standing} recovery approval(s) guardians gave so far for account ${account.label} (${account.address}) (no recovery is started).`
-            : `Cancel the recovery of account ${account.label} (${account.address}) started by its guardians (it could execute after ${iso(state.started.executeAfter)}); approvals gathered so far are void.`,
+            ? `Void the ${standing} recovery approval(s) guardians gave so far for account ${quoteOutsideText(account.label)} (${account.address}) (no recovery is started).`
+            : `Cancel the recovery of account ${quoteOutsideText(account.label)} (${account.address}) started by its guardians (it could execute after ${iso(state.started.executeAfter)}); approvals gathered so far are void.`,
           metadata: { rule: "recovery_cancel", recoveryId: state.started?.recoveryId ?? null }
         })
       }
@@ -329,7 +330,7 @@ const make = Effect.gen(function*() {
       return yield* buildOp(net, account, signer, {
         intentType: "device_add",
         calls: [addPasskeyCall(sender, parsed.value)],
-        humanSummary: `Add the passkey "${device.label}" (key id ${device.keyId}) to account ${account.label} (${account.address}): it can sign every operation of the owner.`,
+        humanSummary: `Add the passkey ${quoteOutsideText(device.label)} (key id ${device.keyId}) to account ${quoteOutsideText(account.label)} (${account.address}): it can sign every operation of the owner.`,
         metadata: { device: { kind: "passkey", id: keyIdHashOf(device.keyId), keyId: device.keyId, label: device.label } }
       })
     }
@@ -340,8 +341,8 @@ const make = Effect.gen(function*() {
       intentType: "device_add",
       calls: [replaceOwnerCall(sender, lower(device.address) as Address)],
       humanSummary: owner === null
-        ? `Make ${device.address} ("${device.label}") the owner key of account ${account.label} (${account.address}).`
-        : `Replace the owner key ${owner} of account ${account.label} (${account.address}) by ${device.address} ("${device.label}"): ` +
+        ? `Make ${device.address} (${quoteOutsideText(device.label)}) the owner key of account ${quoteOutsideText(account.label)} (${account.address}).`
+        : `Replace the owner key ${owner} of account ${quoteOutsideText(account.label)} (${account.address}) by ${device.address} (${quoteOutsideText(device.label)}): ` +
           "the account holds one EOA key, so the old one stops signing.",
       metadata: { device: { kind: "eoa", id: lower(device.address), label: device.label } },
       warnings: owner === null ? [] : [
@@ -371,7 +372,7 @@ const make = Effect.gen(function*() {
       return yield* buildOp(net, account, signer, {
         intentType: "device_remove",
         calls: [removePasskeyCall(sender, keyId)],
-        humanSummary: `Remove the passkey ${keyId} from account ${account.label} (${account.address}): it can no longer sign.`,
+        humanSummary: `Remove the passkey ${keyId} from account ${quoteOutsideText(account.label)} (${account.address}): it can no longer sign.`,
         metadata: { device: { kind: "passkey", id: keyIdHashOf(keyId), keyId } },
         warnings: [`The passkey ${keyId} stops signing for the account: ${stops}`]
       })
@@ -382,7 +383,7 @@ const make = Effect.gen(function*() {
     return yield* buildOp(net, account, signer, {
       intentType: "device_remove",
       calls: [removeOwnerCall(sender)],
-      humanSummary: `Remove the owner key ${signers.owner} from account ${account.label} (${account.address}): only its passkeys sign from now on. ` +
+      humanSummary: `Remove the owner key ${signers.owner} from account ${quoteOutsideText(account.label)} (${account.address}): only its passkeys sign from now on. ` +
         "Signing in to this service stays with that key's address.",
       metadata: { device: { kind: "eoa", id: signers.owner } },
       warnings: [`${signers.owner} stops signing for the account: ${stops}`]
@@ -482,9 +483,9 @@ const make = Effect.gen(function*() {
     }
     const delay = delaySeconds ?? state.delaySeconds
     const summary = adding
-      ? `Add ${targets.length} guardian(s) (${targets.join(", ")}) to account ${account.label} (${account.address}); ` +
+      ? `Add ${targets.length} guardian(s) (${targets.join(", ")}) to account ${quoteOutsideText(account.label)} (${account.address}); ` +
         `${t} of ${current.length} can start a recovery that replaces the account's devices after ${delay} seconds, unless a device cancels it.`
-      : `Remove ${targets.length} guardian(s) (${targets.join(", ")}) from account ${account.label} (${account.address}); ` +
+      : `Remove ${targets.length} guardian(s) (${targets.join(", ")}) from account ${quoteOutsideText(account.label)} (${account.address}); ` +
         (current.length === 0 ? "no guardian is left: the account cannot be recovered." : `${t} of ${current.length} left can start a recovery.`)
     return yield* buildOp(net, account, signer, {
       intentType: request.intentType,
@@ -533,9 +534,9 @@ const make = Effect.gen(function*() {
           intentType: "panic_install",
           // The record of the install on chain (and the deployment the delegation's ERC-1271 check needs).
           calls: [...(replaced === undefined ? [] : [replaced.call]), { to: account.address as Address, value: 0n, data: "0x" }],
-          humanSummary: `Install ${row.panic_key} ("${row.label}") as a panic key of account ${account.label} (${account.address})` +
+          humanSummary: `Install ${row.panic_key} (${quoteOutsideText(row.label)}) as a panic key of account ${quoteOutsideText(account.label)} (${account.address})` +
             (deployed ? "" : ", deploying the account") +
-            (replaced === undefined ? "" : `, replacing the panic key ${replaced.row.panic_key} ("${replaced.row.label}"), whose delegation is disabled on chain`) +
+            (replaced === undefined ? "" : `, replacing the panic key ${replaced.row.panic_key} (${quoteOutsideText(replaced.row.label)}), whose delegation is disabled on chain`) +
             `: signing in with that key, it can freeze the account (disable its grants) and do nothing else; only a device unfreezes.`,
           metadata: { panicDelegation: row.hash, panicKey: row.panic_key, delegate: row.delegate, replaces: replaced?.row.hash ?? null }
         })
@@ -546,7 +547,7 @@ const make = Effect.gen(function*() {
         return yield* buildOp(net, account, signer, {
           intentType: "account_deploy",
           calls: [{ to: account.address as Address, value: 0n, data: "0x" }],
-          humanSummary: `Deploy account ${account.label} (${account.address}) on chain ${net.chainId} (${net.name}), with no other call: ` +
+          humanSummary: `Deploy account ${quoteOutsideText(account.label)} (${account.address}) on chain ${net.chainId} (${net.name}), with no other call: ` +
             "its code is put at its address; what it holds and who signs for it do not change.",
           metadata: { deploy: true }
         })

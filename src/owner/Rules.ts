@@ -20,6 +20,7 @@ import type { UserOpBuild } from "../domain/Operations.ts"
 import { RelayHooks } from "../userops/RelayHooks.ts"
 import { readFrozen } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
+import { quoteOutsideText } from "../domain/OutsideText.ts"
 
 export type RuleIntent = "account_freeze" | "account_unfreeze"
 
@@ -76,14 +77,14 @@ const make = Effect.gen(function*() {
     const marker: Call = { to: account.address as Address, value: 0n, data: "0x" }
     const verb = intent === "account_freeze" ? "Freeze" : "Unfreeze"
     const humanSummary = calls.length > 0
-      ? `${verb} account ${account.label} (${account.address}): ${
+      ? `${verb} account ${quoteOutsideText(account.label)} (${account.address}): ${
         intent === "account_freeze" ? "disable" : "re-enable"
       } ${described.join(", ") || `${calls.length} on-chain permission(s)`} in one operation. ${
         intent === "account_freeze"
           ? "Until it is unfrozen, only risk-reducing operations can be built or relayed."
           : "Normal operations can be built and relayed again."
       }`
-      : `${verb} account ${account.label} (${account.address}). It has no live delegations to ${
+      : `${verb} account ${quoteOutsideText(account.label)} (${account.address}). It has no live delegations to ${
         intent === "account_freeze" ? "disable" : "re-enable"
       }, so the operation is a no-op call of the account to itself that records the ${verb.toLowerCase()} on chain. ${
         intent === "account_freeze"
