@@ -62,7 +62,8 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
             data: { tokenAddress: usdc, periodAmount: USD(5), periodDuration: DAY, justification: "weekly groceries" }
           }
         })
-        assert.include(g.summary, "at most 5 USDC per day")
+        // A day's period that lasts to the expiry is one allowance: the summary says what the chain holds.
+        assert.include(g.summary, "at most 5 USDC in total")
         assert.include(g.summary, "Only the delegate itself may redeem it")
         assert.strictEqual(g.response.delegationManager, net.delegation.DelegationManager)
         assert.deepStrictEqual(g.response.dependencies, [], "the enable deployed the owner's account")
