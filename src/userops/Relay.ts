@@ -354,7 +354,12 @@ const make = Effect.gen(function*() {
     const health = healthOf.get(chainId) ?? makeLoopHealth(`relay reconciler on chain ${chainId}`)
     const rows = yield* pending(chainId).pipe(Effect.orDie)
     if (rows.length > 0) {
-      yield* sql`UPDATE user_operations SET reconciled_at = now() WHERE id IN ${sql.in(rows.map((r) => r.id))}`.pipe(Effect.orDie)
+      // Only the order of the next passes (a hint): a row a settlement or the follower holds is
+      // skipped, never waited for. Waiting, in no order, deadlocked with the follower's locks in id order.
+      yield* sql`UPDATE user_operations SET reconciled_at = now() WHERE id IN (
+        SELECT id FROM user_operations WHERE id IN ${sql.in(rows.map((r) => r.id))} ORDER BY id FOR UPDATE SKIP LOCKED)`.pipe(
+        Effect.orDie
+      )
     }
     const settled = yield* Effect.forEach(
       rows,
