@@ -112,10 +112,13 @@ const signAndRelay = async (build: any) => {
 
 const gauge = (s: any) => {
   const share = s.limit > 0 ? Math.min(100, (100 * s.spent) / s.limit) : 0
+  // Through the CSSOM: the page's Content-Security-Policy refuses `style` attributes written at run time.
+  const fill = el("div", { class: "fill" })
+  fill.style.width = `${share}%`
   return el(
     "div",
     { class: "gauge", "data-token": s.token.symbol },
-    el("div", { class: "bar" }, el("div", { class: "fill", style: `width:${share}%` })),
+    el("div", { class: "bar" }, fill),
     el(
       "div",
       { class: "figures" },
