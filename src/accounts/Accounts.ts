@@ -160,7 +160,8 @@ export class Accounts extends Context.Service<Accounts, {
       const findById = Effect.fn("Accounts.findById")(function*(signer: Address, accountId: string) {
         const rows = yield* rowsOf(signer).pipe(Effect.orDie)
         const found = rows.find((a) => a.id === accountId)
-        if (found === undefined) return yield* new NotFound({ message: `No account ${accountId} for this signer` })
+        // The id is not echoed: a caller may pass one it read elsewhere (another owner's), and an error names no one else's.
+        if (found === undefined) return yield* new NotFound({ message: "No such account of this signer", details: { field: "accountId" } })
         return found
       })
 

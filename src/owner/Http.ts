@@ -55,8 +55,12 @@ export const AccountsHandlers = HttpApiBuilder.group(
           const recovery = yield* owner.delegationAccount(payload.delegationHash)
           const panicKey = recovery === undefined ? yield* panic.delegationAccount(payload.delegationHash) : undefined
           const of = recovery ?? panicKey
-          if (of === undefined) return yield* new NotFound({ message: "No delegation of yours to sign with this hash", details: { field: "delegationHash" } })
-          const account = yield* accounts.resolve(signer.address, { accountId: of.accountId })
+          // Another owner's delegation answers as no delegation at all: its account is never named.
+          const none = new NotFound({ message: "No delegation of yours to sign with this hash", details: { field: "delegationHash" } })
+          if (of === undefined) return yield* none
+          const account = yield* accounts.resolve(signer.address, { accountId: of.accountId }).pipe(
+            Effect.catchTag("NotFound", () => Effect.fail(none))
+          )
           if (recovery !== undefined) return yield* owner.signDelegation(account, payload)
           yield* panic.sign(account, payload)
           return yield* owner.rules(account)

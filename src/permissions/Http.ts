@@ -5,6 +5,7 @@
  * (Delegations and the relay are the same shared layers the delegations group uses).
  */
 import { Effect, Layer, type Schema } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { contractOf } from "../api/Contract.ts"
 import { PermissionsApi } from "./Api.ts"
@@ -13,7 +14,7 @@ import { CurrentSigner } from "../auth/Middleware.ts"
 import { DelegationsLive } from "../delegations/Http.ts"
 import { RelayLive } from "../delegations/Ports.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
-import { asJson } from "./JsonRpc.ts"
+import { asJson, encodeAnswer, rawNumericId } from "./JsonRpc.ts"
 import { type PermissionRefused, Permissions } from "./Permissions.ts"
 
 export const PermissionsLive = Permissions.layer.pipe(Layer.provide(Layer.mergeAll(DelegationsLive, RelayLive, TokenRegistry.layer)))
@@ -40,7 +41,18 @@ export const PermissionsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const permissions = yield* Permissions
     return handlers
-      .handle("rpc", ({ payload }) => Effect.flatMap(CurrentSigner, (s) => permissions.rpc(s, payload)))
+      .handle("rpc", ({ payload }) =>
+        Effect.gen(function*() {
+          const answer = yield* permissions.rpc(yield* CurrentSigner, payload)
+          // A numeric id is echoed as the body wrote it (JSON.parse rounds one above 2^53): from the
+          // body's text (already read for the payload), the answer written by hand.
+          if (typeof answer.id !== "number") return answer
+          const text = yield* Effect.orElseSucceed((yield* HttpServerRequest.HttpServerRequest).text, () => "")
+          const rawId = rawNumericId(text)
+          return rawId === undefined || rawId === String(answer.id)
+            ? answer
+            : HttpServerResponse.text(encodeAnswer(answer, rawId), { contentType: "application/json" })
+        }))
       .handle("request", ({ payload }) =>
         Effect.flatMap(CurrentSigner, (s) => permissions.request(s, payload.requests)).pipe(
           Effect.catchTag("PermissionRefused", badRequest("requests"))

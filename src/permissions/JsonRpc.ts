@@ -119,3 +119,55 @@ export const fromServiceError = (e: {
 
 /** A value as JSON carries it (`undefined` fields dropped), for a `result`. */
 export const asJson = (value: unknown): Schema.Json => JSON.parse(JSON.stringify(value)) as Schema.Json
+
+/**
+ * The `id` of a call's body as its text wrote it, when it is a number (JSON.parse rounds an
+ * integer above 2^53: `9007199254740993` would be answered `9007199254740992`). The body's
+ * top-level `id` member (the last one, as JSON.parse keeps); `undefined` when it is not a number.
+ */
+export const rawNumericId = (text: string): string | undefined => {
+  let depth = 0
+  let found: string | undefined
+  let i = 0
+  const n = text.length
+  const skipSpace = () => {
+    while (i < n && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r")) i++
+  }
+  const readString = () => {
+    const start = i++
+    while (i < n && text[i] !== "\"") i += text[i] === "\\" ? 2 : 1
+    i++
+    return text.slice(start, i)
+  }
+  while (i < n) {
+    const c = text[i]!
+    if (c === "\"") {
+      const key = readString()
+      if (depth !== 1) continue
+      skipSpace()
+      if (text[i] !== ":") continue
+      i++
+      skipSpace()
+      if (key !== "\"id\"") continue
+      const number = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i, i + 400))
+      found = number === null ? undefined : number[0]
+      if (number !== null) i += number[0].length
+    } else {
+      if (c === "{" || c === "[") depth++
+      else if (c === "}" || c === "]") depth--
+      i++
+    }
+  }
+  return found
+}
+
+const ID_SLOT = "\"\\u0000id\""
+
+/**
+ * The answer as JSON text, its `id` written exactly as the call wrote it (`rawId`, from
+ * `rawNumericId`) when the call's id was that number.
+ */
+export const encodeAnswer = (response: JsonRpcResponse, rawId: string | undefined): string => {
+  if (rawId === undefined || typeof response.id !== "number" || Number(rawId) !== response.id) return JSON.stringify(response)
+  return JSON.stringify({ ...response, id: "\u0000id" }).replace(ID_SLOT, rawId)
+}

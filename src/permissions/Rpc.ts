@@ -86,7 +86,9 @@ export const makeRpc = (approvals: Approvals, granted: Granted, wait: Duration.D
                 ? Effect.succeed(answer(id, {}))
                 : Effect.map(approvals.awaitDecision(signer, r.approval.id, until()), (approval) => decided(id, approval, {}))),
             Effect.catchTag("PermissionRefused", (e) => Effect.succeed(failure(id, refusedAt(e, prefix)))),
-            Effect.catchTag("NotFound", (e) => Effect.succeed(failure(id, fromServiceError({ ...e, details: { ...e.details, field: `${prefix}.permissionContext` } }))))
+            // Spelled out: an error's `message` is not an own property, so a spread would lose it.
+            Effect.catchTag("NotFound", (e) =>
+              Effect.succeed(failure(id, fromServiceError({ _tag: e._tag, message: e.message, details: { ...e.details, field: `${prefix}.permissionContext` } }))))
           )
         }
       }
