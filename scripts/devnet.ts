@@ -13,7 +13,7 @@
  * key #5, the account a local network anchors with).
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Effect, Logger } from "effect"
 import { LocalChainIds } from "../src/App.ts"
 import { configEnvOf, type LocalNetworkJson, make, startAll, toJson } from "../src/chain/LocalNetwork.ts"
 
@@ -43,4 +43,6 @@ const program = Effect.gen(function*() {
   return yield* Effect.never
 }).pipe(Effect.scoped)
 
-NodeRuntime.runMain(program)
+// Standard output carries only the description (`npm run -s devnet -- --env > devnet.env`): the
+// start's own lines (a child's readiness progress) go to standard error.
+NodeRuntime.runMain(program.pipe(Effect.provide(Logger.layer([Logger.withConsoleError(Logger.formatSimple)]))))

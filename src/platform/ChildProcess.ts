@@ -35,7 +35,9 @@ const signalGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
  * (EmbeddedPostgres.ts).
  */
 export const GUARD_MARKER = "das-guard"
-const guardScript = `: ${GUARD_MARKER}; s=$1; shift; exec 3<&0; "$@" </dev/null & c=$!; { cat <&3 >/dev/null; kill -$s 0; } & wait $c`
+const guardScript = `: ${GUARD_MARKER}; s=$1; shift; exec 3<&0; "$@" </dev/null & c=$!; trap : INT TERM; ` +
+  // The guard outlives its child, however signalled: its exit is the child's (PostgreSQL's pid file gone).
+  `{ cat <&3 >/dev/null; kill -$s 0; } & while kill -0 $c 2>/dev/null; do wait $c; done`
 
 export interface GuardedOptions {
   /** Set in the child's environment on top of the few keys it inherits. */

@@ -1,0 +1,37 @@
+/**
+ * The service starts every time on a busy machine (issue 45 item 1): starts in a row of the real
+ * service process on its embedded defaults, with CPU burners beside it, all become ready (every
+ * wait for a child is readiness-driven within LOCAL_READY_TIMEOUT, 3 minutes). With 9464 taken
+ * and METRICS_PORT unset, /metrics takes a free port and the log says where. The smoke here is
+ * 2 starts of one chain; `npx tsx bench/starts.ts` runs the full 10 of two chains (minutes).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as net from "node:net"
+import { burnCpu, startsInARow } from "../support/BusyStarts.ts"
+
+/** Holds 127.0.0.1:9464 for the test (someone else may hold it already: then it is taken all the same). */
+const hold9464 = Effect.acquireRelease(
+  Effect.promise(() =>
+    new Promise<net.Server | undefined>((resolve) => {
+      const server = net.createServer()
+      server.once("error", () => resolve(undefined))
+      server.listen(9464, "127.0.0.1", () => resolve(server))
+    })
+  ),
+  (server) => Effect.sync(() => server?.close())
+)
+
+describe("starts on a busy machine", () => {
+  it.live("2 starts in a row beside 2 CPU burners all become ready; /metrics moves off a taken 9464 and says where", () =>
+    Effect.scoped(Effect.gen(function*() {
+      yield* hold9464
+      yield* burnCpu(2, 400_000)
+      const figures = yield* startsInARow(2, { LOCAL_CHAIN_IDS: "31337" })
+      assert.strictEqual(figures.length, 2)
+      for (const f of figures) {
+        assert.isDefined(f.metricsUrl)
+        assert.notInclude(f.metricsUrl!, ":9464/", "9464 is taken: another port")
+      }
+    })), 600_000)
+})
