@@ -24,9 +24,12 @@ import { Chains } from "../chain/Chains.ts"
 /** A payment's header carries the whole delegation chain (11 kB with one recipient, 41 kB with 32): Node's 16 KiB default is too small. */
 const MAX_HEADER_BYTES = 64 * 1024
 
+/** The facilitator's port when X402_FACILITATOR_PORT is unset. */
+const DEFAULT_PORT = "4020"
+
 export const FacilitatorConfig = Config.all({
   host: Config.String("X402_FACILITATOR_HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.String("X402_FACILITATOR_PORT").pipe(Config.withDefault("4020")),
+  port: Config.option(Config.String("X402_FACILITATOR_PORT")),
   key: Config.option(Config.Redacted("X402_FACILITATOR_PRIVATE_KEY"))
 })
 
@@ -41,10 +44,11 @@ export class FacilitatorServer extends Context.Service<FacilitatorServer, {
     Effect.gen(function*() {
       const config = yield* FacilitatorConfig
       const off = FacilitatorServer.of({ url: Option.none(), addresses: new Map() })
-      if (config.port.trim().toLowerCase() === "off") return off
-      const port = Number(config.port)
+      const portText = Option.getOrElse(config.port, () => DEFAULT_PORT)
+      if (portText.trim().toLowerCase() === "off") return off
+      const port = Number(portText)
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        return yield* Effect.die(new Error(`X402_FACILITATOR_PORT must be a port number, 0 or off; got "${config.port}"`))
+        return yield* Effect.die(new Error(`X402_FACILITATOR_PORT must be a port number, 0 or off; got "${portText}"`))
       }
       const chains = yield* Chains
       const facilitator = new x402Facilitator()
@@ -83,14 +87,31 @@ export class FacilitatorServer extends Context.Service<FacilitatorServer, {
       }
       if (addresses.size === 0) return off
       const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, facilitatorApp(facilitator))
-      const bound = yield* Effect.acquireRelease(
-        Effect.callback<number, Error>((resume) => {
-          server.once("error", (e) => resume(Effect.fail(e)))
-          server.listen(port, config.host, () => {
+      const listen = (at: number) =>
+        Effect.callback<number, NodeJS.ErrnoException>((resume) => {
+          const failed = (e: NodeJS.ErrnoException) => resume(Effect.fail(e))
+          server.once("error", failed)
+          server.listen(at, config.host, () => {
+            server.off("error", failed)
             const address = server.address()
-            resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : port))
+            resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : at))
           })
-        }),
+        })
+      // The default port taken (a second instance on this host): a free one, said in the log; a port
+      // the operator chose and that is taken ends the start in one line naming its variable.
+      const listenOrFallBack = listen(port).pipe(
+        Effect.catch((e) =>
+          e.code !== "EADDRINUSE"
+            ? Effect.fail(e)
+            : Option.isNone(config.port)
+            ? Effect.logWarning(`x402 facilitator: port ${port} is taken; serving on a free port (set X402_FACILITATOR_PORT to choose)`).pipe(
+              Effect.andThen(listen(0))
+            )
+            : Effect.fail(new Error(`X402_FACILITATOR_PORT ${port} on ${config.host} is taken by another process: set X402_FACILITATOR_PORT to a free port, 0 or off`))
+        )
+      )
+      const bound = yield* Effect.acquireRelease(
+        listenOrFallBack,
         () =>
           Effect.callback<void>((resume) => {
             server.close(() => resume(Effect.void))
