@@ -59,8 +59,8 @@ import { OwnerRepo, type RecoveryDelegationRow } from "./OwnerRepo.ts"
 import { AccountRules } from "./Rules.ts"
 import { PanicKeys } from "./PanicKeys.ts"
 import { answerOf, delegationDigest, delegationFromRow, delegationWire, deviceSignature, toSign } from "./Signing.ts"
-import type {
 import { quoteOutsideText } from "../domain/OutsideText.ts"
+import type {
   AccountRules as AccountRulesWire,
   DelegationToSign,
   Device,
