@@ -64,7 +64,12 @@ layer(TestServerLive(), { timeout: Duration.seconds(300), excludeTestServices: t
       })
       const who = yield* Effect.promise(() => textOf(page, "#who"))
       assert.include(who, "(wallet)")
-      const balances = yield* Effect.promise(() => textOf(page, `#accounts article.chain[data-chain-id="${net.chainId}"] .balances`))
+      // The first view is drawn before the balances arrive (docs/console.md): wait for them, then read.
+      const balancesAt = `#accounts article.chain[data-chain-id="${net.chainId}"] .balances`
+      yield* Effect.promise(() =>
+        page.waitForFunction((s: string) => (document.querySelector(s)?.textContent ?? "").includes("USDC"), { timeout: 30_000 }, balancesAt)
+      )
+      const balances = yield* Effect.promise(() => textOf(page, balancesAt))
       assert.include(balances, "USDC100", "the account's USDC balance, read from the chain")
 
       // Create a grant in the form: the summary is shown before anything is signed.

@@ -78,7 +78,15 @@ export const signedOwnerOp = (opts: OwnerOpOptions) =>
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       signature: opts.device.kind === "eoa" ? stack.stubSignature : passkeyStubSignature(opts.device.authenticator.keyId)
     }
-    const estimate = opts.fixedGas === undefined ? yield* bundler.estimateUserOperationGas({ ...base, ...stub }) : undefined
+    // A refused estimation is asked again, twice: the shared Alto (0.0.20) has answered one worker's
+    // estimation with the revert reason of the other worker's, made at the same moment (27 Nov and
+    // 7 Dec: `SpendGuard:state-changed` for a panic key's operation that calls no SpendGuard). An
+    // operation that really reverts is refused all three times.
+    const estimate = opts.fixedGas === undefined
+      ? yield* bundler.estimateUserOperationGas({ ...base, ...stub }).pipe(
+        Effect.retry({ schedule: Schedule.spaced(Duration.millis(250)), times: 2, while: (e) => e instanceof BundlerRejected })
+      )
+      : undefined
     // The service's own margins on an estimate (OperationBuilder: ×1.3 + 20,000 and ×1.1), as a
     // wallet adds them. With the bare estimate, a redemption that deploys the account reverted
     // once with no reason and no log inside the shared chain's bundles (panic.test.ts, twice on
