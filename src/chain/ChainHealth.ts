@@ -70,19 +70,17 @@ export interface ChainTimeouts {
   readonly bundler: Duration.Duration
 }
 
-const durationOf = (chainKey: string, sharedKey: string, fallback: Duration.Duration) =>
+const durationOf = (chainKey: string, shared: Config.Config<Duration.Duration>) =>
   Config.Duration(chainKey).pipe(
     Config.option,
-    Config.flatMap((own) =>
-      Option.isSome(own) ? Config.succeed(own.value) : Config.Duration(sharedKey).pipe(Config.withDefault(fallback))
-    )
+    Config.flatMap((own) => Option.isSome(own) ? Config.succeed(own.value) : shared)
   )
 
 /** `CHAIN_<id>_RPC_TIMEOUT` / `CHAIN_RPC_TIMEOUT` (10 s), `CHAIN_<id>_BUNDLER_TIMEOUT` / `BUNDLER_TIMEOUT` (10 s). */
 export const chainTimeouts = (chainId: number): Config.Config<ChainTimeouts> =>
   Config.all({
-    rpc: durationOf(`CHAIN_${chainId}_RPC_TIMEOUT`, "CHAIN_RPC_TIMEOUT", Duration.seconds(10)),
-    bundler: durationOf(`CHAIN_${chainId}_BUNDLER_TIMEOUT`, "BUNDLER_TIMEOUT", Duration.seconds(10))
+    rpc: durationOf(`CHAIN_${chainId}_RPC_TIMEOUT`, Config.Duration("CHAIN_RPC_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10)))),
+    bundler: durationOf(`CHAIN_${chainId}_BUNDLER_TIMEOUT`, Config.Duration("BUNDLER_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10))))
   })
 
 /**
