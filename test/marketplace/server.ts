@@ -127,10 +127,26 @@ export const openSse = (url: string): SseClient => {
   return { status, headers, events, comments, ended, close: () => req.destroy() }
 }
 
+/**
+ * Waits for `check`, polling every 10 ms. `timeoutMs` is what the wait takes on a quiet machine;
+ * the bound is never below 30 s, so a busy machine (load 20+) is slow but not red. How fast the
+ * hub answers (disconnect within a second, a change to every subscriber) is measured in
+ * bench/marketplace-stream.ts, never asserted here.
+ */
 export const waitUntil = (check: () => boolean, timeoutMs: number, what: string) =>
   Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
+    const deadline = Date.now() + Math.max(timeoutMs, 30_000)
     while (!check()) {
+      if (Date.now() > deadline) return yield* Effect.die(new Error(`timed out waiting for ${what}`))
+      yield* Effect.sleep("10 millis")
+    }
+  })
+
+/** Waits until the hub's stats satisfy `check` (same bound as waitUntil). */
+export const waitFor = <S>(hub: { readonly stats: Effect.Effect<S> }, check: (stats: S) => boolean, what: string) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 30_000
+    while (!check(yield* hub.stats)) {
       if (Date.now() > deadline) return yield* Effect.die(new Error(`timed out waiting for ${what}`))
       yield* Effect.sleep("10 millis")
     }

@@ -137,7 +137,7 @@ describe("stats stream node-level route", () => {
         assert.match(browser.text(), /\r\n0\r\n\r\n$/)
         assert.strictEqual((yield* hub.stats).subscribers, 0)
       })
-    ), { timeout: 10_000 })
+    ), { timeout: 120_000 })
 
   for (const plainServer of [false, true]) {
     it.live(`${plainServer ? "plain server" : "NodeServer"}: HEAD answers the stream's head at once, and joins nothing`, () =>
@@ -152,6 +152,6 @@ describe("stats stream node-level route", () => {
           }
           assert.strictEqual((yield* hub.stats).subscribers, 0)
         })
-      ), { timeout: 10_000 })
+      ), { timeout: 120_000 })
   }
 })
