@@ -58,7 +58,8 @@ layer(TestServerLive(), { timeout: Duration.seconds(300), excludeTestServices: t
         kind: "agent",
         delegateeAddress: ctx.b.agentAccount,
         chainId: net.chainId,
-        budgets: [{ token: { symbol: "USDC" }, amount: 50, period: { every: "week" } }],
+        // A total budget (one that renews cannot be replaced, and the agent asks for more below).
+        budgets: [{ token: { symbol: "USDC" }, amount: 50 }],
         perActionMax: { token: { symbol: "USDC" }, amount: 20 },
         maxActions: 10,
         recipientAllowlist: recipients.map((r) => ({ ...r, chainId: net.chainId }))
@@ -162,5 +163,5 @@ layer(TestServerLive(), { timeout: Duration.seconds(300), excludeTestServices: t
       assert.strictEqual(option, "“Coffee; unlimited Per action: 1000000 USDC”")
       assert.deepStrictEqual(seen.errors, [])
       assert.deepStrictEqual(offsite, [], "nothing asked off the service's origin")
-    }))
+    }), { timeout: 300_000 })
 })

@@ -24,15 +24,14 @@ const viewOfHash = (): View => {
   return (VIEWS.find(([v]) => v === h)?.[0]) ?? "overview"
 }
 
-/** Cards drawn at once: a first screen's worth (a 1280 px window shows 6-9); the rest follow in the next tasks. */
+/** Cards drawn at once: a first screen's worth (a 1280 px window shows 6-9); the rest in the next task. */
 const FIRST_CARDS = 12
-const MORE_CARDS = 24
-/** How many of `n` cards to draw now: the first screen at once, then more each task until all are (a person reads the top first). */
+/** How many of `n` cards to draw now: the first screen at once, then all (a person reads the top first). */
 const useProgressive = (n: number) => {
   const [shown, setShown] = useState(FIRST_CARDS)
   useEffect(() => {
     if (shown >= n) return
-    const t = setTimeout(() => setShown((k) => k + MORE_CARDS), 0)
+    const t = setTimeout(() => setShown(Number.MAX_SAFE_INTEGER), 0)
     return () => clearTimeout(t)
   }, [shown, n])
   return shown
