@@ -140,6 +140,8 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   findReservation(id: string): Effect.Effect<{ readonly status: string; readonly held: boolean } | undefined>
   /** Per token: final units since `since[token]` (ISO, absent: ever) and open units, and their counts; excluding `exceptId`. */
   ledger(delegationId: string, since: Readonly<Record<string, string>>, exceptId: string | undefined): Effect.Effect<ReadonlyArray<LedgerRow>>
+  /** `ledger` of several grants (no exception) in one round trip: each grant's rows by its id (a list's cards, docs/performance.md). */
+  ledgers(requests: ReadonlyArray<{ readonly id: string; readonly since: Readonly<Record<string, string>> }>): Effect.Effect<ReadonlyMap<string, ReadonlyArray<LedgerRow>>>
   /**
    * Locks the grant's row (`FOR NO KEY UPDATE`; inside a transaction) and reads its status, its account's
    * frozen flag and its ledger after the lock, in one round trip (migration 0430). Undefined: no such grant.
@@ -176,6 +178,7 @@ const make = Effect.gen(function*() {
   const snapshotRows = decodeAll(SnapshotRow)
   const checkRows = decodeAll(ReservationCheckRow)
   const ledgerRows = decodeAll(LedgerRow)
+  const ledgersRows = decodeAll(Schema.Struct({ delegation_id: Schema.String, ...LedgerRow.fields }))
   const lockedLedgers = decodeAll(LockedLedgerRow)
   const openActions = decodeAll(OpenActionRow)
   const ids = decodeAll(Schema.Struct({ id: Schema.String }))
@@ -369,6 +372,17 @@ const make = Effect.gen(function*() {
         FROM delegation_reservations WHERE id = ${id}`).pipe(Effect.map(first)),
     ledger: (delegationId, since, exceptId) =>
       ledgerRows(sql`SELECT * FROM delegation_ledger(${delegationId}, ${JSON.stringify(since)}::jsonb, ${exceptId ?? null})`),
+    ledgers: (requests) =>
+      requests.length === 0
+        ? Effect.succeed(new Map())
+        : ledgersRows(sql`
+            SELECT x.id AS delegation_id, l.token_address, l.final_units, l.open_units, l.final_n, l.open_n
+            FROM jsonb_to_recordset(${JSON.stringify(requests)}::jsonb) AS x(id text, since jsonb)
+            CROSS JOIN LATERAL delegation_ledger(x.id, x.since, NULL) l`).pipe(Effect.map((rows) => {
+            const byId = new Map<string, Array<LedgerRow>>()
+            for (const { delegation_id, ...row } of rows) byId.set(delegation_id, [...(byId.get(delegation_id) ?? []), row])
+            return byId
+          })),
     lockWithLedger: (delegationId, since, exceptId) =>
       lockedLedgers(sql`SELECT * FROM delegation_lock_ledger(${delegationId}, ${JSON.stringify(since)}::jsonb, ${exceptId ?? null})`).pipe(
         Effect.map((rows) => {

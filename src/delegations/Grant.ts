@@ -50,6 +50,7 @@ import type { ApprovalRuleWire, Redeemers, RevocationMethods } from "./Domain.ts
 import { isNative } from "../tokens/Native.ts"
 import { toUnits, TRANSFER_SELECTOR } from "./Policy.ts"
 import { redeemerList } from "./Redeemers.ts"
+import { caveatGroupsAbi } from "./SignedTerms.ts"
 import { streamUnits } from "./Streams.ts"
 
 /** Most recipients an allowlist may have: each is a LogicalOrWrapper group in the signed terms. */
@@ -175,14 +176,6 @@ export const makeRevocationGrant = (environment: DelegationEnvironment, terms: R
   }
 }
 
-const caveatGroupsAbi = [{
-  type: "tuple[]",
-  components: [{
-    name: "caveats",
-    type: "tuple[]",
-    components: [{ name: "enforcer", type: "address" }, { name: "terms", type: "bytes" }, { name: "args", type: "bytes" }]
-  }]
-}] as const
 const selectedGroupAbi = [{
   type: "tuple",
   components: [{ name: "groupIndex", type: "uint256" }, { name: "caveatArgs", type: "bytes[]" }]

@@ -85,11 +85,10 @@ export const makeReads = Effect.gen(function*() {
   /** Each row with its `spentToDate`, reconciled with the enforcers' state on chain (Usage.ts). */
   const render = (rows: ReadonlyArray<DelegationRow>) => {
     const now = new Date()
-    return Effect.forEach(
-      rows,
-      (r) => Effect.map(usageOf.spentToDate(r, now), (spent) => toDelegation(r, spent, now)),
-      { concurrency: 8 }
-    ).pipe(Effect.orDie)
+    return usageOf.spentToDateAll(rows, now).pipe(
+      Effect.map((spent) => rows.map((r, i) => toDelegation(r, spent[i]!, now))),
+      Effect.orDie
+    )
   }
 
   /**

@@ -48,7 +48,8 @@ export interface SignedTerms {
 }
 
 const lower = (a: string) => a.toLowerCase() as Address
-const word = (terms: Hex, at: number) => hexToBigInt(slice(terms, at, at + 32))
+/** The 32-byte word at byte `at` of a caveat's terms. */
+export const word = (terms: Hex, at: number) => hexToBigInt(slice(terms, at, at + 32))
 const addressAt = (terms: Hex, at: number) => lower(slice(terms, at, at + 20))
 const small = (n: bigint, what: string) => {
   if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`${what} is out of range`)
@@ -63,7 +64,11 @@ const exactly = (terms: Hex, bytes: number, what: string) => {
   if (size(terms) !== bytes) throw new Error(`${what} terms are not ${bytes} bytes`)
 }
 
-const caveatGroupsAbi = [{
+/**
+ * LogicalOrWrapperEnforcer terms: groups of caveats, one of which a redemption must satisfy whole
+ * (Grant.ts encodes them, this file and the mandate's code in src/hiring read them).
+ */
+export const caveatGroupsAbi = [{
   type: "tuple[]",
   components: [{
     name: "caveats",
@@ -71,6 +76,22 @@ const caveatGroupsAbi = [{
     components: [{ name: "enforcer", type: "address" }, { name: "terms", type: "bytes" }, { name: "args", type: "bytes" }]
   }]
 }] as const
+
+export interface TermsCaveat {
+  readonly enforcer: Address
+  readonly terms: Hex
+}
+/** A LogicalOrWrapperEnforcer's groups, each its caveats (enforcer lower-cased; the args are the redeemer's, not signed). */
+export const decodeCaveatGroups = (terms: Hex): ReadonlyArray<ReadonlyArray<TermsCaveat>> =>
+  decodeAbiParameters(caveatGroupsAbi, terms)[0].map((g) => g.caveats.map((c) => ({ enforcer: lower(c.enforcer), terms: c.terms })))
+
+/** AllowedCalldataEnforcer terms pinning one word of the call data to an address: the word's offset and the address. */
+export const pinnedAddress = (terms: Hex): { readonly offset: bigint; readonly address: Address } => {
+  exactly(terms, 64, "AllowedCalldataEnforcer")
+  const value = slice(terms, 32, 64)
+  if (hexToBigInt(slice(value, 0, 12)) !== 0n) throw new Error("AllowedCalldataEnforcer pins a word that is not an address")
+  return { offset: word(terms, 0), address: lower(slice(value, 12, 32)) }
+}
 
 /** The bits of ApprovalRevocationEnforcer's one-byte mask, in its order. */
 const REVOCATION_BITS: ReadonlyArray<keyof RevocationMethods> = [
@@ -81,9 +102,7 @@ const REVOCATION_BITS: ReadonlyArray<keyof RevocationMethods> = [
 const pinnedRecipient = (terms: Hex): Address => {
   exactly(terms, 64, "AllowedCalldataEnforcer")
   if (word(terms, 0) !== 4n) throw new Error("AllowedCalldataEnforcer pins something other than a transfer's recipient")
-  const value = slice(terms, 32, 64)
-  if (hexToBigInt(slice(value, 0, 12)) !== 0n) throw new Error("AllowedCalldataEnforcer pins a word that is not an address")
-  return lower(slice(value, 12, 32))
+  return pinnedAddress(terms).address
 }
 
 /**
@@ -133,9 +152,8 @@ export const decodeSignedTerms = (delegation: Delegation, environment: Delegatio
           recipients = [pinnedRecipient(terms)]
           break
         case "LogicalOrWrapperEnforcer": {
-          const [groups] = decodeAbiParameters(caveatGroupsAbi, terms)
-          recipients = groups.map((g) => {
-            const only = g.caveats.length === 1 ? g.caveats[0]! : undefined
+          recipients = decodeCaveatGroups(terms).map((g) => {
+            const only = g.length === 1 ? g[0]! : undefined
             if (only === undefined || names.get(lower(only.enforcer)) !== "AllowedCalldataEnforcer") {
               throw new Error("a LogicalOrWrapperEnforcer group is not one pinned recipient")
             }

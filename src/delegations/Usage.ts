@@ -128,17 +128,30 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
       const limited = enforcer("LimitedCallsEnforcer")
       const leg = row.legs[0]
       if (leg === undefined || leg.scope === undefined || row.legs.length !== 1 || limited === undefined) return undefined
-      const callsData = yield* chain.call({
-        to: limited,
-        data: encodeFunctionData({ abi: LimitedCallsEnforcer, functionName: "callCounts", args: [dm, leg.permissionId] })
-      })
-      const calls = yield* decoded(() => decodeFunctionResult({ abi: LimitedCallsEnforcer, functionName: "callCounts", data: callsData }) as bigint)
+      // The call count is read beside the budget's state, not before it (one round trip's wait, not two).
+      const readCalls = Effect.flatMap(
+        chain.call({ to: limited, data: encodeFunctionData({ abi: LimitedCallsEnforcer, functionName: "callCounts", args: [dm, leg.permissionId] }) }),
+        (data) => decoded(() => decodeFunctionResult({ abi: LimitedCallsEnforcer, functionName: "callCounts", data }) as bigint)
+      )
+      const [calls, perToken] = yield* Effect.all([readCalls, budgetsOnChain(net, leg, leg.scope, now)], { concurrency: 2 })
+      return perToken === undefined ? undefined : ({ calls, perToken } satisfies ChainUse)
+    }).pipe(
+      Effect.catch((e) => Effect.logWarning("delegation usage: the enforcers' state could not be read", e).pipe(Effect.as(undefined))),
+      Effect.withSpan("Usage.onChain")
+    )
+
+  /** The budget enforcers' state of a grant's one leg, per token; `undefined` for a shape without one. */
+  const budgetsOnChain = (net: ChainNetwork, leg: UsageRow["legs"][number], scope: GrantScope, now: Date) =>
+    Effect.gen(function*() {
+      const { chain, network } = net
+      const dm = network.delegation.DelegationManager
+      const enforcer = enforcerOf(net)
       const perToken = new Map<string, { spent: bigint; available: bigint }>()
       const erc20Stream = caveatOf(net, leg.delegation, "ERC20StreamingEnforcer")
       const nativeStream = caveatOf(net, leg.delegation, "NativeTokenStreamingEnforcer")
       const nativePeriod = caveatOf(net, leg.delegation, "NativeTokenPeriodTransferEnforcer")
       const multi = caveatOf(net, leg.delegation, "MultiTokenPeriodEnforcer")
-      const token = lower(leg.scope.tokens[0] ?? "")
+      const token = lower(scope.tokens[0] ?? "")
       if (erc20Stream !== undefined || nativeStream !== undefined) {
         const name = erc20Stream !== undefined ? "ERC20StreamingEnforcer" : "NativeTokenStreamingEnforcer"
         perToken.set(token, yield* streamed(net, name, leg.permissionId, (erc20Stream ?? nativeStream)!.terms as Hex, now))
@@ -157,7 +170,7 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
         const terms = nativePeriod.terms as Hex
         perToken.set(token, periodic(answer, word(terms, 0), word(terms, 32), word(terms, 64), now))
       } else if (multi !== undefined) {
-        for (const [i, t] of leg.scope.tokens.entries()) {
+        for (const [i, t] of scope.tokens.entries()) {
           const data = yield* chain.call({
             to: enforcer("MultiTokenPeriodEnforcer")!,
             data: encodeFunctionData({
@@ -176,11 +189,8 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
       } else {
         return undefined
       }
-      return { calls, perToken } satisfies ChainUse
-    }).pipe(
-      Effect.catch((e) => Effect.logWarning("delegation usage: the enforcers' state could not be read", e).pipe(Effect.as(undefined))),
-      Effect.withSpan("Usage.onChain")
-    )
+      return perToken
+    })
 
   /** Where each period token's current period starts (the ledger counts final units from there). */
   const sinceOf = (row: UsageRow, now: Date) => {
@@ -277,8 +287,22 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
   }
 
   /** `spentToDate` of a delegation: per budget, reconciled; the current period for period budgets. */
-  const spentToDate = (row: UsageRow, now: Date = new Date()) =>
-    Effect.map(useOf(row, undefined, now), (use) =>
+  const spentToDate = (row: UsageRow, now: Date = new Date()) => Effect.map(useOf(row, undefined, now), (use) => spentFrom(row, use, now))
+
+  /**
+   * `spentToDate` of many grants (a list): their ledgers in one query, the enforcers' states read at
+   * once (bounded), rather than one grant after another (docs/performance.md, "Console first view").
+   */
+  const spentToDateAll = (rows: ReadonlyArray<UsageRow>, now: Date = new Date()) =>
+    Effect.gen(function*() {
+      const [ledgers, fromChain] = yield* Effect.all([
+        repo.ledgers(rows.map((r) => ({ id: r.id, since: sinceOf(r, now) }))),
+        Effect.forEach(rows, (r) => onChain(r, now), { concurrency: 32 })
+      ], { concurrency: 2 })
+      return rows.map((r, i) => spentFrom(r, useFrom(r, ledgers.get(r.id) ?? [], fromChain[i]), now))
+    }).pipe(Effect.withSpan("Usage.spentToDateAll"))
+
+  const spentFrom = (row: UsageRow, use: Use, now: Date) =>
       row.policy_set.budgets.map((b) => {
         const token = lower(b.token.address ?? "")
         const decimals = decimalsOf(token)
@@ -301,9 +325,9 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
           ...(current === undefined ? {} : { periodStart: current.start.toISOString(), resetsAt: current.end.toISOString() }),
           ...(unlocked === undefined ? {} : { unlocked: fromUnits(unlocked, decimals) })
         }
-      }))
+      })
 
-  return { useOf, stateOf, lockedStateOf, spentToDate, onChain }
+  return { useOf, stateOf, lockedStateOf, spentToDate, spentToDateAll, onChain }
 })
 
 export type Usage = Effect.Success<ReturnType<typeof makeUsage>>

@@ -24,9 +24,10 @@
  */
 import { type Delegation, ROOT_AUTHORITY } from "@metamask/smart-accounts-kit"
 import { createCaveatBuilder } from "@metamask/smart-accounts-kit/utils"
-import { type Address, decodeAbiParameters, encodePacked, type Hex, hexToBigInt, pad, slice } from "viem"
+import { type Address, encodePacked, type Hex, hexToBigInt, pad } from "viem"
 import type { DelegationEnvironment } from "../chain/Network.ts"
 import { logicalOrArgs, logicalOrTerms } from "../delegations/Grant.ts"
+import { decodeCaveatGroups, word as termsWord } from "../delegations/SignedTerms.ts"
 import { type Mandate, selectors } from "./Mandate.ts"
 
 export interface MandateDelegationTerms {
@@ -132,24 +133,14 @@ export const mandateRedeemArgs = (
   }
 }
 
-const caveatGroupsAbi = [{
-  type: "tuple[]",
-  components: [{
-    name: "caveats",
-    type: "tuple[]",
-    components: [{ name: "enforcer", type: "address" }, { name: "terms", type: "bytes" }, { name: "args", type: "bytes" }]
-  }]
-}] as const
-
 /** The signed limits of a mandate, read back from its own caveats: the job count and the total spend cap. */
 export const mandateLimits = (environment: DelegationEnvironment, mandate: Delegation): { maxJobs: bigint; total: bigint } | undefined => {
   const wrapper = environment.caveatEnforcers["LogicalOrWrapperEnforcer"]?.toLowerCase()
   const caveat = mandate.caveats.find((c) => c.enforcer.toLowerCase() === wrapper)
   if (caveat === undefined) return undefined
-  const [groups] = decodeAbiParameters(caveatGroupsAbi, caveat.terms as Hex)
-  const create = groups[MANDATE_GROUPS.createJob]?.caveats ?? []
+  const create = decodeCaveatGroups(caveat.terms as Hex)[MANDATE_GROUPS.createJob] ?? []
   const limited = create.find((c) => c.enforcer.toLowerCase() === environment.caveatEnforcers["LimitedCallsEnforcer"]?.toLowerCase())
   const cap = create.find((c) => c.enforcer.toLowerCase() === environment.caveatEnforcers["ArgumentCapEnforcer"]?.toLowerCase())
   if (limited === undefined || cap === undefined) return undefined
-  return { maxJobs: hexToBigInt(limited.terms as Hex), total: hexToBigInt(slice(cap.terms as Hex, 64, 96)) }
+  return { maxJobs: hexToBigInt(limited.terms as Hex), total: termsWord(cap.terms as Hex, 64) }
 }

@@ -5,20 +5,13 @@
  * (src/domain/OutsideText.ts). A mandate whose caveats are not the expected shape cannot be stated.
  */
 import type { Delegation } from "@metamask/smart-accounts-kit"
-import { type Address, decodeAbiParameters, formatUnits, type Hex, hexToBigInt, size, slice } from "viem"
+import { type Address, formatUnits, type Hex, hexToBigInt, size, slice } from "viem"
 import type { DelegationEnvironment } from "../chain/Network.ts"
+import { decodeCaveatGroups, pinnedAddress, word } from "../delegations/SignedTerms.ts"
 import { MANDATE_GROUPS } from "./MandateDelegation.ts"
 import { selectors } from "./Mandate.ts"
 
 const ZERO = "0x0000000000000000000000000000000000000000"
-const caveatGroupsAbi = [{
-  type: "tuple[]",
-  components: [{
-    name: "caveats",
-    type: "tuple[]",
-    components: [{ name: "enforcer", type: "address" }, { name: "terms", type: "bytes" }, { name: "args", type: "bytes" }]
-  }]
-}] as const
 
 export interface SignedMandate {
   readonly delegate: Address
@@ -43,7 +36,6 @@ export const decodeSignedMandate = (environment: DelegationEnvironment, delegati
   const names = new Map(Object.entries(environment.caveatEnforcers).map(([n, a]) => [a.toLowerCase(), n]))
   const nameOf = (c: Caveat) => names.get(c.enforcer.toLowerCase())
   const lower = (h: Hex) => h.toLowerCase() as Address
-  const word = (t: Hex, at: number) => hexToBigInt(slice(t, at, at + 32))
   try {
     const [timestamp, valueLte, wrapper, ...rest] = delegation.caveats as ReadonlyArray<Caveat>
     if (rest.length > 0 || timestamp === undefined || valueLte === undefined || wrapper === undefined) throw new Error("not the mandate's three caveats")
@@ -52,11 +44,11 @@ export const decodeSignedMandate = (environment: DelegationEnvironment, delegati
     }
     if (size(timestamp.terms) !== 32 || hexToBigInt(slice(timestamp.terms, 0, 16)) !== 0n) throw new Error("an expiry with a start")
     if (size(valueLte.terms) !== 32 || word(valueLte.terms, 0) !== 0n) throw new Error("ETH attached to a call")
-    const [groups] = decodeAbiParameters(caveatGroupsAbi, wrapper.terms)
+    const groups = decodeCaveatGroups(wrapper.terms)
     if (groups.length !== 3) throw new Error("not the mandate's three calls")
     /** One group: its target, its selector, the words it pins (offset → address) and its argument cap. */
     const group = (index: number, selector: Hex) => {
-      const caveats = groups[index]!.caveats as ReadonlyArray<Caveat>
+      const caveats = groups[index]!
       const pins = new Map<bigint, Address>()
       let target: Address | undefined
       let cap: { offset: bigint; perCall: bigint; total: bigint } | undefined
@@ -70,10 +62,11 @@ export const decodeSignedMandate = (environment: DelegationEnvironment, delegati
           case "AllowedMethodsEnforcer":
             if (c.terms.toLowerCase() !== selector) throw new Error("a call to another function")
             break
-          case "AllowedCalldataEnforcer":
-            if (size(c.terms) !== 64 || hexToBigInt(slice(c.terms, 32, 44)) !== 0n) throw new Error("a pinned word that is not an address")
-            pins.set(word(c.terms, 0), lower(slice(c.terms, 44, 64)))
+          case "AllowedCalldataEnforcer": {
+            const pinned = pinnedAddress(c.terms)
+            pins.set(pinned.offset, pinned.address)
             break
+          }
           case "ArgumentCapEnforcer":
             cap = { offset: word(c.terms, 0), perCall: word(c.terms, 32), total: word(c.terms, 64) }
             break

@@ -18,6 +18,7 @@
 import { Config, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import type { HttpClient } from "effect/http"
 import { SqlClient } from "effect/sql"
+import { cleanOutsideText } from "../domain/OutsideText.ts"
 import { Notifications, type NotifyInput } from "./Notifications.ts"
 import { PriceFeed } from "./PriceFeed.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
@@ -156,8 +157,9 @@ export class DepegMonitor extends Context.Service<DepegMonitor, {
         return fired as ReadonlyArray<Fired>
       }).pipe(
         Effect.catchTag("SqlError", Effect.die),
+        // The price source's words: on one line, bounded, no hidden character (src/domain/OutsideText.ts).
         Effect.catch((e) =>
-          Effect.as(Effect.logWarning(`depeg: no prices this round (${e.message})`), [] as ReadonlyArray<Fired>)
+          Effect.as(Effect.logWarning(`depeg: no prices this round (${cleanOutsideText(e.message, 200)})`), [] as ReadonlyArray<Fired>)
         ),
         Effect.withSpan("DepegMonitor.check")
       )

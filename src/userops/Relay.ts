@@ -26,6 +26,7 @@ import { BundlerUnavailable } from "../chain/Bundler.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { type Inclusion, nextNonce, type TransactionOf } from "../chain/Inclusions.ts"
 import type { SignedUserOp, UserOpReceipt } from "../domain/Operations.ts"
+import { cleanOutsideText } from "../domain/OutsideText.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { runLoop } from "../platform/Loop.ts"
 import { makeChainRecord } from "./ChainRecord.ts"
@@ -214,7 +215,8 @@ const make = Effect.gen(function*() {
     if (net === undefined) return row // a chain no longer served: left as it is
     const { bundler, chain, network } = net
     const receipt = yield* bundler.getUserOperationReceipt(row.user_op_hash as Hash).pipe(
-      Effect.tapError((e) => Effect.logDebug(`relay: receipt of ${row.id} not available: ${e.message}`)),
+      // The bundler's words: on one line, bounded, no hidden character (src/domain/OutsideText.ts).
+      Effect.tapError((e) => Effect.logDebug(`relay: receipt of ${row.id} not available: ${cleanOutsideText(e.message, 200)}`)),
       Effect.orElseSucceed(() => undefined)
     )
     if (receipt === undefined) return row // bundler unreachable: leave it for later

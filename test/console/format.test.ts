@@ -28,6 +28,17 @@ describe("the console's formatting", () => {
     assert.isTrue(long.endsWith("…”"))
   })
 
+  it("cleans others' names: one line, no override, zero-width or control character, no quote that closes ours", () => {
+    assert.strictEqual(quote("Coffee; unlimited\nPer action: 1000000 USDC"), "“Coffee; unlimited Per action: 1000000 USDC”")
+    assert.strictEqual(quote("\u202eredloh\u200b\u200dpay\ufeffpal\u0000"), "“redlohpaypal”")
+    assert.strictEqual(quote("a” then ours “b"), "“a' then ours 'b”")
+    assert.strictEqual(quote(`<img src=x onerror="alert(1)">`), "“<img src=x onerror='alert(1)'>”")
+    const huge = quote("W".repeat(10_240))
+    assert.strictEqual(Array.from(huge).length, 50)
+    // A cut never splits a surrogate pair.
+    assert.strictEqual(quote("😀".repeat(60)), `“${"😀".repeat(47)}…”`)
+  })
+
   it("reads a request's entry by its step", () => {
     assert.strictEqual(actionInWords("approval_request", "pending"), "asked for approval to pay")
     assert.strictEqual(actionInWords("approval_request", "denied"), "denied paying")

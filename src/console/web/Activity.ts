@@ -38,8 +38,9 @@ const Proof = ({ entry, anchoredLength, proof, onCheck }: {
   return html`<span class=${`proof ${proof.ok ? "proven" : "unproven"}`}>${proof.text}</span>`
 }
 
-export const Activity = ({ items, hasMore, filter, grants, chains, anchored, proofs, contacts, onFilter, onMore, onCheck }: {
+export const Activity = ({ items, loaded, hasMore, filter, grants, chains, anchored, proofs, contacts, onFilter, onMore, onCheck }: {
   items: ReadonlyArray<any>
+  loaded: boolean
   hasMore: boolean
   filter: ActivityFilter
   grants: ReadonlyArray<any>
@@ -73,7 +74,7 @@ export const Activity = ({ items, hasMore, filter, grants, chains, anchored, pro
         </select>
       </label>
     </div>
-    ${items.length === 0 ? html`<p class="empty muted">No activity yet.</p>` : null}
+    ${!loaded ? html`<p class="muted">Loading…</p>` : items.length === 0 ? html`<p class="empty muted">No activity yet.</p>` : null}
     <ol class="entries">
       ${items.map((e) => html`<li key=${e.id} class="entry" data-id=${e.id} data-action=${e.action} data-status=${e.status}>
         <time datetime=${e.timestamp}>${formatDate(e.timestamp)}</time>
@@ -81,7 +82,7 @@ export const Activity = ({ items, hasMore, filter, grants, chains, anchored, pro
           e.amount === undefined ? "" : html` <strong class="amount">${formatAmount(e.amount, e.token ?? "")}</strong>`}${
           e.recipient === undefined ? "" : ` to ${nameOf(e.recipient, contacts)}`}</span>
         <span class="meta muted small">${e.chain} · <span class=${`status ${e.status}`}>${e.status}</span>${
-          e.declineReason === undefined ? "" : ` · ${e.declineReason}`}</span>
+          e.declineReason === undefined ? "" : ` · ${/^[a-z0-9_]{1,64}$/.test(e.declineReason) ? e.declineReason : quote(e.declineReason)}`}</span>
         <${Proof} entry=${e} anchoredLength=${anchored[e.accountId] ?? 0} proof=${proofs[e.id]} onCheck=${() => onCheck(e.id)} />
       </li>`)}
     </ol>

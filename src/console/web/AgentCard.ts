@@ -3,6 +3,7 @@
  * what it may spend as figures and a bar per budget token (spent, reserved, left, renews), the per-action
  * cap, the recipients by name, the expiry; the plain-language summary and the caveats one click away.
  */
+import { useState } from "preact/hooks"
 import { html } from "./html.ts"
 import { type Contact, quote } from "./contacts.ts"
 import { formatAmount, formatDate, periodWords } from "./format.ts"
@@ -43,6 +44,17 @@ const Terms = ({ grant, contacts }: { grant: any; contacts: ReadonlyMap<string, 
   </ul>`
 }
 
+/** The full summary and the caveats, one click away: drawn when opened (100 cards draw sooner without them). */
+const InFull = ({ grant }: { grant: any }) => {
+  const [open, setOpen] = useState(false)
+  return html`<details class="summary" onToggle=${(e: Event) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
+    <summary>What this grant allows, in full</summary>
+    ${!open ? null : html`<p class="human">${grant.humanSummary}</p>
+      <p class="small muted">Permission id <code class="wrap">${grant.permissionId}</code></p>
+      <p class="small muted">Calls it may make: ${(grant.policySet.allowedActions as ReadonlyArray<any>).map((a) => `${a.name} (${a.selectors.join(", ")})`).join("; ") || "none"}</p>`}
+  </details>`
+}
+
 export const AgentCard = ({ grant, contacts, busy, onRevoke }: {
   grant: any
   contacts: ReadonlyMap<string, Contact>
@@ -58,12 +70,7 @@ export const AgentCard = ({ grant, contacts, busy, onRevoke }: {
     <p class="muted small">Agent <${Address} address=${grant.delegateeAddress} contacts=${new Map()} /> · ${grant.chain}</p>
     ${(grant.spentToDate as ReadonlyArray<any>).map((entry) => html`<${Budget} grant=${grant} entry=${entry} />`)}
     <${Terms} grant=${grant} contacts=${contacts} />
-    <details class="summary">
-      <summary>What this grant allows, in full</summary>
-      <p class="human">${grant.humanSummary}</p>
-      <p class="small muted">Permission id <code class="wrap">${grant.permissionId}</code></p>
-      <p class="small muted">Calls it may make: ${(grant.policySet.allowedActions as ReadonlyArray<any>).map((a) => `${a.name} (${a.selectors.join(", ")})`).join("; ") || "none"}</p>
-    </details>
+    <${InFull} grant=${grant} />
     ${grant.status === "active"
       ? html`<div class="actions"><${ActionButton} className="revoke danger" busy=${busy} label="Revoke" onClick=${onRevoke} /></div>`
       : null}

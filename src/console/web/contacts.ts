@@ -3,6 +3,7 @@
  * grant's delegate (the grant's name), the recipients its grants allow, guardians and panic keys.
  * Names someone else wrote (a grant's, a recipient's) are shown quoted and bounded, never as a limit.
  */
+import { cleanOutsideText } from "../../domain/OutsideText.ts"
 import type { State } from "./store.ts"
 
 export interface Contact {
@@ -12,9 +13,17 @@ export interface Contact {
 }
 
 const MAX_NAME = 48
-export const bounded = (text: string, max = MAX_NAME) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
-/** A name someone else wrote: in quotes and bounded, so it never reads as part of a sentence of ours. */
-export const quote = (text: string) => `“${bounded(text)}”`
+/**
+ * Someone else's text on one line and at most `max` characters: no control, bidirectional or
+ * zero-width character (each could reorder, hide or fake what is around it), line breaks as spaces
+ * (src/domain/OutsideText.ts, the service's own rule).
+ */
+export const bounded = (text: string, max = MAX_NAME) => cleanOutsideText(String(text ?? ""), max)
+/**
+ * A name someone else wrote: in quotes and bounded, so it never reads as part of a sentence of ours;
+ * a quote mark inside becomes a single one, so the name can never close the quote and go on as ours.
+ */
+export const quote = (text: string) => `“${bounded(text).replace(/["\u201c\u201d\u201e\u201f\u2033\uff02]/g, "'")}”`
 
 export const contactsOf = (state: State): ReadonlyMap<string, Contact> => {
   const names = new Map<string, Contact>()
