@@ -92,5 +92,5 @@ layer(
       assert.strictEqual(direct.status, 429)
       const envelope = (yield* Effect.promise(() => direct.json())) as { error: { details?: Record<string, unknown> } }
       assert.strictEqual(envelope.error.details?.["scope"], "address")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped), { timeout: 240_000 })
 })

@@ -83,6 +83,6 @@ layer(TestServerLive({ config: { FOLLOWER_INTERVAL: "0 seconds" } }), { timeout:
         assert.closeTo(last.spent, 0.5, 1e-9)
         assert.closeTo(last.reserved!, 0, 1e-9)
         assert.closeTo(last.remaining, 0.5, 1e-9)
-      }))
+      }), { timeout: 180_000 })
   }
 )
