@@ -57,7 +57,7 @@ describe("the installable packages", () => {
         console.log(JSON.stringify({
           agentClient: typeof client.AgentClient,
           apiError: typeof client.ApiError,
-          payingFetch: typeof client.payingFetch,
+          serviceAuthorizer: typeof client.serviceAuthorizer,
           askForPermission: typeof client.AgentClient.prototype.askForPermission,
           registerErc7710Client: typeof x402.registerErc7710Client,
           registerErc7710Server: typeof x402.registerErc7710Server,
@@ -68,7 +68,7 @@ describe("the installable packages", () => {
       assert.deepStrictEqual(seen, {
         agentClient: "function",
         apiError: "function",
-        payingFetch: "function",
+        serviceAuthorizer: "function",
         askForPermission: "function",
         registerErc7710Client: "function",
         registerErc7710Server: "function",
