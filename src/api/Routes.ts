@@ -77,7 +77,8 @@ export const isBuildRoute = (route: RouteInfo): boolean =>
   route.path !== "/account/rules/build" &&
   (route.path.endsWith("/build") || route.path === "/delegations/:delegationId/actions" ||
     // ERC-7715 requests build grants (the JSON-RPC endpoint counts every call; its revoke has the HTTP twin and /delegations/{id}/revoke).
-    route.path === "/permissions/request" || route.path === "/wallet")
+    // An agent's ask builds the owner's grant too.
+    route.path === "/permissions/request" || route.path === "/permissions/asks" || route.path === "/wallet")
 
 
 /**

@@ -5,7 +5,7 @@
  * public endpoints and sign-in).
  */
 import { Effect, Layer } from "effect"
-import { FetchHttpClient, HttpClientRequest } from "effect/http"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { Authorization, InlineAuthorization } from "../auth/Middleware.ts"
@@ -21,7 +21,11 @@ export const authorizationClient = (token: string | undefined) =>
       next(token === undefined ? request : HttpClientRequest.bearerToken(request, token)))
   )
 
-export const makeClient = (options: { readonly baseUrl: string; readonly token?: string | undefined }) =>
-  HttpApiClient.make(Api, { baseUrl: options.baseUrl }).pipe(
+/** `headers`: sent with every call (the `/mcp` tools' loopback calls name their caller, src/platform/ClientAddress.ts). */
+export const makeClient = (options: { readonly baseUrl: string; readonly token?: string | undefined; readonly headers?: Record<string, string> | undefined }) =>
+  HttpApiClient.make(Api, {
+    baseUrl: options.baseUrl,
+    ...(options.headers === undefined ? {} : { transformClient: HttpClient.mapRequest(HttpClientRequest.setHeaders(options.headers)) })
+  }).pipe(
     Effect.provide(Layer.merge(authorizationClient(options.token), FetchHttpClient.layer))
   )

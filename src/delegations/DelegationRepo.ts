@@ -17,6 +17,7 @@ import type { PolicySet } from "./Domain.ts"
 import {
   BuildRow,
   DelegationRow,
+  LedgerOrPaymentRow,
   LedgerRow,
   type Leg,
   LegsJson,
@@ -25,6 +26,7 @@ import {
   type NewDelegation,
   type NewReservation,
   OpenActionRow,
+  type OpenPayment,
   ReservationCheckRow,
   SnapshotRow
 } from "./DelegationRows.ts"
@@ -140,8 +142,23 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   findReservation(id: string): Effect.Effect<{ readonly status: string; readonly held: boolean } | undefined>
   /** Per token: final units since `since[token]` (ISO, absent: ever) and open units, and their counts; excluding `exceptId`. */
   ledger(delegationId: string, since: Readonly<Record<string, string>>, exceptId: string | undefined): Effect.Effect<ReadonlyArray<LedgerRow>>
-  /** `ledger` of several grants (no exception) in one round trip: each grant's rows by its id (a list's cards, docs/performance.md). */
-  ledgers(requests: ReadonlyArray<{ readonly id: string; readonly since: Readonly<Record<string, string>> }>): Effect.Effect<ReadonlyMap<string, ReadonlyArray<LedgerRow>>>
+  /**
+   * `ledgerWithOpenPayments` of several grants in one statement (one snapshot, one round trip): each
+   * grant's ledger rows and open x402 payments by its id (a list's cards, docs/performance.md).
+   */
+  ledgersWithOpenPayments(requests: ReadonlyArray<{ readonly id: string; readonly since: Readonly<Record<string, string>> }>): Effect.Effect<
+    ReadonlyMap<string, { readonly ledger: ReadonlyArray<LedgerRow>; readonly payments: ReadonlyArray<OpenPayment> }>
+  >
+  /**
+   * The ledger (as `ledger`, nothing excepted) and, read in the same statement (one snapshot), the
+   * open reservations of x402 payments not recorded settled yet, each with its payment delegation's
+   * hash (at most 50, newest first): a payment the chain already shows settled is in the enforcers'
+   * spend while its reservation is still open (Usage.ts `spentToDate`).
+   */
+  ledgerWithOpenPayments(delegationId: string, since: Readonly<Record<string, string>>): Effect.Effect<{
+    readonly ledger: ReadonlyArray<LedgerRow>
+    readonly payments: ReadonlyArray<OpenPayment>
+  }>
   /**
    * Locks the grant's row (`FOR NO KEY UPDATE`; inside a transaction) and reads its status, its account's
    * frozen flag and its ledger after the lock, in one round trip (migration 0430). Undefined: no such grant.
@@ -178,8 +195,9 @@ const make = Effect.gen(function*() {
   const snapshotRows = decodeAll(SnapshotRow)
   const checkRows = decodeAll(ReservationCheckRow)
   const ledgerRows = decodeAll(LedgerRow)
-  const ledgersRows = decodeAll(Schema.Struct({ delegation_id: Schema.String, ...LedgerRow.fields }))
+  const ledgersOrPayments = decodeAll(Schema.Struct({ delegation_id: Schema.String, ...LedgerOrPaymentRow.fields }))
   const lockedLedgers = decodeAll(LockedLedgerRow)
+  const ledgerOrPayments = decodeAll(LedgerOrPaymentRow)
   const openActions = decodeAll(OpenActionRow)
   const ids = decodeAll(Schema.Struct({ id: Schema.String }))
   const delegationIds = decodeAll(Schema.Struct({ delegation_id: Schema.String }))
@@ -372,17 +390,55 @@ const make = Effect.gen(function*() {
         FROM delegation_reservations WHERE id = ${id}`).pipe(Effect.map(first)),
     ledger: (delegationId, since, exceptId) =>
       ledgerRows(sql`SELECT * FROM delegation_ledger(${delegationId}, ${JSON.stringify(since)}::jsonb, ${exceptId ?? null})`),
-    ledgers: (requests) =>
+    ledgersWithOpenPayments: (requests) =>
       requests.length === 0
         ? Effect.succeed(new Map())
-        : ledgersRows(sql`
-            SELECT x.id AS delegation_id, l.token_address, l.final_units, l.open_units, l.final_n, l.open_n
-            FROM jsonb_to_recordset(${JSON.stringify(requests)}::jsonb) AS x(id text, since jsonb)
-            CROSS JOIN LATERAL delegation_ledger(x.id, x.since, NULL) l`).pipe(Effect.map((rows) => {
-            const byId = new Map<string, Array<LedgerRow>>()
-            for (const { delegation_id, ...row } of rows) byId.set(delegation_id, [...(byId.get(delegation_id) ?? []), row])
+        : ledgersOrPayments(sql`
+            WITH x AS (SELECT * FROM jsonb_to_recordset(${JSON.stringify(requests)}::jsonb) AS x(id text, since jsonb))
+            SELECT x.id AS delegation_id, 'ledger' AS kind, l.token_address, l.final_units, l.open_units, l.final_n, l.open_n,
+                   NULL::text AS payment_hash, NULL::text AS units
+            FROM x CROSS JOIN LATERAL delegation_ledger(x.id, x.since, NULL) l
+            UNION ALL
+            SELECT x.id, 'payment', o.token_address, NULL, NULL, NULL, NULL, o.payment_hash, o.units
+            FROM x CROSS JOIN LATERAL (
+              SELECT r.token_address, p.payment_hash, r.units::text AS units
+              FROM x402_payments p JOIN delegation_reservations r ON r.id = p.reservation_id
+              WHERE p.delegation_id = x.id AND p.status = 'authorized'
+                AND (r.status = 'submitted' OR (r.status = 'reserved' AND r.expires_at > now()))
+              ORDER BY p.created_at DESC LIMIT 50) AS o`).pipe(Effect.map((rows) => {
+            const byId = new Map<string, { ledger: Array<LedgerRow>; payments: Array<OpenPayment> }>()
+            for (const r of rows) {
+              const entry = byId.get(r.delegation_id) ?? { ledger: [], payments: [] }
+              byId.set(r.delegation_id, entry)
+              if (r.kind === "ledger") {
+                entry.ledger.push({ token_address: r.token_address, final_units: r.final_units!, open_units: r.open_units!, final_n: r.final_n!, open_n: r.open_n! })
+              } else entry.payments.push({ paymentHash: r.payment_hash!, token: r.token_address, units: BigInt(r.units!) })
+            }
             return byId
           })),
+    ledgerWithOpenPayments: (delegationId, since) =>
+      ledgerOrPayments(sql`
+        SELECT 'ledger' AS kind, l.token_address, l.final_units, l.open_units, l.final_n, l.open_n,
+               NULL::text AS payment_hash, NULL::text AS units
+        FROM delegation_ledger(${delegationId}, ${JSON.stringify(since)}::jsonb, NULL) AS l
+        UNION ALL
+        SELECT 'payment', o.token_address, NULL, NULL, NULL, NULL, o.payment_hash, o.units FROM (
+          SELECT r.token_address, p.payment_hash, r.units::text AS units
+          FROM x402_payments p JOIN delegation_reservations r ON r.id = p.reservation_id
+          WHERE p.delegation_id = ${delegationId} AND p.status = 'authorized'
+            AND (r.status = 'submitted' OR (r.status = 'reserved' AND r.expires_at > now()))
+          ORDER BY p.created_at DESC LIMIT 50) AS o`).pipe(
+        Effect.map((rows) => ({
+          ledger: rows.flatMap((r) =>
+            r.kind === "ledger"
+              ? [{ token_address: r.token_address, final_units: r.final_units!, open_units: r.open_units!, final_n: r.final_n!, open_n: r.open_n! }]
+              : []
+          ),
+          payments: rows.flatMap((r) =>
+            r.kind === "payment" ? [{ paymentHash: r.payment_hash!, token: r.token_address, units: BigInt(r.units!) }] : []
+          )
+        }))
+      ),
     lockWithLedger: (delegationId, since, exceptId) =>
       lockedLedgers(sql`SELECT * FROM delegation_lock_ledger(${delegationId}, ${JSON.stringify(since)}::jsonb, ${exceptId ?? null})`).pipe(
         Effect.map((rows) => {

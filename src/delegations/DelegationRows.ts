@@ -122,6 +122,29 @@ export const LedgerRow = Schema.Struct({
 })
 export type LedgerRow = typeof LedgerRow.Type
 
+/**
+ * `ledgerWithOpenPayments`' rows in one statement: the ledger's (`kind: ledger`) and each open
+ * reservation of an x402 payment not yet recorded settled (`kind: payment`: its payment
+ * delegation's hash and the units it holds).
+ */
+export const LedgerOrPaymentRow = Schema.Struct({
+  kind: Schema.Literals(["ledger", "payment"]),
+  token_address: Schema.String,
+  final_units: Schema.NullOr(Schema.String),
+  open_units: Schema.NullOr(Schema.String),
+  final_n: Schema.NullOr(Schema.Number),
+  open_n: Schema.NullOr(Schema.Number),
+  payment_hash: Schema.NullOr(Schema.String),
+  units: Schema.NullOr(Schema.String)
+})
+
+/** An open reservation of an x402 payment the follower has not recorded settled. */
+export interface OpenPayment {
+  readonly paymentHash: string
+  readonly token: string
+  readonly units: bigint
+}
+
 /** `delegation_lock_ledger`'s rows: the locked grant's status and frozen flag, each with one token's ledger (none: nulls). */
 export const LockedLedgerRow = Schema.Struct({
   status: DelegationRow.fields.status,

@@ -10,6 +10,11 @@
  *   remaining       = min(limit − used, what the chain still allows − open), never below 0
  *                     (a stream: also at most what has accrued − used)
  *
+ * An x402 payment settled on chain is in the enforcers' spend before the follower records it
+ * (its reservation still open): `spentToDate` reads which open payments the chain shows redeemed
+ * and counts them once, as spent (`landed`). The evaluation of a new action or payment keeps
+ * counting both until the follower records it (a moment of a smaller room, never a larger one).
+ *
  * so a redemption that went around the service (the delegate's own bundler or `handleOps`)
  * counts as soon as the chain shows it, and the service never grants more than the chain
  * still allows. If the chain cannot be read, the service's own record stands (logged).
@@ -26,6 +31,7 @@ import { decodeFunctionResult, encodeFunctionData, type Hash, type Hex, hexToBig
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import type { Delegation as DfDelegation } from "./Caveats.ts"
 import { type Carried, DelegationRepo, type LedgerRow } from "./DelegationRepo.ts"
+import type { OpenPayment } from "./DelegationRows.ts"
 import type { PolicySet } from "./Domain.ts"
 import { periodArgs, type GrantScope } from "./Grant.ts"
 import { currentPeriod } from "./Periods.ts"
@@ -64,6 +70,7 @@ export interface ChainUse {
 }
 
 const lower = (s: string) => s.toLowerCase()
+const minOf = (...xs: ReadonlyArray<bigint>) => xs.reduce((m, x) => (x < m ? x : m))
 
 /** A decode that may fail (no code at the address, another contract): a failure, not a defect. */
 const decoded = <A>(f: () => A) => Effect.try({ try: f, catch: (cause) => new Error(`undecodable enforcer answer: ${String(cause)}`) })
@@ -204,8 +211,39 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
   /** The service's ledger: final (in each period token's current period) and open, per token; counts. */
   const ledger = (row: UsageRow, exceptId: string | undefined, now: Date) => repo.ledger(row.id, sinceOf(row, now), exceptId)
 
-  /** The reconciled use of `row` from its ledger rows and the enforcers' state. */
-  const useFrom = (row: UsageRow, rows: ReadonlyArray<LedgerRow>, fromChain: ChainUse | undefined): Use => {
+  /**
+   * Per token, the units of open x402 payments whose payment delegation the chain shows redeemed
+   * (its LimitedCallsEnforcer count: a payment delegation is single use). Read before the
+   * enforcers' spend, so that spend (read at the same or a later block) holds each of them.
+   * A payment whose count cannot be read counts as not redeemed (counted as reserved).
+   */
+  const landedPayments = (row: UsageRow, payments: ReadonlyArray<OpenPayment>) =>
+    Effect.gen(function*() {
+      const landed = new Map<string, bigint>()
+      const net = chains.find(row.chain_id)
+      const limited = net === undefined ? undefined : enforcerOf(net)("LimitedCallsEnforcer")
+      if (net === undefined || limited === undefined || payments.length === 0) return landed
+      const dm = net.network.delegation.DelegationManager
+      yield* Effect.forEach(payments, (p) =>
+        net.chain.call({
+          to: limited,
+          data: encodeFunctionData({ abi: LimitedCallsEnforcer, functionName: "callCounts", args: [dm, p.paymentHash as Hash] })
+        }).pipe(
+          Effect.flatMap((data) => decoded(() => decodeFunctionResult({ abi: LimitedCallsEnforcer, functionName: "callCounts", data }) as bigint)),
+          Effect.map((calls) => {
+            if (calls > 0n) landed.set(lower(p.token), (landed.get(lower(p.token)) ?? 0n) + p.units)
+          }),
+          Effect.catch(() => Effect.void)
+        ), { concurrency: 4, discard: true })
+      return landed
+    }).pipe(Effect.withSpan("Usage.landedPayments"))
+
+  /**
+   * The reconciled use of `row` from its ledger rows and the enforcers' state. `landed`: per token,
+   * open payments the chain shows redeemed (read before `fromChain`): they are in the chain's spend,
+   * so they leave `open`, by at most what the chain's spend exceeds the final ledger by.
+   */
+  const useFrom = (row: UsageRow, rows: ReadonlyArray<LedgerRow>, fromChain: ChainUse | undefined, landed?: ReadonlyMap<string, bigint>): Use => {
     const perToken = new Map<string, TokenUse>()
     for (const b of row.policy_set.budgets) {
       const token = lower(b.token.address ?? "")
@@ -213,9 +251,12 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
       const c = fromChain?.perToken.get(token)
       const final = BigInt(r?.final_units ?? "0")
       const carried = BigInt(row.carried?.units[token] ?? "0")
+      const open = BigInt(r?.open_units ?? "0")
+      const beyondFinal = c === undefined || c.spent < final ? 0n : c.spent - final
+      const inSpend = minOf(landed?.get(token) ?? 0n, beyondFinal, open)
       perToken.set(token, {
         executed: carried + (c === undefined || c.spent < final ? final : c.spent),
-        open: BigInt(r?.open_units ?? "0"),
+        open: open - inSpend,
         ...(c === undefined ? {} : { chainAvailable: c.available })
       })
     }
@@ -286,20 +327,30 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
     return b === undefined ? undefined : toUnits(b.amount, decimalsOf(token))
   }
 
-  /** `spentToDate` of a delegation: per budget, reconciled; the current period for period budgets. */
-  const spentToDate = (row: UsageRow, now: Date = new Date()) => Effect.map(useOf(row, undefined, now), (use) => spentFrom(row, use, now))
+  /**
+   * `spentToDate` of a delegation: per budget, reconciled; the current period for period budgets.
+   * Read in this order: the ledger with the open payments (one snapshot), which of those the chain
+   * shows redeemed, then the enforcers' spend; a payment settled on chain is counted once, as spent.
+   */
+  const spentToDate = (row: UsageRow, now: Date = new Date()) =>
+    Effect.gen(function*() {
+      const { ledger: rows, payments } = yield* repo.ledgerWithOpenPayments(row.id, sinceOf(row, now))
+      const landed = yield* landedPayments(row, payments)
+      const fromChain = yield* onChain(row, now)
+      return spentFrom(row, useFrom(row, rows, fromChain, landed), now)
+    })
 
   /**
-   * `spentToDate` of many grants (a list): their ledgers in one query, the enforcers' states read at
-   * once (bounded), rather than one grant after another (docs/performance.md, "Console first view").
+   * `spentToDate` of many grants (a list): their ledgers and open payments in one statement, then
+   * the chain's reads at once (bounded), in `spentToDate`'s order, rather than one grant after another
+   * (docs/performance.md, "Console first view").
    */
   const spentToDateAll = (rows: ReadonlyArray<UsageRow>, now: Date = new Date()) =>
     Effect.gen(function*() {
-      const [ledgers, fromChain] = yield* Effect.all([
-        repo.ledgers(rows.map((r) => ({ id: r.id, since: sinceOf(r, now) }))),
-        Effect.forEach(rows, (r) => onChain(r, now), { concurrency: 32 })
-      ], { concurrency: 2 })
-      return rows.map((r, i) => spentFrom(r, useFrom(r, ledgers.get(r.id) ?? [], fromChain[i]), now))
+      const reads = yield* repo.ledgersWithOpenPayments(rows.map((r) => ({ id: r.id, since: sinceOf(r, now) })))
+      const landed = yield* Effect.forEach(rows, (r) => landedPayments(r, reads.get(r.id)?.payments ?? []), { concurrency: 32 })
+      const fromChain = yield* Effect.forEach(rows, (r) => onChain(r, now), { concurrency: 32 })
+      return rows.map((r, i) => spentFrom(r, useFrom(r, reads.get(r.id)?.ledger ?? [], fromChain[i], landed[i]), now))
     }).pipe(Effect.withSpan("Usage.spentToDateAll"))
 
   const spentFrom = (row: UsageRow, use: Use, now: Date) =>

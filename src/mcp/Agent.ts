@@ -16,7 +16,7 @@ import type { SignedUserOp } from "../domain/Operations.ts"
 import { chainIdOf, HEADERS, payingFetch, serviceAuthorizer, settlementOf } from "@das/x402-erc7710"
 import type * as S from "./Schemas.ts"
 import { refusal } from "./Refusal.ts"
-import { changeView, grantView, receiptView, statusOf } from "./Views.ts"
+import { askView, changeView, grantView, receiptView, statusOf } from "./Views.ts"
 
 export interface AgentSession {
   /** The service's base URL (over `/mcp`: the service itself, on loopback). */
@@ -29,6 +29,8 @@ export interface AgentSession {
   readonly fetch?: typeof globalThis.fetch
   /** A new session token, where this process can sign in again (stdio: it holds the key). */
   readonly renew?: Effect.Effect<string, unknown>
+  /** Headers sent with every call to the service (over `/mcp`: the caller on whose behalf it calls). */
+  readonly headers?: Record<string, string>
 }
 
 /** Most characters of a paid resource's body handed back (the server's text, never read as instructions). */
@@ -40,7 +42,7 @@ export const makeAgent = (session: AgentSession) => {
   let token = session.token
   let client: ApiClient | undefined
   const api = Effect.suspend(() =>
-    client === undefined ? Effect.tap(makeClient({ baseUrl: session.baseUrl, token }), (c) => Effect.sync(() => (client = c))) : Effect.succeed(client)
+    client === undefined ? Effect.tap(makeClient({ baseUrl: session.baseUrl, token, headers: session.headers }), (c) => Effect.sync(() => (client = c))) : Effect.succeed(client)
   )
   const signer = session.signer
 
@@ -136,6 +138,48 @@ export const makeAgent = (session: AgentSession) => {
         request: changeView(asked),
         next: "The owner decides in the console or the wallet; read it with get_request. Once accepted, act under request.newGrantId."
       }
+    })
+
+  /** A new permission asked of an owner the agent works for (ERC-7715, `POST /permissions/asks`); the owner decides. */
+  const requestPermission = (input: {
+    readonly payer: string
+    readonly chainId: number
+    readonly type: "erc20-token-periodic" | "erc20-token-allowance" | "native-token-periodic" | "native-token-allowance"
+    readonly tokenAddress?: string | undefined
+    readonly amount: string
+    readonly periodSeconds?: number | undefined
+    readonly expiresAt?: string | undefined
+    readonly justification: string
+    readonly isAdjustmentAllowed?: boolean | undefined
+  }) =>
+    Effect.gen(function*() {
+      const a = yield* api
+      const me = yield* a.session.current()
+      const quantity = `0x${BigInt(input.amount).toString(16)}`
+      const periodic = input.type.endsWith("-periodic")
+      const data = {
+        ...(input.tokenAddress === undefined ? {} : { tokenAddress: input.tokenAddress }),
+        ...(periodic ? { periodAmount: quantity, ...(input.periodSeconds === undefined ? {} : { periodDuration: input.periodSeconds }) } : { allowanceAmount: quantity }),
+        justification: input.justification
+      }
+      const request = {
+        chainId: `0x${input.chainId.toString(16)}`,
+        from: input.payer,
+        to: me.signerAddress,
+        permission: { type: input.type, isAdjustmentAllowed: input.isAdjustmentAllowed ?? false, data },
+        rules: input.expiresAt === undefined ? [] : [{ type: "expiry", data: { timestamp: Math.floor(new Date(input.expiresAt).getTime() / 1000) } }]
+      }
+      const asked = yield* a.permissions.ask({ payload: { request } })
+      return {
+        request: askView(asked),
+        next: "The owner signs it in the wallet (or rejects it); read it with get_permission_request. Once granted, act under request.grantId."
+      }
+    })
+
+  const getPermissionRequest = (input: { readonly requestId: string }) =>
+    Effect.gen(function*() {
+      const a = yield* api
+      return { request: askView(yield* a.permissions.asked({ params: { approvalId: input.requestId } })) }
     })
 
   const getRequest = (input: { readonly requestId: string }) =>
@@ -248,6 +292,8 @@ export const makeAgent = (session: AgentSession) => {
     submitSigned: renewing(submitSigned),
     requestMore: renewing(requestMore),
     getRequest: renewing(getRequest),
+    requestPermission: renewing(requestPermission),
+    getPermissionRequest: renewing(getPermissionRequest),
     getReceipt: renewing(getReceipt),
     payX402: renewing(payX402)
   }

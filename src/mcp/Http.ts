@@ -15,6 +15,7 @@ import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Unauthorized } from "../api/Errors.ts"
 import { Sessions } from "../auth/Sessions.ts"
+import { currentPeerKey, onBehalfHeaders } from "../platform/ClientAddress.ts"
 import { makeAgent } from "./Agent.ts"
 import { makeMcpServer, type Runner } from "./Tools.ts"
 
@@ -44,11 +45,15 @@ export const McpRoutes = Layer.mergeAll(
         if (token === undefined) {
           return yield* new Unauthorized({ message: "The MCP endpoint needs the agent's session: Authorization: Bearer <session token>" })
         }
-        yield* sessions.authenticate(token)
+        const signer = yield* sessions.authenticate(token)
+        // The tools' loopback calls count this agent from where it called, not 127.0.0.1: the
+        // edge's per-peer limits and the sponsorship quota per address are its own (ClientAddress.ts).
+        const peer = (yield* currentPeerKey) ?? "unknown"
+        const behalf = onBehalfHeaders(`${peer} mcp:${signer.address.toLowerCase()}`)
         // Read within the edge's body limit; the transport parses it (a malformed message is its JSON-RPC error).
         const body = yield* request.text
         // No session id generator: stateless, a server per request.
-        const server = makeMcpServer(makeAgent({ baseUrl, token }), run)
+        const server = makeMcpServer(makeAgent({ baseUrl, token, headers: behalf }), run)
         const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
         yield* Effect.promise(() => server.connect(transport))
         const headers = new Headers()

@@ -129,6 +129,28 @@ export const ChangeRequestView = z.object({
 })
 export type ChangeRequestView = z.infer<typeof ChangeRequestView>
 
+/** An agent's ask for a new permission as it stands (the owner's permission approval, `POST /permissions/asks`). */
+export const PermissionAskView = z.object({
+  id: z.string(),
+  status: z.enum(["pending", "approving", "granted", "revoked", "rejected", "expired", "failed"]),
+  /** The owner's account asked (`from`). */
+  payer: z.string(),
+  chainId: z.number().int(),
+  /** The service's summary of the grant the owner would sign (from its terms; the justification quoted last). */
+  summary: z.string(),
+  /** The ERC-7715 request as it would be granted (the defaults filled in). */
+  asked: z.record(z.string(), z.json()),
+  /** Until when the owner can sign it. */
+  expiresAt: z.string(),
+  /** What the grant would hold differently from the ask (only when adjustment was allowed). */
+  adjustments: z.optional(z.array(z.object({ field: z.string(), requested: z.string(), granted: z.string(), reason: z.string() }))),
+  /** Once granted: the new grant's id (act under it) and its ERC-7710 permission context. */
+  grantId: z.optional(z.string()),
+  context: z.optional(z.string()),
+  failure: z.optional(z.string())
+})
+export type PermissionAskView = z.infer<typeof PermissionAskView>
+
 /** An x402 offer as the resource server's `PAYMENT-REQUIRED` `accepts[]` carries it. */
 export const X402Offer = z.object({
   scheme: z.string(),
@@ -179,6 +201,22 @@ export const inputs = {
     addRecipients: z.optional(z.array(z.object({ name: z.string().min(1).max(80), address, chainId: z.number().int() })).min(1).max(32))
   },
   getRequest: { requestId: id.describe("The change request's id (`gcr_…`)") },
+  requestPermission: {
+    payer: address.describe("The owner's account to ask (`from`): one that granted this agent before (see list_grants' `payer`)"),
+    chainId: z.number().int().positive().describe("The chain the permission is on"),
+    type: z.enum(["erc20-token-periodic", "erc20-token-allowance", "native-token-periodic", "native-token-allowance"]).describe(
+      "ERC-7715 permission type: a periodic allowance that renews, or one allowance over the grant's life"
+    ),
+    tokenAddress: z.optional(address).describe("The ERC-20 token (erc20-* types)"),
+    amount: z.string().regex(/^[1-9]\d{0,77}$/, "base units, a positive decimal string").describe(
+      "The amount in the token's base units (USDC: 6 decimals, so 5000000 is 5 USDC): per period, or in total"
+    ),
+    periodSeconds: z.optional(z.number().int().min(1).max(315_360_000)).describe("periodic types: the period (86400 a day, 604800 a week)"),
+    expiresAt: z.optional(z.string().datetime()).describe("When the permission ends (ISO time; default: the service's 30 days)"),
+    justification: z.string().min(1).max(280).describe("Why the agent asks: the owner reads it, quoted"),
+    isAdjustmentAllowed: z.optional(z.boolean()).describe("Whether the owner's wallet may grant it differently (default false)")
+  },
+  getPermissionRequest: { requestId: id.describe("The permission request's id (`pap_…`), as request_permission answered") },
   getReceipt: {
     userOpId: id.describe("The action's operation id (`op_…`), as `act` or `submit_signed_action` answered"),
     wait: z.optional(z.number().int().min(0).max(30)).describe("Seconds to wait for the outcome (default 0)")
@@ -222,6 +260,8 @@ export const outputs = {
   },
   requestMore: { request: z.optional(ChangeRequestView), next: z.optional(z.string()), error },
   getRequest: { request: z.optional(ChangeRequestView), error },
+  requestPermission: { request: z.optional(PermissionAskView), next: z.optional(z.string()), error },
+  getPermissionRequest: { request: z.optional(PermissionAskView), error },
   getReceipt: {
     receipt: z.optional(Receipt),
     /** The audit entry's inclusion proof once an anchor covers it (verify: `npm run audit:verify-proof`). */

@@ -22,7 +22,18 @@ export const StdioConfig = Config.all({
 })
 
 /** The agent's operations, by name (each forwards to the agent once it is signed in). */
-const OPERATIONS = ["listGrants", "getGrant", "act", "submitSigned", "requestMore", "getRequest", "getReceipt", "payX402"] as const satisfies
+const OPERATIONS = [
+  "listGrants",
+  "getGrant",
+  "act",
+  "submitSigned",
+  "requestMore",
+  "getRequest",
+  "requestPermission",
+  "getPermissionRequest",
+  "getReceipt",
+  "payX402"
+] as const satisfies
   ReadonlyArray<keyof Agent>
 
 /** Signs in, then serves the tools on stdin/stdout until stdin closes. */

@@ -29,6 +29,8 @@ export const TOOL_NAMES = [
   "pay_x402",
   "request_more",
   "get_request",
+  "request_permission",
+  "get_permission_request",
   "get_receipt"
 ] as const
 
@@ -53,7 +55,7 @@ export const makeMcpServer = (agent: Agent, run: Runner): McpServer => {
   const server = new McpServer(SERVER_INFO, {
     instructions: "Tools of an agent that holds grants (scoped, revocable authority over its owner's smart account). " +
       "Read your limits with list_grants before acting; every action and payment is checked against the grant by the service and the chain. " +
-      "You cannot widen a grant: ask with request_more and the owner decides."
+      "You cannot widen a grant or grant yourself anything: ask with request_more (a grant you hold) or request_permission (a new one) and the owner decides."
   })
   // Each handler only forwards to the agent; the SDK has checked the arguments against the input schema.
   const call = (f: (args: never) => Effect.Effect<object, unknown>) => async (args: unknown) => resultOf(await run(f(args as never)))
@@ -117,6 +119,24 @@ export const makeMcpServer = (agent: Agent, run: Runner): McpServer => {
     outputSchema: outputs.getRequest,
     annotations: readOnly
   }, call(agent.getRequest))
+
+  server.registerTool("request_permission", {
+    title: "Ask an owner for a new permission",
+    description: "Ask an owner this agent works for (an account that granted it before: list_grants' `payer`) for a NEW permission (ERC-7715): " +
+      "a token, an amount per period or in total, an expiry, and why. Nothing is granted: the owner signs it in the wallet or rejects it; " +
+      "the answer is the pending request with the summary the owner reads.",
+    inputSchema: inputs.requestPermission,
+    outputSchema: outputs.requestPermission,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }
+  }, call(agent.requestPermission))
+
+  server.registerTool("get_permission_request", {
+    title: "A request for a new permission",
+    description: "A permission request this agent made: pending, granted (with the new grant's id and its permission context), rejected, expired or failed.",
+    inputSchema: inputs.getPermissionRequest,
+    outputSchema: outputs.getPermissionRequest,
+    annotations: readOnly
+  }, call(agent.getPermissionRequest))
 
   server.registerTool("get_receipt", {
     title: "An action's receipt and inclusion proof",

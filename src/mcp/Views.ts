@@ -9,7 +9,8 @@ import { isApiError } from "../api/Envelope.ts"
 import { toEnvelope } from "../api/Errors.ts"
 import type { PaymentRefused } from "@das/x402-erc7710"
 import { ToolRefusal } from "./Refusal.ts"
-import type { ChangeRequestView, GrantView, Receipt, ToolError } from "./Schemas.ts"
+import type { PermissionApproval } from "../permissions/Domain.ts"
+import type { ChangeRequestView, GrantView, PermissionAskView, Receipt, ToolError } from "./Schemas.ts"
 
 /** A grant as the agent can use it now: limits, and per budget what is spent, reserved, left and when it renews. */
 export const grantView = (d: Delegation): GrantView => {
@@ -80,6 +81,26 @@ export const changeView = (c: GrantChangeRequest): ChangeRequestView => ({
   ...(c.newDelegationId === undefined ? {} : { newGrantId: c.newDelegationId }),
   ...(c.decision === undefined ? {} : { decision: { ...c.decision } })
 })
+
+/** An agent's ask (the owner's permission approval of one grant) as the agent reads it. */
+export const askView = (a: PermissionApproval): PermissionAskView => {
+  const grant = a.grants?.[0]
+  const request = grant?.request
+  const response = a.permissions?.[0]
+  return {
+    id: a.id,
+    status: a.status,
+    payer: request?.from ?? "",
+    chainId: request === undefined ? 0 : Number(BigInt(request.chainId)),
+    summary: grant?.build.humanSummary ?? "",
+    asked: request === undefined ? {} : JSON.parse(JSON.stringify(request)) as PermissionAskView["asked"],
+    expiresAt: a.expiresAt,
+    ...(grant?.adjustments === undefined ? {} : { adjustments: grant.adjustments.map((x) => ({ ...x })) }),
+    ...(grant?.delegationId === undefined || a.status !== "granted" ? {} : { grantId: grant.delegationId }),
+    ...(response === undefined ? {} : { context: response.context }),
+    ...(a.failure === undefined ? {} : { failure: a.failure })
+  }
+}
 
 /**
  * Why a call was refused. `declineReason` is always set: the grant rule the service named (a 422

@@ -71,6 +71,28 @@ const RequestBody = Schema.Struct({
   requests: Schema.Array(PermissionRequest).check(Schema.isMinLength(1), Schema.isMaxLength(MAX_REQUESTS))
 }).annotate({ identifier: "PermissionRequests", examples: [{ requests: [exampleRequest] }] })
 
+/** An agent's ask: the owner's account (`from`), the agent (`to`), and why. */
+const AskBody = Schema.Struct({ request: PermissionRequest }).annotate({
+  identifier: "PermissionAsk",
+  examples: [{
+    request: {
+      chainId: "0x7a69",
+      from: "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc",
+      to: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+      permission: {
+        type: "erc20-token-periodic",
+        isAdjustmentAllowed: false,
+        data: {
+          tokenAddress: "0x5fbdb2315678afecb367f032d93f642f64180aa3",
+          periodAmount: "0x1312d00",
+          periodDuration: 604800,
+          justification: "Weekly data feeds for the research task"
+        }
+      }
+    }
+  }]
+})
+
 const RevokeBody = Schema.Struct({ permissionContext: HexString }).annotate({
   identifier: "RevokeExecutionPermission",
   examples: [{ permissionContext: exampleContext }]
@@ -129,6 +151,30 @@ export class PermissionsApi extends HttpApiGroup.make("permissions")
         "what the chain enforces, the unsigned enable operation, its simulation, the delegation's typed data). Caller: the owner's " +
         "session. A request the chain cannot hold exactly is a 400 naming the field (`details.field`) and listing what is supported; " +
         "nothing is stored then. Nothing changes on chain until the owner approves."
+    )),
+    HttpApiEndpoint.post("ask", "/permissions/asks", {
+      payload: AskBody,
+      success: PermissionApproval.pipe(HttpApiSchema.status(201)),
+      error: [BadRequestError, NotFoundError, ConflictError, OutOfScopeError, TooManyRequestsError, ...upstream]
+    }).annotateMerge(doc(
+      "An agent asks its owner for a new permission",
+      "Caller: the agent's session. One ERC-7715 permission request whose `from` is the account of an owner that granted this " +
+        "agent before (any other account: 404) and whose `to` is the agent itself (its key, or one of its accounts on that " +
+        "chain: else 400 `request.to`), with a `permission.data.justification` (required, at most 280 characters, quoted as " +
+        "the requester's words). Checked as `POST /permissions/request` checks a dApp's request (400 naming `request.<field>`), " +
+        "and no amount above 1,000,000,000 whole tokens. One pending ask per agent and owner (409 with `details.approvalId`). " +
+        "Answers the owner's approval (`requestedBy`: the agent), which the owner's wallet finds at `GET /permissions/approvals` " +
+        "and signs (`POST /permissions/approvals/{id}/approve`) or rejects; the owner is notified. Nothing is granted and " +
+        "nothing changes on chain until the owner signs."
+    )),
+    HttpApiEndpoint.get("asked", "/permissions/asks/:approvalId", {
+      params: approvalId,
+      success: PermissionApproval,
+      error: [BadRequestError, NotFoundError, ...upstream]
+    }).annotateMerge(doc(
+      "An agent's ask as it stands",
+      "Caller: the agent that asked (anyone else: 404). `pending`, `granted` (with `permissions`: the standard response and its " +
+        "permission `context`, and `grants[0].delegationId` to act under), `rejected`, `expired` or `failed`. Changes nothing."
     )),
     HttpApiEndpoint.get("supported", "/permissions/supported", {
       success: SupportedPermissions,

@@ -21,6 +21,8 @@ import type { DelegationBuild } from "../delegations/Domain.ts"
 import { Relay } from "../delegations/Ports.ts"
 import type { Signer } from "../delegations/Reads.ts"
 import type { UserOpBuild } from "../domain/Operations.ts"
+import { cleanOutsideText } from "../domain/OutsideText.ts"
+import { Notifications } from "../notifications/Notifications.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import type { ApprovalSignatures, PermissionApproval } from "./Domain.ts"
 import { MAX_REQUESTS } from "./Domain.ts"
@@ -59,6 +61,11 @@ interface RevokeItem {
 }
 
 
+/** Most characters of an agent's justification (the owner reads it; a name is cut further, OutsideText.ts). */
+export const ASK_JUSTIFICATION_MAX = 280
+/** Most whole tokens an agent may ask for in one amount: above it the ask is refused, not offered to the owner. */
+export const ASK_MAX_TOKENS = 1_000_000_000
+
 /** How long an approval is offered when its builds carry no expiry of their own. */
 const DEFAULT_OFFER_MS = 10 * 60_000
 /** How long `approve` waits for a relayed revoke to settle before answering 504 (repeat to get its result). */
@@ -72,6 +79,7 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
   const chains = yield* Chains
   const tokens = yield* TokenRegistry
   const relay = yield* Relay
+  const notifications = yield* Notifications
   const minLifetimeMs = Duration.toMillis(yield* MinLifetime)
   const supported = yield* granted.supported
   const lower = (s: string) => s.toLowerCase()
@@ -86,7 +94,8 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
       expiresAt: row.expires_at.toISOString(),
       ...(row.decided_at === null ? {} : { decidedAt: row.decided_at.toISOString() }),
       ...(row.failure === null ? {} : { failure: row.failure }),
-      ...(row.permissions === null ? {} : { permissions: row.permissions as PermissionApproval["permissions"] & {} })
+      ...(row.permissions === null ? {} : { permissions: row.permissions as PermissionApproval["permissions"] & {} }),
+      ...(row.requested_by === null ? {} : { requestedBy: row.requested_by as Address })
     }
     if (row.kind === "revoke") return { ...base, revoke: row.items[0] as RevokeItem }
     return {
@@ -113,6 +122,11 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
 
   /** Maps every request (all or none), then builds each as `POST /delegations/build` does, and offers them. */
   const request = Effect.fn("Permissions.request")(function*(signer: Signer, raws: ReadonlyArray<unknown>) {
+    return yield* offer(signer, raws, undefined)
+  })
+
+  /** `request`'s work; `requestedBy`: the agent whose ask this is (stored with the owner's approval). */
+  const offer = (signer: Signer, raws: ReadonlyArray<unknown>, requestedBy: string | undefined) => Effect.gen(function*() {
     if (raws.length === 0 || raws.length > MAX_REQUESTS) {
       return yield* new PermissionRefused({ field: "", message: `between 1 and ${MAX_REQUESTS} permission requests are taken at once` })
     }
@@ -178,8 +192,107 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
     }
     const expiresAt = new Date(Math.min(...items.map((i) => new Date(i.build.expiresAt ?? now.getTime() + DEFAULT_OFFER_MS).getTime())))
     const id = `pap_${crypto.randomUUID()}`
-    yield* repo.insert({ id, signerAddress: lower(signer.address), kind: "grant", items, expiresAt })
+    yield* repo.insert({ id, signerAddress: lower(signer.address), kind: "grant", items, expiresAt, ...(requestedBy === undefined ? {} : { requestedBy }) })
     return view((yield* repo.find(id, lower(signer.address)))!)
+  })
+
+  // ---------------------------------------------------------------------------------
+  // An agent's ask (issue 43): a new permission asked of an owner the agent works for
+
+  /**
+   * An agent asks an owner for a new permission: one ERC-7715 request whose `from` is the owner's
+   * account and whose `to` is the agent (its key or one of its accounts on that chain). Checked as
+   * a dApp's request is (all of `decodeRequest` and `toBuildInput`), and beyond it: the agent must
+   * already hold or have held a grant of that account (anyone else's account: 404, as if it did not
+   * exist), give a justification, ask for no more than `ASK_MAX_TOKENS` whole tokens, and have no
+   * other ask of this owner pending (409). Built for the owner and stored as the owner's approval
+   * (`GET /permissions/approvals`: its wallet signs or rejects it); the owner is told. Nothing is
+   * granted until the owner signs.
+   */
+  const ask = Effect.fn("Permissions.ask")(function*(agent: Signer, raw: unknown) {
+    const agentAddress = lower(agent.address)
+    const decoded = decodeRequest(raw, supported)
+    if (decoded._tag === "Refused") return yield* new PermissionRefused({ ...refusalFields(decoded) })
+    const req = decoded.value
+    const chainId = Number(BigInt(req.chainId))
+    if (req.from === undefined || req.from === null) {
+      return yield* new PermissionRefused({ field: "from", message: "from must name the owner's account the agent asks (an agent asks an owner it works for)" })
+    }
+    if (chains.find(chainId) === undefined) {
+      const served = servedList(chains.all)
+      return yield* new PermissionRefused({ field: "chainId", message: `chain ${req.chainId} (${chainId}) is not served here`, served })
+    }
+    // The agent asks for itself only: its own key, or one of its accounts on that chain.
+    const own = [agentAddress, ...(yield* accounts.list(agent.address as Address)).filter((a) => a.chainId === chainId).map((a) => lower(a.address))]
+    if (!own.includes(lower(req.to))) {
+      return yield* new PermissionRefused({ field: "to", message: `to must be the asking agent (${agentAddress}) or one of its accounts on chain ${chainId}` })
+    }
+    const data = req.permission.data as Record<string, unknown>
+    const justification = typeof data["justification"] === "string" ? cleanOutsideText(data["justification"], ASK_JUSTIFICATION_MAX) : ""
+    if (justification === "") {
+      return yield* new PermissionRefused({ field: "permission.data.justification", message: "permission.data.justification must say why the agent asks (the owner reads it)" })
+    }
+    if (Array.from(String(data["justification"])).length > ASK_JUSTIFICATION_MAX) {
+      return yield* new PermissionRefused({
+        field: "permission.data.justification",
+        message: `permission.data.justification must be at most ${ASK_JUSTIFICATION_MAX} characters`
+      })
+    }
+    const tokenAddress = typeof data["tokenAddress"] === "string" ? data["tokenAddress"] : undefined
+    const decimals = tokenAddress === undefined ? 18 : tokens.byAddress(chainId, tokenAddress)?.decimals
+    if (decimals !== undefined) {
+      const ceiling = BigInt(ASK_MAX_TOKENS) * 10n ** BigInt(decimals)
+      for (const field of ["periodAmount", "allowanceAmount", "maxAmount", "initialAmount", "amountPerSecond"]) {
+        // Decoded amounts are the wire's hex quantities.
+        const v = data[field]
+        if (typeof v === "string" && BigInt(v) > ceiling) {
+          return yield* new PermissionRefused({
+            field: `permission.data.${field}`,
+            message: `permission.data.${field} asks for more than ${ASK_MAX_TOKENS.toLocaleString("en-US")} whole tokens: an agent's ask is refused above that`
+          })
+        }
+      }
+    }
+    // The owner: an account that granted this agent before (any status). Anyone else's account reads as not found.
+    const account = yield* delegationRepo.accountByAddress(lower(req.from), chainId)
+    const held = account === undefined ? [] : yield* delegationRepo.listHeld(own, chainId)
+    const worksFor = account === undefined ? undefined : held.find((d) => d.account_id === account.id)
+    if (account === undefined || worksFor === undefined) {
+      return yield* new NotFound({
+        message: `No account ${lower(req.from)} on chain ${chainId} has granted this agent anything: an agent asks only an owner it works for`,
+        details: { field: "from" }
+      })
+    }
+    const owner = lower(worksFor.signer_address)
+    const open = yield* repo.pendingAsk(agentAddress, owner)
+    if (open !== undefined) {
+      return yield* new Conflict({
+        message: "An ask of this owner is already pending: wait for the owner's answer (or its expiry)",
+        details: { approvalId: open.id }
+      })
+    }
+    const ownerSigner: Signer = { address: owner as Address, sessionId: `ask:${agentAddress}`, sessionExpiresAt: new Date(Date.now() + DEFAULT_OFFER_MS) }
+    const approval = yield* offer(ownerSigner, [raw], agentAddress).pipe(
+      // One request: its fields are named without an index.
+      Effect.mapError((e) => e._tag === "PermissionRefused" ? new PermissionRefused({ ...refusalFields(e), ...(e.served === undefined ? {} : { served: e.served }) }) : e)
+    )
+    const grant = approval.grants?.[0]
+    yield* notifications.notify(owner as Address, {
+      tone: "warning",
+      title: "An agent asks for a new permission",
+      body: `${grant?.build.humanSummary ?? "A new grant"} Asked by ${agentAddress}. Sign it in your wallet or reject it.`,
+      relatedType: "permission_approval",
+      relatedId: approval.id,
+      action: { label: "Review request", target: `permissions/approvals/${approval.id}` }
+    })
+    return approval
+  })
+
+  /** The agent's ask as it now stands (its owner's approval); anyone else's is not found. */
+  const asked = Effect.fn("Permissions.asked")(function*(agent: Signer, id: string) {
+    const row = yield* repo.findAsked(id, lower(agent.address))
+    if (row === undefined) return yield* new NotFound({ message: `No permission request ${id} of this agent` })
+    return view(yield* refresh(row.signer_address, row))
   })
 
   // ---------------------------------------------------------------------------------
@@ -227,9 +340,9 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
    * (with their standard responses), one whose enable failed is failed; a revoke whose grant is
    * revoked (by it or any other way) is revoked. Answers the row as it now is.
    */
-  const refresh = (signer: Signer, row: ApprovalRow) =>
+  const refresh = (ownerAddress: string, row: ApprovalRow) =>
     Effect.gen(function*() {
-      const owner = lower(signer.address)
+      const owner = lower(ownerAddress)
       if (row.kind === "revoke" && (row.status === "pending" || row.status === "approving")) {
         const item = row.items[0] as RevokeItem
         const grant = yield* delegationRepo.findOwned(item.delegationId, owner)
@@ -249,7 +362,7 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
         } else if (grants.every((g) => g!.status === "active" || g!.status === "revoked")) {
           const responses = yield* Effect.forEach(items, (item, i) =>
             Effect.gen(function*() {
-              const account = yield* accounts.findById(signer.address as Address, item.accountId).pipe(Effect.orDie)
+              const account = yield* accounts.findById(owner as Address, item.accountId).pipe(Effect.orDie)
               const response = yield* granted.responseFor(grants[i]!, item.request, account)
               // The dApp's answer says what was granted differently from what it asked.
               return response === undefined || item.adjustments === undefined || item.adjustments.length === 0
@@ -268,7 +381,7 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
     Effect.gen(function*() {
       const row = yield* repo.find(id, lower(signer.address))
       if (row === undefined) return yield* new NotFound({ message: `No permission approval ${id}` })
-      return yield* refresh(signer, row)
+      return yield* refresh(signer.address, row)
     })
 
   const get = Effect.fn("Permissions.approval")(function*(signer: Signer, id: string) {
@@ -277,7 +390,7 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
 
   const list = Effect.fn("Permissions.approvals")(function*(signer: Signer, status?: PermissionApproval["status"]) {
     const rows = yield* repo.list(lower(signer.address), 100)
-    const fresh = yield* Effect.forEach(rows, (r) => refresh(signer, r))
+    const fresh = yield* Effect.forEach(rows, (r) => refresh(signer.address, r))
     const views = fresh.map((r) => view(r))
     return status === undefined ? views : views.filter((v) => v.status === status)
   })
@@ -408,7 +521,7 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
     return view(rejected)
   })
 
-  return { request, revoke, get, list, approve, reject, awaitDecision }
+  return { request, ask, asked, revoke, get, list, approve, reject, awaitDecision }
 })
 
 export type Approvals = Effect.Success<ReturnType<typeof makeApprovals>>

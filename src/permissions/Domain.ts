@@ -107,7 +107,9 @@ export const PermissionApproval = Schema.Struct({
   failure: Schema.optionalKey(Schema.String),
   grants: Schema.optionalKey(Schema.Array(GrantToApprove)),
   revoke: Schema.optionalKey(RevokeToApprove),
-  permissions: Schema.optionalKey(Schema.Array(PermissionResponse))
+  permissions: Schema.optionalKey(Schema.Array(PermissionResponse)),
+  /** An agent's ask (`POST /permissions/asks`): the agent that asked. Absent for the owner's own (a dApp's) requests. */
+  requestedBy: Schema.optionalKey(Address)
 }).annotate({ identifier: "PermissionApproval" })
 export type PermissionApproval = typeof PermissionApproval.Type
 

@@ -13,11 +13,14 @@ import { BadRequest, Conflict } from "../api/Errors.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { DelegationsLive } from "../delegations/Http.ts"
 import { RelayLive } from "../delegations/Ports.ts"
+import { Notifications } from "../notifications/Notifications.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { asJson, encodeAnswer, rawNumericId } from "./JsonRpc.ts"
 import { type PermissionRefused, Permissions } from "./Permissions.ts"
 
-export const PermissionsLive = Permissions.layer.pipe(Layer.provide(Layer.mergeAll(DelegationsLive, RelayLive, TokenRegistry.layer)))
+export const PermissionsLive = Permissions.layer.pipe(
+  Layer.provide(Layer.mergeAll(DelegationsLive, RelayLive, TokenRegistry.layer, Notifications.layer))
+)
 
 /** The refusal as a 400 naming the body's field. */
 const badRequest = (prefix: string) => (e: PermissionRefused) => {
@@ -57,6 +60,12 @@ export const PermissionsHandlers = HttpApiBuilder.group(
         Effect.flatMap(CurrentSigner, (s) => permissions.request(s, payload.requests)).pipe(
           Effect.catchTag("PermissionRefused", badRequest("requests"))
         ))
+      .handle("ask", ({ payload }) =>
+        Effect.flatMap(CurrentSigner, (s) => permissions.ask(s, payload.request)).pipe(
+          // One request, named `request` in the body: its fields are `request.<field>`.
+          Effect.catchTag("PermissionRefused", badRequest("request"))
+        ))
+      .handle("asked", ({ params }) => Effect.flatMap(CurrentSigner, (s) => permissions.asked(s, params.approvalId)))
       .handle("supported", () => Effect.andThen(CurrentSigner, permissions.supported))
       .handle("granted", () => Effect.flatMap(CurrentSigner, (s) => permissions.granted(s)))
       .handle("revoke", ({ payload }) =>

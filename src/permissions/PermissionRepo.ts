@@ -22,7 +22,9 @@ export const ApprovalRow = Schema.Struct({
   failure: Schema.NullOr(Schema.String),
   created_at: Schema.Date,
   expires_at: Schema.Date,
-  decided_at: Schema.NullOr(Schema.Date)
+  decided_at: Schema.NullOr(Schema.Date),
+  /** An agent's ask (migration 0540): the asking agent's signer; null for the owner's own requests. */
+  requested_by: Schema.NullOr(Schema.String)
 })
 export type ApprovalRow = typeof ApprovalRow.Type
 
@@ -32,12 +34,18 @@ export interface NewApproval {
   readonly kind: "grant" | "revoke"
   readonly items: ReadonlyArray<unknown>
   readonly expiresAt: Date
+  /** An agent's ask: the agent's signer address. */
+  readonly requestedBy?: string
 }
 
 export class PermissionRepo extends Context.Service<PermissionRepo, {
   insert(approval: NewApproval): Effect.Effect<void>
   /** The signer's approval (anyone else's does not exist). */
   find(id: string, signerAddress: string): Effect.Effect<ApprovalRow | undefined>
+  /** An approval the agent asked for (`requested_by`), whoever's it is. */
+  findAsked(id: string, agentAddress: string): Effect.Effect<ApprovalRow | undefined>
+  /** The agent's ask of this owner that is still pending and unexpired, if any. */
+  pendingAsk(agentAddress: string, ownerAddress: string): Effect.Effect<ApprovalRow | undefined>
   /** The signer's approvals, newest first. */
   list(signerAddress: string, limit: number): Effect.Effect<ReadonlyArray<ApprovalRow>>
   /** pending (not expired) or approving → approving: the owner's signatures are being used. */
@@ -65,8 +73,15 @@ export class PermissionRepo extends Context.Service<PermissionRepo, {
       return PermissionRepo.of({
         insert: (a) =>
           run(sql`
-            INSERT INTO permission_approvals (id, signer_address, kind, status, items, expires_at)
-            VALUES (${a.id}, ${a.signerAddress}, ${a.kind}, 'pending', ${JSON.stringify(a.items)}::jsonb, ${a.expiresAt})`),
+            INSERT INTO permission_approvals (id, signer_address, kind, status, items, expires_at, requested_by)
+            VALUES (${a.id}, ${a.signerAddress}, ${a.kind}, 'pending', ${JSON.stringify(a.items)}::jsonb, ${a.expiresAt}, ${a.requestedBy ?? null})`),
+        findAsked: (id, agentAddress) =>
+          rows(sql`SELECT * FROM permission_approvals WHERE id = ${id} AND requested_by = ${agentAddress}`).pipe(Effect.map(first)),
+        pendingAsk: (agentAddress, ownerAddress) =>
+          rows(sql`
+            SELECT * FROM permission_approvals
+            WHERE requested_by = ${agentAddress} AND signer_address = ${ownerAddress} AND status = 'pending' AND expires_at > now()
+            ORDER BY created_at DESC LIMIT 1`).pipe(Effect.map(first)),
         find: (id, signerAddress) =>
           rows(sql`SELECT * FROM permission_approvals WHERE id = ${id} AND signer_address = ${signerAddress}`).pipe(Effect.map(first)),
         list: (signerAddress, limit) =>

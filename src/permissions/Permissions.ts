@@ -28,6 +28,8 @@ const make = Effect.gen(function*() {
     supported: granted.supported,
     granted: granted.granted,
     request: approvals.request,
+    ask: approvals.ask,
+    asked: approvals.asked,
     revoke: approvals.revoke,
     approvals: approvals.list,
     approval: approvals.get,

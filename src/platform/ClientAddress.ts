@@ -13,6 +13,12 @@
  *   `PEER_IPV6_PREFIX` bits (default 64: one subscriber's LAN, whose addresses are free to its
  *   holder), written `2001:db8:1:2::/64`.
  *
+ * - A request the service sends itself on loopback on a caller's behalf (the `/mcp` tools call
+ *   the service's own API: src/mcp/Http.ts) carries that caller's key in `X-DAS-On-Behalf`,
+ *   proven by a secret this process draws at start (`onBehalfHeaders`): its shares count the
+ *   caller, not 127.0.0.1. Anyone else's header (another peer, a wrong or missing secret) is
+ *   ignored, as a forged `X-Forwarded-For` is.
+ *
  * `undefined` outside a request (a background job): no per-client share applies.
  */
 import { Config, ConfigProvider, Context, Effect, Layer, Option, Result } from "effect"
@@ -126,10 +132,39 @@ export const peerKeyOf = (policy: PeerPolicyShape, address: NetAddress.IpAddress
   return Result.isSuccess(network) ? IpNetwork.format(network.success) : NetAddress.formatIp(address)
 }
 
+/** The header of a request sent on a caller's behalf: `<this process's secret> <the caller's key>`. */
+export const ON_BEHALF_HEADER = "x-das-on-behalf"
+/** Drawn once per process: only this process's own loopback requests can name a caller. */
+const ON_BEHALF_SECRET = Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join("")
+/** Most characters of a caller's key carried on its behalf. */
+const ON_BEHALF_MAX = 200
+
+/**
+ * The headers of a loopback request this process sends on a caller's behalf: its shares (rate
+ * limits, sponsorship quota per address) count `key` (e.g. the caller's peer key and its signer).
+ */
+export const onBehalfHeaders = (key: string): Record<string, string> => ({ [ON_BEHALF_HEADER]: `${ON_BEHALF_SECRET} ${key.slice(0, ON_BEHALF_MAX)}` })
+
+/** The caller a loopback request (TCP peer `peer`) of this process names (its secret first), else `undefined`. */
+export const onBehalfOf = (peer: string, header: string | undefined): string | undefined => {
+  const address = header === undefined ? undefined : parseIp(peer)
+  if (header === undefined || address === undefined || !isLoopback(address)) return undefined
+  const space = header.indexOf(" ")
+  if (space < 0 || header.slice(0, space) !== ON_BEHALF_SECRET) return undefined
+  const key = header.slice(space + 1)
+  return key.length === 0 || key.length > ON_BEHALF_MAX ? undefined : key
+}
+
+const isLoopback = (address: NetAddress.IpAddress) =>
+  NetAddress.isIpv4Address(address) ? NetAddress.formatIp(address).startsWith("127.") : NetAddress.formatIp(address) === "::1"
+
 /** The peer key of a request (`undefined`: no peer address, e.g. a request built in a test). */
 export const requestPeerKey = (policy: PeerPolicyShape, request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const peer = Option.getOrUndefined(request.remoteAddress)
   if (peer === undefined) return undefined
+  // The service's own loopback call on a caller's behalf counts that caller.
+  const behalf = onBehalfOf(peer, request.headers[ON_BEHALF_HEADER])
+  if (behalf !== undefined) return behalf
   const address = clientAddress(policy, peer, request.headers["x-forwarded-for"])
   // Not an IP (a Unix socket's peer): the peer as the transport names it.
   return address === undefined ? peer : peerKeyOf(policy, address)

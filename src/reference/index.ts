@@ -13,6 +13,7 @@ import { hiringDocs } from "./hiring.ts"
 import examples from "./examples.json" with { type: "json" }
 import { launchpadDocs } from "./launchpad.ts"
 import { marketplaceDocs } from "./marketplace.ts"
+import { mcpPath } from "./mcp.ts"
 import { notificationsDocs } from "./notifications.ts"
 import { panicDocs } from "./panic.ts"
 import { paymentsDocs } from "./payments.ts"
@@ -42,5 +43,12 @@ export const operationDocs: Readonly<Record<string, OperationDoc>> = {
 
 export const referenceExamples: ReferenceExamples = examples as ReferenceExamples
 
-/** The transform `Api.ts` gives the OpenAPI generator. */
-export const withReference = (spec: Record<string, any>) => applyReference(spec, operationDocs, referenceExamples)
+/** The transform `Api.ts` gives the OpenAPI generator; `/mcp` (a route beside the contract) is stated with it. */
+export const withReference = (spec: Record<string, any>) => {
+  const applied = applyReference(spec, operationDocs, referenceExamples)
+  return {
+    ...applied,
+    paths: { ...applied.paths, "/mcp": mcpPath },
+    tags: [...(applied.tags ?? []), { name: "MCP", description: "The MCP server for agents (docs/mcp.md)" }]
+  }
+}

@@ -23,6 +23,25 @@ export const permissionsDocs: Record<string, OperationDoc> = {
     caller: "The owner's session.",
     chain: "Nothing yet: the grant is enabled when the owner approves (`POST /permissions/approvals/{id}/approve`)."
   },
+  "permissions.ask": {
+    summary: "Ask an owner for a new permission (the agent)",
+    description:
+      "An agent asks an owner it works for (an account that granted it before) for a new ERC-7715 permission: `from` the " +
+      "owner's account, `to` the agent, a `justification` (required, at most 280 characters, quoted last in the summary as the " +
+      "requester's words). Checked as a dApp's request is (400 naming `request.…`), no amount above 1,000,000,000 whole tokens, " +
+      "one pending ask per owner (409). It becomes the owner's permission approval (`requestedBy`: the agent), which the owner's " +
+      "wallet signs or rejects; the owner is notified. The MCP tool `request_permission` calls it.",
+    caller: "The agent's session (the asking delegate's signer); anyone else's account answers 404.",
+    chain: "Nothing: the grant is enabled only when the owner approves (`POST /permissions/approvals/{id}/approve`)."
+  },
+  "permissions.asked": {
+    summary: "Read an ask as it stands (the agent)",
+    description:
+      "The agent's ask: `pending`, `granted` (with the new grant's `delegationId` and the standard response's permission " +
+      "`context`), `rejected`, `expired` or `failed`.",
+    caller: "The agent that asked; anyone else 404.",
+    chain: "Reads only."
+  },
   "permissions.supported": {
     summary: "Permission types this service grants (wallet_getSupportedExecutionPermissions)",
     description:

@@ -14,6 +14,7 @@ import type { Delegation } from "../../src/delegations/Domain.ts"
 import type { GrantChangeRequest, GrantChanges } from "../../src/domain/Approvals.ts"
 import type { UserOpBuild, UserOpReceipt } from "../../src/domain/Operations.ts"
 import type { X402Payment } from "../../src/payments/Domain.ts"
+import type { PermissionApproval } from "../../src/permissions/Domain.ts"
 
 /** Compiles only when the service's type `B` fits the package's `A`. */
 type Fits<A, B extends A> = [A, B]
@@ -30,6 +31,7 @@ export type Checked = [
   Fits<Loose<Wire.GrantChangeRequest>, GrantChangeRequest>,
   Fits<Loose<Wire.X402Payment>, X402Payment>,
   Fits<Loose<Wire.AuditProof>, AuditProof>,
+  Fits<Loose<Wire.PermissionAsk>, PermissionApproval>,
   // What the agent sends: the package's request shape fits the service's.
   Fits<GrantChanges, Wire.GrantChanges>
 ]
@@ -51,6 +53,8 @@ const CALLED: ReadonlyArray<readonly [string, string]> = [
   ["get", "/approvals/changes/{changeId}"],
   ["get", "/payments/x402"],
   ["get", "/payments/x402/{paymentId}"],
+  ["post", "/permissions/asks"],
+  ["get", "/permissions/asks/{approvalId}"],
   ["post", "/payments/x402"]
 ]
 

@@ -9,6 +9,9 @@ import { ConfigProvider, Effect, Exit } from "effect"
 import { NetAddress } from "effect/net"
 import {
   clientAddress,
+  ON_BEHALF_HEADER,
+  onBehalfHeaders,
+  onBehalfOf,
   parseIp,
   parseNetwork,
   PeerPolicyConfig,
@@ -115,5 +118,23 @@ describe("the configuration", () => {
     }
     const exit = read({ TRUSTED_PROXIES: "proxy.internal" })
     assert.include(String(Exit.isFailure(exit) ? exit.cause : ""), "proxy.internal")
+  })
+})
+
+describe("a loopback call on a caller's behalf (the /mcp tools, h43)", () => {
+  it("this process's own loopback call names its caller; a wrong secret, another peer or a bare header is ignored", () => {
+    const header = onBehalfHeaders("203.0.113.7 mcp:0xabc")[ON_BEHALF_HEADER]!
+    assert.strictEqual(onBehalfOf("127.0.0.1", header), "203.0.113.7 mcp:0xabc")
+    assert.strictEqual(onBehalfOf("::1", header), "203.0.113.7 mcp:0xabc")
+    assert.strictEqual(onBehalfOf("::ffff:127.0.0.1", header), "203.0.113.7 mcp:0xabc")
+    // Not loopback: the same header from anyone else counts for nothing (the peer key stays the peer's).
+    assert.isUndefined(onBehalfOf("203.0.113.9", header))
+    // Forged: a secret this process never drew, no secret at all, an empty caller.
+    assert.isUndefined(onBehalfOf("127.0.0.1", `${"0".repeat(64)} 198.51.100.1 mcp:0xdef`))
+    assert.isUndefined(onBehalfOf("127.0.0.1", "198.51.100.1"))
+    assert.isUndefined(onBehalfOf("127.0.0.1", `${header.split(" ")[0]} `))
+    assert.isUndefined(onBehalfOf("127.0.0.1", undefined))
+    // Bounded: a caller's key is cut to 200 characters when sent.
+    assert.strictEqual(onBehalfOf("127.0.0.1", onBehalfHeaders("x".repeat(500))[ON_BEHALF_HEADER])!.length, 200)
   })
 })

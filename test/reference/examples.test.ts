@@ -15,7 +15,9 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { OpenApi } from "effect/http-api"
 import { Anchor } from "../../src/anchor/Anchor.ts"
 import { Api } from "../../src/Api.ts"
+import { TOOL_NAMES } from "../../src/mcp/Tools.ts"
 import { operationDocs } from "../../src/reference/index.ts"
+import { MCP_TOOLS } from "../../src/reference/mcp.ts"
 import type { OperationExample, ReferenceExamples } from "../../src/reference/Reference.ts"
 import { TestServer, TestServerLive } from "../support/TestServer.ts"
 import { type FakeUpstream as LaunchpadUpstream, fakeUpstream as launchpadUpstream } from "../launchpad/FakeUpstream.ts"
@@ -64,6 +66,18 @@ describe("the reference's words", () => {
     // No words or examples for operations that do not exist (a renamed endpoint).
     assert.deepStrictEqual(Object.keys(operationDocs).filter((id) => !ops.has(id)), [])
     assert.deepStrictEqual(Object.keys(examples).filter((id) => !ops.has(id)), [])
+  })
+
+  it("POST /mcp is in the reference: its auth, each tool the server registers, and no operation's words for it", () => {
+    const spec = OpenApi.fromApi(Api) as any
+    const mcp = spec.paths["/mcp"]?.post
+    assert.isDefined(mcp, "/mcp is listed")
+    assert.deepStrictEqual(mcp.security, [{ bearer: [] }])
+    assert.include(mcp.description, "Authorization: Bearer")
+    assert.include(mcp.description, "**Who may call:**")
+    for (const name of TOOL_NAMES) assert.include(mcp.description, `\`${name}\``, `tool ${name} is named`)
+    assert.deepStrictEqual(MCP_TOOLS.map(([name]) => name), [...TOOL_NAMES], "the reference's tools are the server's, in its order")
+    assert.isDefined(spec.tags.find((t: { name: string }) => t.name === "MCP"))
   })
 
   it("every example's request and answer fit the operation's schemas and declared statuses", () => {

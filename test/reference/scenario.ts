@@ -575,6 +575,30 @@ export const steps: ReadonlyArray<Step> = [
     }
   },
   { op: "permissions.reject", as: "owner", request: (ctx) => ({ params: { approvalId: ctx.b.revokeApprovalId! } }) },
+  // The agent asks the owner it works for for a new permission; it lands as the owner's approval (issue 43).
+  {
+    op: "permissions.ask",
+    as: "agent",
+    request: (ctx) => ({
+      body: {
+        request: {
+          chainId: "0x7a69",
+          from: ctx.b.ownerAccount,
+          to: ctx.b.agentAccount,
+          permission: {
+            type: "erc20-token-periodic",
+            isAdjustmentAllowed: false,
+            data: { tokenAddress: ctx.b.usdc, periodAmount: "0x4c4b40", periodDuration: 86400, justification: "Data feeds for the research task" }
+          },
+          rules: []
+        }
+      }
+    }),
+    learn: (body, ctx) => {
+      ctx.b.permissionAskId = body.id
+    }
+  },
+  { op: "permissions.asked", as: "agent", request: (ctx) => ({ params: { approvalId: ctx.b.permissionAskId! } }) },
   // The marketplace (its upstream on loopback): live stats, agents, the managed wallet connected by its person.
   {
     op: "marketplaceStream.stream",

@@ -23,6 +23,8 @@ import type {
   GrantChangeRequest,
   GrantChanges,
   GrantChangeStatus,
+  PermissionAsk,
+  PermissionRequest,
   Session,
   SignInNonce,
   UserOpBuild,
@@ -267,6 +269,36 @@ export class AgentClient {
       const change = await this.changeRequest(changeId)
       if (change.status === "accepted" || change.status === "declined" || change.status === "expired") return change
       if (Date.now() >= deadline) return change
+      await new Promise((r) => setTimeout(r, options.intervalMs ?? 1_000))
+    }
+  }
+
+  // ---- asking for a new permission ---------------------------------------------------
+
+  /**
+   * Ask an owner this agent works for (an account that granted it before) for a NEW permission:
+   * one ERC-7715 request, `from` the owner's account, `to` the agent (default: this client's key),
+   * `permission.data.justification` saying why (required). Nothing is granted: the owner signs it
+   * in the wallet or rejects it (`waitForPermission`).
+   */
+  askForPermission(request: Omit<PermissionRequest, "to"> & { readonly to?: Address }): Promise<PermissionAsk> {
+    const to = request.to ?? this.address
+    if (to === undefined) throw new Error("askForPermission needs `to` (the agent) when the client holds no key")
+    return this.call("POST", "/permissions/asks", { request: { ...request, to } })
+  }
+
+  /** One permission ask of this agent, as it stands (`granted`: `grants[0].delegationId` and `permissions[0].context`). */
+  permissionAsk(approvalId: string): Promise<PermissionAsk> {
+    return this.call("GET", `/permissions/asks/${encodeURIComponent(approvalId)}`)
+  }
+
+  /** Wait until the owner answered an ask (`granted`, `rejected`, `expired`, `failed`), or the timeout. */
+  async waitForPermission(approvalId: string, options: { readonly timeoutMs?: number; readonly intervalMs?: number } = {}): Promise<PermissionAsk> {
+    const deadline = Date.now() + (options.timeoutMs ?? 10 * 60_000)
+    for (;;) {
+      const ask = await this.permissionAsk(approvalId)
+      if (ask.status !== "pending" && ask.status !== "approving") return ask
+      if (Date.now() >= deadline) return ask
       await new Promise((r) => setTimeout(r, options.intervalMs ?? 1_000))
     }
   }

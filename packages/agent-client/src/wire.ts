@@ -178,6 +178,46 @@ export interface GrantChangeRequest {
   readonly link: string
 }
 
+/** An ERC-7715 permission request (`@metamask/7715-permission-types`): amounts are hex base units, times whole seconds. */
+export interface PermissionRequest {
+  readonly chainId: Hex
+  /** The owner's account asked. */
+  readonly from?: Address | null
+  /** The agent (its key, or one of its accounts on that chain). */
+  readonly to: Address
+  readonly permission: {
+    readonly type: string
+    readonly isAdjustmentAllowed: boolean
+    readonly data: { readonly [field: string]: unknown }
+  }
+  readonly rules?: ReadonlyArray<{ readonly type: string; readonly data: { readonly [field: string]: unknown } }> | null
+}
+
+export type PermissionApprovalStatus = "pending" | "approving" | "granted" | "revoked" | "rejected" | "expired" | "failed"
+
+/** An agent's ask as it stands: the owner's permission approval (`POST /permissions/asks`). */
+export interface PermissionAsk {
+  readonly id: string
+  readonly kind: "grant" | "revoke"
+  readonly status: PermissionApprovalStatus
+  readonly createdAt: Timestamp
+  readonly expiresAt: Timestamp
+  readonly decidedAt?: Timestamp
+  readonly failure?: string
+  readonly requestedBy?: Address
+  readonly grants?: ReadonlyArray<{
+    /** The request as it would be granted (defaults filled in). */
+    readonly request: PermissionRequest
+    /** What the owner signs; its `humanSummary` is what the owner reads. */
+    readonly build: { readonly humanSummary: string; readonly policySet: unknown }
+    readonly adjustments?: ReadonlyArray<{ readonly field: string; readonly requested: string; readonly granted: string; readonly reason: string }>
+    /** The new grant, once the owner signed. */
+    readonly delegationId?: string
+  }>
+  /** Once granted: the standard responses, with the ERC-7710 permission `context`. */
+  readonly permissions?: ReadonlyArray<{ readonly context: Hex; readonly delegationManager: Address; readonly from: Address; readonly to: Address }>
+}
+
 export type X402PaymentStatus = "authorized" | "settled" | "expired"
 
 /** One x402 payment under a grant, as the service recorded it. */
