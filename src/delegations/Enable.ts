@@ -14,6 +14,7 @@ import type { Call } from "../chain/Accounts4337.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import type { UserOpReceipt as BundlerReceipt, UserOpLog } from "../chain/Bundler.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
+import { networkTokens } from "../chain/Network.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { enableCalls, enabledPermissionIds, legTypedData, randomSalt, recoverLegSigner } from "./Caveats.ts"
@@ -104,7 +105,7 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     { name: "SimpleFactory", address: network.delegation.SimpleFactory },
     ...Object.entries(network.delegation.implementations).map(([name, address]) => ({ name, address })),
     ...Object.entries(network.delegation.caveatEnforcers).map(([name, address]) => ({ name, address })),
-    ...Object.values(network.tokens).map((t) => ({ name: `token ${t.symbol}`, address: t.address })),
+    ...networkTokens(network.tokens).map((t) => ({ name: `token ${t.symbol}`, address: t.address })),
     ...(network.paymaster === undefined ? [] : [{ name: "paymaster", address: network.paymaster.address }]),
     ...(network.tokenPaymaster === undefined ? [] : [{ name: "token paymaster", address: network.tokenPaymaster.address }])
   ]
