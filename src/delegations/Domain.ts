@@ -88,6 +88,19 @@ export const RevocationMethods = Schema.Struct({
 }).annotate({ identifier: "RevocationMethods" })
 export type RevocationMethods = typeof RevocationMethods.Type
 
+/**
+ * A basket budget (beyond the contract; issue 44), held on chain by BasketPeriodEnforcer: every
+ * budget token counts at 1:1 in `unit` against one allowance `amount` per period (the budgets'
+ * common period; none: the grant's whole life). docs/delegations.md, "Basket budgets".
+ */
+export const BasketBudget = Schema.Struct({
+  unit: Schema.Literal("USD"),
+  amount: Schema.Finite,
+  tokens: Schema.Array(TokenRef),
+  period: Schema.optionalKey(BudgetPeriod)
+}).annotate({ identifier: "BasketBudget" })
+export type BasketBudget = typeof BasketBudget.Type
+
 export const PolicySet = Schema.Struct({
   budgets: Schema.Array(Budget),
   perActionMax: TokenAmount,
@@ -101,7 +114,9 @@ export const PolicySet = Schema.Struct({
   /** Beyond the contract: approvals above a threshold (absent: the grant acts alone up to its limits). */
   approval: Schema.optionalKey(ApprovalRuleWire),
   /** A revocation-only grant (no budget): the approval-revocation primitives it may call. */
-  revocation: Schema.optionalKey(RevocationMethods)
+  revocation: Schema.optionalKey(RevocationMethods),
+  /** Beyond the contract: one allowance across every budget token, counted 1:1 in USD. */
+  basket: Schema.optionalKey(BasketBudget)
 }).annotate({ identifier: "PolicySet" })
 export type PolicySet = typeof PolicySet.Type
 
@@ -200,6 +215,15 @@ export const DelegationBuildRequest = Schema.Struct({
       token: Schema.Struct({ symbol: TextOfLength(1, 64) }),
       amount: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
     })).check(Schema.isMaxLength(64)))
+  })),
+  /**
+   * Beyond the contract: one budget across every budget token (USD stablecoins), each counted at
+   * 1:1 in `unit` after its decimals, held on chain (docs/delegations.md, "Basket budgets"): `amount`
+   * per period of the budgets' common period, or in total. The per-token budgets stay as caps of their own.
+   */
+  basket: Schema.optionalKey(Schema.Struct({
+    amount: PositiveAmount,
+    unit: Schema.optionalKey(Schema.Literal("USD"))
   }))
 }).annotate({ identifier: "DelegationBuildRequest" })
 

@@ -162,6 +162,10 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     if (policy.revocation !== undefined && replacement !== undefined) {
       return yield* new BadRequest({ message: "a revocation grant has no budget to carry over: it cannot be replaced", details: { field: "delegationId" } })
     }
+    // A replacement carries the old grant's spend per token; a basket's carried spend is not counted yet.
+    if (policy.basket !== undefined && replacement !== undefined) {
+      return yield* new BadRequest({ message: "a grant with a basket budget cannot replace another grant (yet): build a new grant", details: { field: "basket" } })
+    }
     const onChain = replacement === undefined ? policy : lowered(policy, replacement.carried, decimalsOf)
     if (typeof onChain === "string") return yield* new BadRequest({ message: onChain, details: { field: "changes" } })
     const terms = policy.revocation === undefined ? grantTermsOf(onChain, decimalsOf, parties, now) : undefined
