@@ -9,6 +9,9 @@ import { type Address, encodePacked, type Hex, hexToBigInt, hexToNumber, size, s
 /** The common unit's decimals: a token of d ≤ 18 decimals counts `amount × 10^(18 − d)`, exactly. */
 export const BASKET_DECIMALS = 18
 
+/** The enforcer keeps a period's spend in 192 bits: an allowance must be below 2^192 (about 6·10^39 USD). */
+export const MAX_BASKET_UNITS = 2n ** 192n
+
 export interface BasketTerms {
   /** The allowance of one period in the common unit (18 decimals: 100 USD = 100e18). */
   readonly units: bigint
@@ -30,7 +33,7 @@ export const decodeBasketTerms = (terms: Hex): BasketTerms | undefined => {
   const units = hexToBigInt(slice(terms, 0, 32))
   const period = hexToBigInt(slice(terms, 32, 64))
   const start = hexToBigInt(slice(terms, 64, 96))
-  if (units === 0n || period === 0n || start === 0n) return undefined
+  if (units === 0n || units >= MAX_BASKET_UNITS || period === 0n || start === 0n) return undefined
   if (period > BigInt(Number.MAX_SAFE_INTEGER) || start > BigInt(Number.MAX_SAFE_INTEGER)) return undefined
   const tokens: Array<{ token: Address; decimals: number }> = []
   for (let at = 96; at < n; at += 21) {

@@ -46,7 +46,7 @@ import { ROOT_AUTHORITY } from "@metamask/smart-accounts-kit"
 import { createCaveatBuilder } from "@metamask/smart-accounts-kit/utils"
 import { type Address, encodeAbiParameters, encodePacked, type Hex, pad } from "viem"
 import { type ApprovalRule, approvalArgs, approvalTerms, type ApprovalSet, invalidRule } from "../chain/Approvals.ts"
-import { basketTerms } from "../chain/Basket.ts"
+import { basketTerms, MAX_BASKET_UNITS } from "../chain/Basket.ts"
 import { basketUnits } from "./Baskets.ts"
 import type { BasketBudget } from "./Domain.ts"
 import type { DelegationEnvironment } from "../chain/Network.ts"
@@ -293,7 +293,7 @@ const approvalProblem = (
 
 /** A basket must name every budget token once (any other would be refused on chain) and share their one period. */
 const basketProblem = (budgets: ReadonlyArray<GrantBudget>, basket: NonNullable<GrantTerms["basket"]>): string | undefined => {
-  if (basket.units <= 0n) return "a basket's allowance is positive"
+  if (basket.units <= 0n || basket.units >= MAX_BASKET_UNITS) return "a basket's allowance is positive and below 2^192 base units"
   if (basket.tokens.some((t) => t.decimals < 0 || t.decimals > 18)) return "a basket counts tokens of at most 18 decimals"
   const named = new Set(basket.tokens.map((t) => t.token.toLowerCase()))
   if (named.size !== basket.tokens.length || named.size !== budgets.length || budgets.some((b) => !named.has(b.token.toLowerCase()))) {

@@ -20,7 +20,7 @@ import {
   parseUnits
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { basketTerms, decodeBasketTerms, toBasketUnits } from "../../src/chain/Basket.ts"
+import { basketTerms, decodeBasketTerms, MAX_BASKET_UNITS, toBasketUnits } from "../../src/chain/Basket.ts"
 import { viemChainOf } from "../../src/chain/Chain.ts"
 import { basketPeriodEnforcerAbi } from "../../src/chain/contracts/Basket.ts"
 import { testNetwork } from "../support/TestChain.ts"
@@ -171,6 +171,7 @@ describe("BasketPeriodEnforcer", () => {
       [good.slice(0, 2 + 96 * 2) as Hex, "BasketPeriodEnforcer:invalid-terms-length"],
       [`${good}00` as Hex, "BasketPeriodEnforcer:invalid-terms-length"],
       [basket(0n, 60, now), "BasketPeriodEnforcer:invalid-zero-amount"],
+      [basket(MAX_BASKET_UNITS, 60, now), "BasketPeriodEnforcer:invalid-amount"],
       [basket(1n, 0, now), "BasketPeriodEnforcer:invalid-zero-duration"],
       [basket(1n, 60, 0), "BasketPeriodEnforcer:invalid-zero-start-date"],
       [basketTerms({ units: 1n, periodSeconds: 60, startSeconds: now - 10, tokens: [{ token: usdc, decimals: 19 }] }), "BasketPeriodEnforcer:invalid-decimals"]
