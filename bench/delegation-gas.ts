@@ -155,7 +155,7 @@ try {
   const pct = (a: bigint, b: bigint) => `${a >= b ? "+" : ""}${(Number(a - b) / Number(b) * 100).toFixed(1)} %`
   const base = rows[0]!
   const grant = rows[1]!
-  for (const r of rows.slice(1)) {
+  for (const r of rows.slice(1).filter((x) => !x.shape.endsWith("without basket"))) {
     // The approval rows are the 1-token, 1-recipient grant plus the rule: compared with that grant.
     const without = rows.find((x) => x.shape.endsWith("without basket"))!
     const [than, b] = r.shape.startsWith("approval")
