@@ -138,6 +138,22 @@ export const SpentEntry = Schema.Struct({
   unlocked: Schema.optionalKey(Schema.Finite)
 }).annotate({ identifier: "SpentEntry" })
 
+/**
+ * Beyond the contract: a basket budget's use (docs/delegations.md, "Basket budgets"), in USD:
+ * spent = the larger of the service's record (each basket token counted 1:1) and
+ * BasketPeriodEnforcer's own; remaining never below 0, less open reservations.
+ */
+export const BasketSpent = Schema.Struct({
+  unit: Schema.Literal("USD"),
+  limit: Schema.Finite,
+  spent: Schema.Finite,
+  remaining: Schema.Finite,
+  reserved: Schema.Finite,
+  periodStart: Schema.optionalKey(Timestamp),
+  resetsAt: Schema.optionalKey(Timestamp)
+}).annotate({ identifier: "BasketSpent" })
+export type BasketSpent = typeof BasketSpent.Type
+
 export const Delegation = Schema.Struct({
   id: Schema.String,
   permissionId: Hash32,
@@ -152,7 +168,9 @@ export const Delegation = Schema.Struct({
   status: DelegationStatus,
   humanSummary: Schema.String,
   policySet: PolicySet,
-  spentToDate: Schema.Array(SpentEntry)
+  spentToDate: Schema.Array(SpentEntry),
+  /** Beyond the contract: with a basket budget, its use across its tokens. */
+  basketToDate: Schema.optionalKey(BasketSpent)
 }).annotate({ identifier: "Delegation" })
 export type Delegation = typeof Delegation.Type
 

@@ -12,7 +12,7 @@ import type { CurrentSigner } from "../auth/Middleware.ts"
 import { Chains } from "../chain/Chains.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
-import type { Delegation, DelegationStatus, PolicySet, RedemptionRecord } from "./Domain.ts"
+import type { BasketSpent, Delegation, DelegationStatus, PolicySet, RedemptionRecord } from "./Domain.ts"
 import { isNative, nativeToken } from "../tokens/Native.ts"
 import { fromUnits, visibleStatus } from "./Policy.ts"
 import { RedemptionRepo } from "../follower/RedemptionRepo.ts"
@@ -63,7 +63,7 @@ export const makeReads = Effect.gen(function*() {
   /** The owner's grant, or one the signer holds; anyone else's is answered as if it did not exist. */
   const findUsable = (signer: Signer, id: string) => repo.findUsable(id, lower(signer.address)).pipe(Effect.flatMap(visible(id)))
 
-  const toDelegation = (row: DelegationRow, spentToDate: Delegation["spentToDate"], now: Date): Delegation => {
+  const toDelegation = (row: DelegationRow, spentToDate: Delegation["spentToDate"], now: Date, basketToDate?: BasketSpent): Delegation => {
     const status = visibleStatus(row.status, row.policy_set.expiresAt, row.frozen, now)
     return {
       id: row.id,
@@ -78,7 +78,8 @@ export const makeReads = Effect.gen(function*() {
       status: status === "pending" || status === "failed" ? "revoked" : status,
       humanSummary: row.human_summary,
       policySet: policyForDetail(row.policy_set),
-      spentToDate
+      spentToDate,
+      ...(basketToDate === undefined ? {} : { basketToDate })
     }
   }
 
@@ -87,7 +88,11 @@ export const makeReads = Effect.gen(function*() {
     const now = new Date()
     return Effect.forEach(
       rows,
-      (r) => Effect.map(usageOf.spentToDate(r, now), (spent) => toDelegation(r, spent, now)),
+      (r) =>
+        Effect.map(
+          Effect.all([usageOf.spentToDate(r, now), usageOf.basketToDate(r, now)], { concurrency: 2 }),
+          ([spent, basket]) => toDelegation(r, spent, now, basket)
+        ),
       { concurrency: 8 }
     ).pipe(Effect.orDie)
   }

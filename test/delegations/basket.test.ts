@@ -54,6 +54,8 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         const act = (amount: number, token: string) => owner.api.delegations.act({ params: { delegationId: g.id }, payload: { recipient: alice, amount, token } })
         assert.strictEqual((yield* relay(delegate.api, yield* signOp(delegate.key, (yield* act(4, "USDC")).userOp))).outcome, "mined")
         assert.strictEqual((yield* relay(delegate.api, yield* signOp(delegate.key, (yield* act(3, "USDT")).userOp))).outcome, "mined")
+        const basketOf = () => Effect.map(owner.api.delegations.get({ params: { delegationId: g.id } }), (d) => d.basketToDate)
+        assert.deepStrictEqual(yield* basketOf(), { unit: "USD", limit: 10, spent: 7, remaining: 3, reserved: 0 })
         const over = yield* failure(act(4, "DAI"))
         assert.deepStrictEqual([over.tag, over.reason], ["OutOfScope", "cap_exceeded"])
         assert.include(over.message, "basket budget across USDC, USDT, DAI (3 of 10 USD)")
@@ -67,6 +69,8 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         // Exactly 3 DAI (18 decimals) ends the basket at 10 USD: 4 + 3 + 3.
         yield* succeeds(attacker, own(2, dai, eighteen("3")))
         assert.deepStrictEqual(yield* balances(attacker, [usdc, usdt, dai], [alice]), [six("4"), six("3"), eighteen("3")])
+        // The redemption around the service counts, read from the chain.
+        assert.deepStrictEqual(yield* basketOf(), { unit: "USD", limit: 10, spent: 10, remaining: 0, reserved: 0 })
         // Nothing is left in any token: one base unit of USDC is refused by the basket, by the chain and by the service.
         yield* refused(attacker, watch, own(0, usdc, 1n), BASKET_REFUSAL)
         assert.strictEqual((yield* failure(act(0.000001, "USDC"))).reason, "cap_exceeded")
@@ -110,6 +114,8 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         assert.deepStrictEqual([over.tag, over.reason], ["OutOfScope", "period_exceeded"])
         const resetsAt = over.details["resetsAt"] as string
         assert.include(over.message, resetsAt)
+        const used = (yield* owner.api.delegations.get({ params: { delegationId: g.id } })).basketToDate
+        assert.deepStrictEqual([used?.spent, used?.remaining, used?.resetsAt], [2, 0, resetsAt])
 
         // The next period: the basket's allowance is back, spent in the other token.
         yield* Effect.sleep(Duration.millis(Math.max(0, new Date(resetsAt).getTime() - Date.now()) + 1_000))
