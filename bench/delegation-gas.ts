@@ -14,6 +14,8 @@
  *           threshold 5 USDC): a transfer at or below the threshold (no signature checked), and
  *           above it with two ECDSA approvals, or one ECDSA and one ERC-1271 (a HybridDeleGator
  *           approver, whose owner key signs).
+ *   basket: the grant over USDC, USDT and DAI (1 recipient) without and with a basket of 50 USD
+ *           (BasketPeriodEnforcer beside the per-token MultiTokenPeriodEnforcer), a USDC transfer.
  *
  * Each shape redeems twice (the first action writes fresh enforcer storage, the second
  * updates it). Measured as the transaction's gasUsed with the delegate's smart account as
@@ -23,6 +25,7 @@
  *   npx tsx bench/delegation-gas.ts      (about 15 s)
  */
 import { Effect, Exit, Scope } from "effect"
+import { parseUnits } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { make as startLocalNetwork } from "../src/chain/LocalNetwork.ts"
 import { makeLeg, randomSalt } from "../src/delegations/Caveats.ts"
@@ -114,15 +117,52 @@ try {
     rows.push({ shape, first: await once(), second: await once() })
   }
 
+  // Basket: three tokens of 6, 6 and 18 decimals, without and with one 50 USD allowance across them.
+  const dai = net.tokens.dai!.address
+  const daiUnits = (n: number) => parseUnits(String(n), 18)
+  for (const basket of [false, true]) {
+    const owner = await account()
+    const delegate = await account()
+    await mint(usdc, owner.address, units(100))
+    await mint(usdt, owner.address, units(100))
+    await mint(dai, owner.address, daiUnits(100))
+    const to = recipients[0]!
+    const tokens = [usdc, usdt, dai]
+    const made = makeGrant(net.delegation, {
+      delegator: owner.address, delegate: delegate.address,
+      budgets: tokens.map((token) => ({
+        token, units: token === dai ? daiUnits(50) : units(50), perActionUnits: token === dai ? daiUnits(5) : units(5)
+      })),
+      targets: tokens, recipients: [to], maxActions: 10,
+      startSeconds: Math.floor(Date.now() / 1000) - 60, expiresAtSeconds: expires, salt: randomSalt(),
+      ...(basket
+        ? { basket: { units: daiUnits(50), tokens: [{ token: usdc, decimals: 6 }, { token: usdt, decimals: 6 }, { token: dai, decimals: 18 }] } }
+        : {})
+    })
+    if (made._tag !== "Ok") throw new Error(made.message)
+    const signed = await sign(owner.key, made.delegation)
+    const args = redeemArgs(net.delegation, signed, made.scope, { token: usdc, to })!
+    rows.push({
+      shape: `basket: 3 tokens, 1 recipient, ${basket ? "with" : "without"} basket`,
+      first: await redeem(delegate.address, args, usdc, to, units(1)),
+      second: await redeem(delegate.address, args, usdc, to, units(1))
+    })
+  }
+
   const pad = (s: string, n: number) => s.padEnd(n)
   console.log(`${pad("shape", 52)}${pad("1st action", 12)}2nd action   (gasUsed of the redemption transaction)`)
   for (const r of rows) console.log(`${pad(r.shape, 52)}${pad(r.first.toString(), 12)}${r.second}`)
   const pct = (a: bigint, b: bigint) => `${a >= b ? "+" : ""}${(Number(a - b) / Number(b) * 100).toFixed(1)} %`
   const base = rows[0]!
   const grant = rows[1]!
-  for (const r of rows.slice(1)) {
+  for (const r of rows.slice(1).filter((x) => !x.shape.endsWith("without basket"))) {
     // The approval rows are the 1-token, 1-recipient grant plus the rule: compared with that grant.
-    const [than, b] = r.shape.startsWith("approval") ? ["the grant without it", grant] : ["before", base]
+    const without = rows.find((x) => x.shape.endsWith("without basket"))!
+    const [than, b] = r.shape.startsWith("approval")
+      ? ["the grant without it", grant]
+      : r.shape.startsWith("basket")
+      ? ["the same grant without basket", without]
+      : ["before", base]
     console.log(`${r.shape} vs ${than}: 1st ${pct(r.first, b.first)} (${r.first - b.first}), 2nd ${pct(r.second, b.second)} (${r.second - b.second})`)
   }
 } finally {

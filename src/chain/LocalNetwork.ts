@@ -31,6 +31,7 @@ import {
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { approvalEnforcerAbi, approvalEnforcerBytecode } from "./contracts/Approvals.ts"
+import { basketPeriodEnforcerAbi, basketPeriodEnforcerBytecode } from "./contracts/Basket.ts"
 import { argumentCapEnforcerAbi, argumentCapEnforcerBytecode, transferCapEnforcerAbi, transferCapEnforcerBytecode } from "./contracts/Enforcers.ts"
 import { agentCommerceAbi, agentCommerceBytecode } from "./contracts/AgentCommerce.ts"
 import { panicFreezeEnforcerAbi, panicFreezeEnforcerBytecode } from "./contracts/PanicFreeze.ts"
@@ -325,6 +326,10 @@ export const make = (options: LocalNetworkOptions = {}) =>
     }
     // A grant's replacement checks the old grant's spend with it (SpendGuard.sol); last, so no earlier address moves.
     const spendGuardAddress = yield* deploy("SpendGuard", spendGuardAbi as Abi, spendGuardBytecode, [])
+    // A basket budget across USD stablecoins (Basket.sol) and a DAI-like token of 18 decimals, so a
+    // basket counts tokens of different decimals here; last, so no earlier address moves.
+    const basketEnforcer = yield* deploy("BasketPeriodEnforcer", basketPeriodEnforcerAbi as Abi, basketPeriodEnforcerBytecode, [])
+    const daiAddress = yield* deploy("token dai", permitStablecoinAbi, permitStablecoinBytecode, ["Dai Stablecoin", "DAI", 18])
 
     const { port: altoPort } = yield* Fiber.join(altoReady)
     const bundlerUrl = urlOf(altoPort)
@@ -339,11 +344,17 @@ export const make = (options: LocalNetworkOptions = {}) =>
       entryPoint: ENTRY_POINT_V07,
       delegation: checksummed({
         ...delegation,
-        caveatEnforcers: { ...delegation.caveatEnforcers, ...extraEnforcers, PanicFreezeEnforcer: accountContracts.PanicFreezeEnforcer }
+        caveatEnforcers: {
+          ...delegation.caveatEnforcers,
+          ...extraEnforcers,
+          PanicFreezeEnforcer: accountContracts.PanicFreezeEnforcer,
+          BasketPeriodEnforcer: basketEnforcer
+        }
       }),
       tokens: {
         usd: { address: usdAddress, symbol: "USDC", name: "USD Coin", decimals: 6, permitVersion: "1" },
-        usdt: { address: usdtAddress, symbol: "USDT", name: "Tether USD", decimals: 6, permitVersion: "1" }
+        usdt: { address: usdtAddress, symbol: "USDT", name: "Tether USD", decimals: 6, permitVersion: "1" },
+        dai: { address: daiAddress, symbol: "DAI", name: "Dai Stablecoin", decimals: 18, permitVersion: "1" }
       },
       paymaster: { address: paymasterAddress, signerKey: Redacted.make(paymasterKey) },
       tokenPaymaster: { address: tokenPaymasterAddress },

@@ -56,6 +56,7 @@ const addressesOf = (d: LocalNetworkDescription): ReadonlyArray<readonly [string
   ...Object.entries(d.delegation.caveatEnforcers),
   ["USDC", d.tokens.usd.address],
   ["USDT", d.tokens.usdt.address],
+  ...(d.tokens.dai === undefined ? [] : [["DAI", d.tokens.dai.address] as const]),
   ["paymaster", d.paymaster.address],
   ["token paymaster", d.tokenPaymaster.address],
   ["agent commerce", d.marketplace.acp],

@@ -54,8 +54,11 @@ export interface NetworkDescription {
   readonly bundlerUrl: string
   readonly entryPoint: Address
   readonly delegation: DelegationEnvironment
-  /** `usd`: the USD stablecoin with permit; `usdt`: the second stablecoin (approval path). */
-  readonly tokens: { readonly usd: TokenInfo; readonly usdt: TokenInfo }
+  /**
+   * `usd`: the USD stablecoin with permit; `usdt`: the second stablecoin (approval path); `dai`
+   * (optional): a USD stablecoin of 18 decimals, so a basket budget counts tokens of different decimals.
+   */
+  readonly tokens: { readonly usd: TokenInfo; readonly usdt: TokenInfo; readonly dai?: TokenInfo | undefined }
   readonly paymaster: PaymasterInfo | undefined
   /** Absent: gas in stablecoins is not offered (`gasToken` builds answer 503). */
   readonly tokenPaymaster?: TokenPaymasterInfo | undefined
@@ -70,6 +73,10 @@ export interface NetworkDescription {
   /** The SpendGuard contract (SpendGuard.sol) a grant's replacement checks the old grant's spend with; `SPEND_GUARD_ADDRESS`. Absent: grants cannot be replaced. */
   readonly spendGuard?: { readonly address: Address } | undefined
 }
+
+/** Every stablecoin a network names (`dai` only where it has one). */
+export const networkTokens = (tokens: NetworkDescription["tokens"]): ReadonlyArray<TokenInfo> =>
+  [tokens.usd, tokens.usdt, ...(tokens.dai === undefined ? [] : [tokens.dai])]
 
 /** Names of well-known chains; any other is `Chain <id>` unless its configuration names it. */
 const KNOWN_CHAIN_NAMES: Readonly<Record<number, string>> = {
@@ -186,7 +193,7 @@ export const ChainJson = Schema.Struct({
   bundlerUrl: Schema.String,
   entryPoint: Schema.optionalKey(AddressSchema),
   delegationEnvironment: Schema.optionalKey(DelegationEnvironmentSchema),
-  tokens: Schema.Struct({ usd: TokenJson, usdt: TokenJson }),
+  tokens: Schema.Struct({ usd: TokenJson, usdt: TokenJson, dai: Schema.optionalKey(TokenJson) }),
   paymaster: Schema.optionalKey(AddressSchema),
   tokenPaymaster: Schema.optionalKey(AddressSchema),
   acp: Schema.optionalKey(AddressSchema),
@@ -242,7 +249,8 @@ export const configuredNetworks: Effect.Effect<Option.Option<ReadonlyArray<Netwo
         delegation: (c.delegationEnvironment ?? getSmartAccountsEnvironment(c.chainId)) as DelegationEnvironment,
         tokens: {
           usd: tokenOf(c.tokens.usd, { symbol: "USDC", name: "USD Coin" }),
-          usdt: tokenOf(c.tokens.usdt, { symbol: "USDT", name: "Tether USD" })
+          usdt: tokenOf(c.tokens.usdt, { symbol: "USDT", name: "Tether USD" }),
+          ...(c.tokens.dai === undefined ? {} : { dai: { ...tokenOf(c.tokens.dai, { symbol: "DAI", name: "Dai Stablecoin" }), decimals: c.tokens.dai.decimals ?? 18 } })
         },
         paymaster: c.paymaster !== undefined && Option.isSome(paymasterKey)
           ? { address: c.paymaster as Address, signerKey: paymasterKey.value as Redacted.Redacted<Hex> }

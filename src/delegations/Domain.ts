@@ -88,6 +88,19 @@ export const RevocationMethods = Schema.Struct({
 }).annotate({ identifier: "RevocationMethods" })
 export type RevocationMethods = typeof RevocationMethods.Type
 
+/**
+ * A basket budget (beyond the contract; issue 44), held on chain by BasketPeriodEnforcer: every
+ * budget token counts at 1:1 in `unit` against one allowance `amount` per period (the budgets'
+ * common period; none: the grant's whole life). docs/delegations.md, "Basket budgets".
+ */
+export const BasketBudget = Schema.Struct({
+  unit: Schema.Literal("USD"),
+  amount: Schema.Finite,
+  tokens: Schema.Array(TokenRef),
+  period: Schema.optionalKey(BudgetPeriod)
+}).annotate({ identifier: "BasketBudget" })
+export type BasketBudget = typeof BasketBudget.Type
+
 export const PolicySet = Schema.Struct({
   budgets: Schema.Array(Budget),
   perActionMax: TokenAmount,
@@ -101,7 +114,9 @@ export const PolicySet = Schema.Struct({
   /** Beyond the contract: approvals above a threshold (absent: the grant acts alone up to its limits). */
   approval: Schema.optionalKey(ApprovalRuleWire),
   /** A revocation-only grant (no budget): the approval-revocation primitives it may call. */
-  revocation: Schema.optionalKey(RevocationMethods)
+  revocation: Schema.optionalKey(RevocationMethods),
+  /** Beyond the contract: one allowance across every budget token, counted 1:1 in USD. */
+  basket: Schema.optionalKey(BasketBudget)
 }).annotate({ identifier: "PolicySet" })
 export type PolicySet = typeof PolicySet.Type
 
@@ -123,6 +138,22 @@ export const SpentEntry = Schema.Struct({
   unlocked: Schema.optionalKey(Schema.Finite)
 }).annotate({ identifier: "SpentEntry" })
 
+/**
+ * Beyond the contract: a basket budget's use (docs/delegations.md, "Basket budgets"), in USD:
+ * spent = the larger of the service's record (each basket token counted 1:1) and
+ * BasketPeriodEnforcer's own; remaining never below 0, less open reservations.
+ */
+export const BasketSpent = Schema.Struct({
+  unit: Schema.Literal("USD"),
+  limit: Schema.Finite,
+  spent: Schema.Finite,
+  remaining: Schema.Finite,
+  reserved: Schema.Finite,
+  periodStart: Schema.optionalKey(Timestamp),
+  resetsAt: Schema.optionalKey(Timestamp)
+}).annotate({ identifier: "BasketSpent" })
+export type BasketSpent = typeof BasketSpent.Type
+
 export const Delegation = Schema.Struct({
   id: Schema.String,
   permissionId: Hash32,
@@ -137,7 +168,9 @@ export const Delegation = Schema.Struct({
   status: DelegationStatus,
   humanSummary: Schema.String,
   policySet: PolicySet,
-  spentToDate: Schema.Array(SpentEntry)
+  spentToDate: Schema.Array(SpentEntry),
+  /** Beyond the contract: with a basket budget, its use across its tokens. */
+  basketToDate: Schema.optionalKey(BasketSpent)
 }).annotate({ identifier: "Delegation" })
 export type Delegation = typeof Delegation.Type
 
@@ -200,6 +233,15 @@ export const DelegationBuildRequest = Schema.Struct({
       token: Schema.Struct({ symbol: TextOfLength(1, 64) }),
       amount: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
     })).check(Schema.isMaxLength(64)))
+  })),
+  /**
+   * Beyond the contract: one budget across every budget token (USD stablecoins), each counted at
+   * 1:1 in `unit` after its decimals, held on chain (docs/delegations.md, "Basket budgets"): `amount`
+   * per period of the budgets' common period, or in total. The per-token budgets stay as caps of their own.
+   */
+  basket: Schema.optionalKey(Schema.Struct({
+    amount: PositiveAmount,
+    unit: Schema.optionalKey(Schema.Literal("USD"))
   }))
 }).annotate({ identifier: "DelegationBuildRequest" })
 

@@ -14,6 +14,7 @@ import type { Call } from "../chain/Accounts4337.ts"
 import { fromWire, userOpHashOf } from "../builds/Wire.ts"
 import type { UserOpReceipt as BundlerReceipt, UserOpLog } from "../chain/Bundler.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
+import { networkTokens } from "../chain/Network.ts"
 import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { enableCalls, enabledPermissionIds, legTypedData, randomSalt, recoverLegSigner } from "./Caveats.ts"
@@ -104,7 +105,7 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     { name: "SimpleFactory", address: network.delegation.SimpleFactory },
     ...Object.entries(network.delegation.implementations).map(([name, address]) => ({ name, address })),
     ...Object.entries(network.delegation.caveatEnforcers).map(([name, address]) => ({ name, address })),
-    ...Object.values(network.tokens).map((t) => ({ name: `token ${t.symbol}`, address: t.address })),
+    ...networkTokens(network.tokens).map((t) => ({ name: `token ${t.symbol}`, address: t.address })),
     ...(network.paymaster === undefined ? [] : [{ name: "paymaster", address: network.paymaster.address }]),
     ...(network.tokenPaymaster === undefined ? [] : [{ name: "token paymaster", address: network.tokenPaymaster.address }])
   ]
@@ -160,6 +161,10 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     const parties = { delegator: account.address as Address, delegate: delegatee, salt: randomSalt() }
     if (policy.revocation !== undefined && replacement !== undefined) {
       return yield* new BadRequest({ message: "a revocation grant has no budget to carry over: it cannot be replaced", details: { field: "delegationId" } })
+    }
+    // A replacement carries the old grant's spend per token; a basket's carried spend is not counted yet.
+    if (policy.basket !== undefined && replacement !== undefined) {
+      return yield* new BadRequest({ message: "a grant with a basket budget cannot replace another grant (yet): build a new grant", details: { field: "basket" } })
     }
     const onChain = replacement === undefined ? policy : lowered(policy, replacement.carried, decimalsOf)
     if (typeof onChain === "string") return yield* new BadRequest({ message: onChain, details: { field: "changes" } })

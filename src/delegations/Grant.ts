@@ -19,6 +19,8 @@
  *                              period covers the grant's whole life (or, with a budget period,
  *                              an allowance that renews every period)
  *   ERC20StreamingEnforcer     instead of MultiTokenPeriod for a stream (the grant's only budget)
+ *   BasketPeriodEnforcer       with a basket budget only: one allowance per period across every budget
+ *                              token, each counted 1:1 after its decimals (ours: Basket.sol)
  *   ApprovalEnforcer           with an approval rule only: a transfer above its token's threshold
  *                              needs m of n approvers' signatures (ours: Approvals.sol). Last, so
  *                              the signatures are checked only once every other limit holds.
@@ -44,6 +46,9 @@ import { ROOT_AUTHORITY } from "@metamask/smart-accounts-kit"
 import { createCaveatBuilder } from "@metamask/smart-accounts-kit/utils"
 import { type Address, encodeAbiParameters, encodePacked, type Hex, pad } from "viem"
 import { type ApprovalRule, approvalArgs, approvalTerms, type ApprovalSet, invalidRule } from "../chain/Approvals.ts"
+import { basketTerms, MAX_BASKET_UNITS } from "../chain/Basket.ts"
+import { basketUnits } from "./Baskets.ts"
+import type { BasketBudget } from "./Domain.ts"
 import type { DelegationEnvironment } from "../chain/Network.ts"
 import { approvalTermsOf } from "./ApprovalRule.ts"
 import type { ApprovalRuleWire, Redeemers, RevocationMethods } from "./Domain.ts"
@@ -90,6 +95,11 @@ export interface GrantTerms {
   readonly approval?: ApprovalRule
   /** RedeemerEnforcer's list (the delegate first); absent: no redeemer caveat (redelegation allowed). */
   readonly redeemers?: ReadonlyArray<Address>
+  /**
+   * A basket budget: one allowance (18-decimals common unit) across `tokens`, every budget token,
+   * renewing with the budgets' period (none: one period over the grant's life).
+   */
+  readonly basket?: { readonly units: bigint; readonly tokens: ReadonlyArray<{ readonly token: Address; readonly decimals: number }> }
 }
 
 /** What a redemption needs to pick its caveat args: the order of tokens and recipients in the terms. */
@@ -117,7 +127,7 @@ export const grantKindOf = (budgets: ReadonlyArray<{ readonly token: string; rea
  */
 export const requiredEnforcers = (
   kind: GrantKind,
-  options: { readonly recipients: number; readonly redeemers: boolean }
+  options: { readonly recipients: number; readonly redeemers: boolean; readonly basket?: boolean }
 ): ReadonlyArray<string> => {
   if (kind === "revocation") {
     return ["TimestampEnforcer", ...(options.redeemers ? ["RedeemerEnforcer"] : []), "ApprovalRevocationEnforcer", "LimitedCallsEnforcer"]
@@ -136,7 +146,8 @@ export const requiredEnforcers = (
       "erc20-stream": "ERC20StreamingEnforcer",
       "native": "NativeTokenPeriodTransferEnforcer",
       "native-stream": "NativeTokenStreamingEnforcer"
-    }[kind]
+    }[kind],
+    ...(options.basket === true ? ["BasketPeriodEnforcer"] : [])
   ]
 }
 
@@ -207,13 +218,15 @@ export const makeGrant = (environment: DelegationEnvironment, terms: GrantTerms)
     return invalid(`a recipient allowlist has at most ${MAX_RECIPIENTS} entries (each is enforced on chain)`)
   }
   if (terms.redeemers !== undefined && terms.redeemers.length === 0) return invalid("a redeemer list names at least the delegate")
-  const needed = requiredEnforcers(kind, { recipients: terms.recipients.length, redeemers: terms.redeemers !== undefined })
+  const needed = requiredEnforcers(kind, { recipients: terms.recipients.length, redeemers: terms.redeemers !== undefined, basket: terms.basket !== undefined })
   for (const name of needed) {
     if (enforcerOf(environment, name) === undefined) {
       const what = name === "AllowedCalldataEnforcer" || name === "LogicalOrWrapperEnforcer"
         ? `a recipient allowlist${name === "LogicalOrWrapperEnforcer" ? " of 2 or more" : ""}`
         : name === "RedeemerEnforcer"
         ? "the choice of redeemers"
+        : name === "BasketPeriodEnforcer"
+        ? "a basket budget"
         : "the grant's limits"
       return invalid(`this network has no ${name}: ${what} cannot ${what === "the grant's limits" ? "all " : ""}be enforced on chain`)
     }
@@ -234,6 +247,10 @@ export const makeGrant = (environment: DelegationEnvironment, terms: GrantTerms)
     }
   }
 
+  if (terms.basket !== undefined) {
+    const problem = basketProblem(terms.budgets, terms.basket)
+    if (kind !== "erc20" || problem !== undefined) return invalid(problem ?? "a basket holds ERC-20 budgets: not a stream or an ETH budget")
+  }
   for (const b of terms.budgets) {
     if (b.stream !== undefined && (b.stream.perSecondUnits <= 0n || b.stream.initialUnits >= b.units || b.stream.startSeconds < 1)) {
       return invalid("a stream needs a positive rate, an initial amount below its maximum and a start after 1970")
@@ -265,6 +282,19 @@ const approvalProblem = (
     if (t.units > budget.perActionUnits) return "an approval threshold is at most the per-action maximum"
   }
   return undefined
+}
+
+/** A basket must name every budget token once (any other would be refused on chain) and share their one period. */
+const basketProblem = (budgets: ReadonlyArray<GrantBudget>, basket: NonNullable<GrantTerms["basket"]>): string | undefined => {
+  if (basket.units <= 0n || basket.units >= MAX_BASKET_UNITS) return "a basket's allowance is positive and below 2^192 base units"
+  if (basket.tokens.some((t) => t.decimals < 0 || t.decimals > 18)) return "a basket counts tokens of at most 18 decimals"
+  const named = new Set(basket.tokens.map((t) => t.token.toLowerCase()))
+  if (named.size !== basket.tokens.length || named.size !== budgets.length || budgets.some((b) => !named.has(b.token.toLowerCase()))) {
+    return "a basket names every budget token once"
+  }
+  const p = budgets[0]!.period
+  const same = budgets.every((b) => p === undefined ? b.period === undefined : b.period?.seconds === p.seconds && b.period.startSeconds === p.startSeconds)
+  return same ? undefined : "a basket's budgets share one period (or none)"
 }
 
 const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime: number): GrantResult => {
@@ -309,7 +339,17 @@ const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime
   const approval = terms.approval === undefined
     ? []
     : [{ enforcer: enforcerOf(environment, "ApprovalEnforcer")!, terms: approvalTerms(terms.approval) }]
-  return ok(terms, [...head, ...recipientCaveats, cap, ...tail, ...approval])
+  const period = terms.budgets[0]!.period
+  const basket = terms.basket === undefined ? [] : [{
+    enforcer: enforcerOf(environment, "BasketPeriodEnforcer")!,
+    terms: basketTerms({
+      units: terms.basket.units,
+      periodSeconds: period?.seconds ?? lifetime,
+      startSeconds: period?.startSeconds ?? terms.startSeconds,
+      tokens: terms.basket.tokens
+    })
+  }]
+  return ok(terms, [...head, ...recipientCaveats, cap, ...tail, ...basket, ...approval])
 }
 
 /** Expiry, then who may redeem: the first checks of every grant. */
@@ -449,6 +489,7 @@ export const grantTermsOf = (
     readonly expiresAt: string
     readonly redeemers?: Redeemers
     readonly approval?: ApprovalRuleWire
+    readonly basket?: BasketBudget
   },
   decimalsOf: (address: string) => number,
   parties: { readonly delegator: Address; readonly delegate: Address; readonly salt: Hex },
@@ -480,9 +521,19 @@ export const grantTermsOf = (
     startSeconds: Math.floor(now.getTime() / 1000) - 60,
     expiresAtSeconds: Math.floor(new Date(policy.expiresAt).getTime() / 1000),
     ...(redeemers === undefined ? {} : { redeemers }),
-    ...(policy.approval === undefined ? {} : { approval: approvalTermsOf(policy.approval, decimalsOf) })
+    ...(policy.approval === undefined ? {} : { approval: approvalTermsOf(policy.approval, decimalsOf) }),
+    ...(policy.basket === undefined ? {} : { basket: basketTermsOf(policy.basket, decimalsOf) })
   }
 }
+
+/** The basket's allowance in the common unit and its tokens with their decimals (0 units: refused by makeGrant). */
+const basketTermsOf = (basket: BasketBudget, decimalsOf: (address: string) => number): NonNullable<GrantTerms["basket"]> => ({
+  units: basketUnits(basket.amount) ?? 0n,
+  tokens: basket.tokens.map((t) => {
+    const token = (t.address ?? "").toLowerCase() as Address
+    return { token, decimals: decimalsOf(token) }
+  })
+})
 
 /** A revocation-only grant's terms from its validated PolicySet. */
 export const revocationTermsOf = (

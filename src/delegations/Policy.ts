@@ -8,6 +8,7 @@ import { formatUnits, parseUnits } from "viem"
 import type { Address } from "../domain/Primitives.ts"
 import type { Token } from "../tokens/TokenRegistry.ts"
 import { approvalRuleOf, type ApprovalRuleInput, isRuleProblem } from "./ApprovalRule.ts"
+import { basketDecline, type BasketInput, basketOf } from "./Baskets.ts"
 import type { BudgetPeriod, BudgetStream, PolicySet, RevocationMethods } from "./Domain.ts"
 import { isNative, NATIVE_ADDRESS } from "../tokens/Native.ts"
 import { currentPeriod, periodOf, type PeriodInput } from "./Periods.ts"
@@ -87,6 +88,7 @@ export interface PolicyInput {
   readonly expiresAt?: string
   readonly redeemers?: RedeemersInput
   readonly approval?: ApprovalRuleInput
+  readonly basket?: BasketInput
 }
 
 export type PolicyResult =
@@ -252,6 +254,8 @@ export const makePolicySet = (
     ? undefined
     : approvalRuleOf(input.approval, budgetTokens, perActionMax.amount, { native, stream: streams.some((s) => s !== undefined) })
   if (approval !== undefined && isRuleProblem(approval)) return { _tag: "Invalid", message: approval.message, field: approval.field }
+  const basket = input.basket === undefined ? undefined : basketOf(input.basket, budgetTokens, periods, streams, tokenRef)
+  if (typeof basket === "string") return { _tag: "Invalid", message: basket, field: "basket" }
 
   return {
     _tag: "Ok",
@@ -273,7 +277,8 @@ export const makePolicySet = (
       expiresAt: expiresAt.toISOString(),
       freezeGated: true,
       redeemers,
-      ...(approval === undefined ? {} : { approval })
+      ...(approval === undefined ? {} : { approval }),
+      ...(basket === undefined ? {} : { basket })
     }
   }
 }
@@ -436,6 +441,9 @@ export const evaluate = (
       `${fmt(action.amount)} ${budget.token.symbol} exceeds what is left of the budget (${fmt(fromUnits(limitUnits - used, decimals))} of ${fmt(budget.amount)})`
     )
   }
+  // One allowance across the basket's tokens (BasketPeriodEnforcer): refused here before the chain would.
+  const overBasket = basketDecline(policy, decimalsOf, state.usedUnits, tokenAddress, units, now)
+  if (overBasket !== undefined) return declined(overBasket.reason, overBasket.message, overBasket.resetsAt)
   return {
     _tag: "Allowed",
     token: { symbol: budget.token.symbol, address: tokenAddress, decimals },

@@ -12,7 +12,7 @@ import type { CurrentSigner } from "../auth/Middleware.ts"
 import { Chains } from "../chain/Chains.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
-import type { Delegation, DelegationStatus, PolicySet, RedemptionRecord } from "./Domain.ts"
+import type { BasketSpent, Delegation, DelegationStatus, PolicySet, RedemptionRecord } from "./Domain.ts"
 import { isNative, nativeToken } from "../tokens/Native.ts"
 import { fromUnits, visibleStatus } from "./Policy.ts"
 import { RedemptionRepo } from "../follower/RedemptionRepo.ts"
@@ -63,7 +63,7 @@ export const makeReads = Effect.gen(function*() {
   /** The owner's grant, or one the signer holds; anyone else's is answered as if it did not exist. */
   const findUsable = (signer: Signer, id: string) => repo.findUsable(id, lower(signer.address)).pipe(Effect.flatMap(visible(id)))
 
-  const toDelegation = (row: DelegationRow, spentToDate: Delegation["spentToDate"], now: Date): Delegation => {
+  const toDelegation = (row: DelegationRow, spentToDate: Delegation["spentToDate"], now: Date, basketToDate?: BasketSpent): Delegation => {
     const status = visibleStatus(row.status, row.policy_set.expiresAt, row.frozen, now)
     return {
       id: row.id,
@@ -78,15 +78,19 @@ export const makeReads = Effect.gen(function*() {
       status: status === "pending" || status === "failed" ? "revoked" : status,
       humanSummary: row.human_summary,
       policySet: policyForDetail(row.policy_set),
-      spentToDate
+      spentToDate,
+      ...(basketToDate === undefined ? {} : { basketToDate })
     }
   }
 
   /** Each row with its `spentToDate`, reconciled with the enforcers' state on chain (Usage.ts). */
   const render = (rows: ReadonlyArray<DelegationRow>) => {
     const now = new Date()
-    return usageOf.spentToDateAll(rows, now).pipe(
-      Effect.map((spent) => rows.map((r, i) => toDelegation(r, spent[i]!, now))),
+    return Effect.all([
+      usageOf.spentToDateAll(rows, now),
+      Effect.forEach(rows, (r) => usageOf.basketToDate(r, now), { concurrency: 8 })
+    ], { concurrency: 2 }).pipe(
+      Effect.map(([spent, baskets]) => rows.map((r, i) => toDelegation(r, spent[i]!, now, baskets[i]))),
       Effect.orDie
     )
   }

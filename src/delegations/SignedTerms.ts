@@ -8,6 +8,7 @@
 import type { Delegation } from "@metamask/smart-accounts-kit"
 import { type Address, decodeAbiParameters, getAddress, type Hex, hexToBigInt, size, slice } from "viem"
 import { decodeApprovalTerms, type ApprovalRule } from "../chain/Approvals.ts"
+import { type BasketTerms, decodeBasketTerms } from "../chain/Basket.ts"
 import type { DelegationEnvironment } from "../chain/Network.ts"
 import { NATIVE_ADDRESS } from "../tokens/Native.ts"
 import type { RevocationMethods } from "./Domain.ts"
@@ -45,6 +46,8 @@ export interface SignedTerms {
   readonly maxActions?: number
   readonly approval?: ApprovalRule
   readonly revocation?: RevocationMethods
+  /** BasketPeriodEnforcer: one allowance (18-decimals common unit) per period across its tokens. */
+  readonly basket?: BasketTerms
 }
 
 const lower = (a: string) => a.toLowerCase() as Address
@@ -124,6 +127,7 @@ export const decodeSignedTerms = (delegation: Delegation, environment: Delegatio
   let maxActions: number | undefined
   let approval: ApprovalRule | undefined
   let revocation: RevocationMethods | undefined
+  let basket: BasketTerms | undefined
   let nativeBudget: Omit<SignedBudget, "token"> | undefined
   try {
     for (const caveat of delegation.caveats) {
@@ -206,6 +210,10 @@ export const decodeSignedTerms = (delegation: Delegation, environment: Delegatio
           approval = decodeApprovalTerms(terms)
           if (approval === undefined) throw new Error("ApprovalEnforcer terms are not a rule")
           break
+        case "BasketPeriodEnforcer":
+          basket = decodeBasketTerms(terms)
+          if (basket === undefined) throw new Error("BasketPeriodEnforcer terms are not a basket the enforcer accepts")
+          break
         case "ApprovalRevocationEnforcer": {
           exactly(terms, 1, name)
           const mask = Number(hexToBigInt(terms))
@@ -239,6 +247,7 @@ export const decodeSignedTerms = (delegation: Delegation, environment: Delegatio
     recipients: native ? targets : recipients,
     ...(maxActions === undefined ? {} : { maxActions }),
     ...(approval === undefined ? {} : { approval }),
-    ...(revocation === undefined ? {} : { revocation })
+    ...(revocation === undefined ? {} : { revocation }),
+    ...(basket === undefined ? {} : { basket })
   }
 }

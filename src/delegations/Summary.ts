@@ -7,6 +7,7 @@
  */
 import { type Address, formatUnits } from "viem"
 import type { ApprovalRule } from "../chain/Approvals.ts"
+import { BASKET_DECIMALS } from "../chain/Basket.ts"
 import { quoteOutsideText, requesterWords } from "../domain/OutsideText.ts"
 import { isNative } from "../tokens/Native.ts"
 import type { RevocationMethods } from "./Domain.ts"
@@ -83,6 +84,24 @@ const approvalWords = (tokenOf: TokenOf, rule: ApprovalRule | undefined, budgetT
     "valid once and until its deadline. "
 }
 
+/**
+ * BasketPeriodEnforcer's terms: "Across USDC, USDT and DAI together it may spend at most 100 USD
+ * per week (…), each token counted 1:1 as USD by its decimals." Tokens by the registry's symbol.
+ */
+const basketWords = (tokenOf: TokenOf, terms: SignedTerms): string => {
+  const b = terms.basket
+  if (b === undefined) return ""
+  const amount = `${formatUnits(b.units, BASKET_DECIMALS)} USD`
+  const tokens = listJoin(b.tokens.map((t) => symbolOf(tokenOf, t.token)))
+  const once = b.startSeconds + b.periodSeconds >= terms.expiresAtSeconds
+  const when = once
+    ? "in total"
+    : `${periodEach(b.periodSeconds)} (periods of ${b.periodSeconds} s from ${utcSeconds(b.startSeconds)}; what is unspent does not carry over)`
+  const decimals = b.tokens.map((t) => `${symbolOf(tokenOf, t.token)} ${t.decimals}`).join(", ")
+  return `Across ${tokens} together it may spend at most ${amount} ${when}, each token counted 1:1 as USD by its decimals (${decimals}); ` +
+    "no other token counts. "
+}
+
 /** RedeemerEnforcer's list in words; no list: redelegation is open. */
 const redeemerWords = (terms: SignedTerms) => {
   if (terms.redeemers === undefined) return "The delegate may pass it on: anyone it delegates to may redeem it, within these limits. "
@@ -138,7 +157,7 @@ export const humanSummary = (terms: SignedTerms, tokenOf: TokenOf, words?: Reque
     ? "It may only send ETH, with no call data (so it calls no contract function)."
     : `It may only call ${calls === "" ? "any function" : calls}, ${attached}.`
   return `${who} may spend ${listJoin(spend)}, ${perAction}, ${actionsWords(terms)}${across}, ` +
-    `${recipients}${from}, until ${utc(terms.expiresAtSeconds)}. ${only} ${redeemerWords(terms)}` +
+    `${recipients}${from}, until ${utc(terms.expiresAtSeconds)}. ${basketWords(tokenOf, terms)}${only} ${redeemerWords(terms)}` +
     approvalWords(tokenOf, terms.approval, terms.budgets.map((b) => b.token)) + CLOSING + requesterText(words)
 }
 

@@ -28,7 +28,10 @@ import {
 } from "@metamask/delegation-abis"
 import { Effect } from "effect"
 import { decodeFunctionResult, encodeFunctionData, type Hash, type Hex, hexToBigInt, slice } from "viem"
+import { BASKET_DECIMALS, decodeBasketTerms, toBasketUnits } from "../chain/Basket.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
+import { basketPeriodEnforcerAbi } from "../chain/contracts/Basket.ts"
+import { basketUnits } from "./Baskets.ts"
 import type { Delegation as DfDelegation } from "./Caveats.ts"
 import { type Carried, DelegationRepo, type LedgerRow } from "./DelegationRepo.ts"
 import type { OpenPayment } from "./DelegationRows.ts"
@@ -378,7 +381,65 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
         }
       })
 
-  return { useOf, stateOf, lockedStateOf, spentToDate, spentToDateAll, onChain }
+  /** BasketPeriodEnforcer's spend in the current period (18-decimals USD); undefined without a basket or when unreadable. */
+  const basketOnChain = (row: UsageRow, now: Date) =>
+    Effect.gen(function*() {
+      const net = chains.find(row.chain_id)
+      const leg = row.legs[0]
+      if (net === undefined || leg === undefined) return undefined
+      const caveat = caveatOf(net, leg.delegation, "BasketPeriodEnforcer")
+      const terms = caveat === undefined ? undefined : decodeBasketTerms(caveat.terms as Hex)
+      if (caveat === undefined || terms === undefined) return undefined
+      const data = yield* net.chain.call({
+        to: enforcerOf(net)("BasketPeriodEnforcer")!,
+        data: encodeFunctionData({
+          abi: basketPeriodEnforcerAbi,
+          functionName: "getAvailableAmount",
+          args: [leg.permissionId, net.network.delegation.DelegationManager, caveat.terms as Hex]
+        })
+      })
+      const [, spent, current] = yield* decoded(() =>
+        decodeFunctionResult({ abi: basketPeriodEnforcerAbi, functionName: "getAvailableAmount", data }) as readonly [bigint, bigint, bigint]
+      )
+      // The chain answers at its latest block: a later period than the chain's has spent nothing yet.
+      const nowSeconds = Math.floor(now.getTime() / 1000)
+      const expected = nowSeconds < terms.startSeconds ? 0 : Math.floor((nowSeconds - terms.startSeconds) / terms.periodSeconds) + 1
+      return BigInt(expected) > current ? 0n : spent
+    }).pipe(
+      Effect.catch((e) => Effect.logWarning("delegation usage: the basket enforcer's state could not be read", e).pipe(Effect.as(undefined))),
+      Effect.withSpan("Usage.basketOnChain")
+    )
+
+  /** A basket's use in USD: each basket token's executed and open units counted 1:1, or the enforcer's spend if larger. */
+  const basketToDate = (row: UsageRow, now: Date = new Date()) =>
+    Effect.gen(function*() {
+      const basket = row.policy_set.basket
+      if (basket === undefined) return undefined
+      const [use, chainSpent] = yield* Effect.all([useOf(row, undefined, now), basketOnChain(row, now)], { concurrency: 2 })
+      let executed = 0n
+      let open = 0n
+      for (const t of basket.tokens) {
+        const token = lower(t.address ?? "")
+        const u = use.perToken.get(token)
+        if (u === undefined) continue
+        executed += toBasketUnits(u.executed, decimalsOf(token))
+        open += toBasketUnits(u.open, decimalsOf(token))
+      }
+      const spent = chainSpent !== undefined && chainSpent > executed ? chainSpent : executed
+      const limit = basketUnits(basket.amount) ?? 0n
+      const left = limit - spent - open
+      const current = basket.period === undefined ? undefined : currentPeriod(basket.period, now)
+      return {
+        unit: "USD" as const,
+        limit: basket.amount,
+        spent: fromUnits(spent, BASKET_DECIMALS),
+        remaining: fromUnits(left > 0n ? left : 0n, BASKET_DECIMALS),
+        reserved: fromUnits(open, BASKET_DECIMALS),
+        ...(current === undefined ? {} : { periodStart: current.start.toISOString(), resetsAt: current.end.toISOString() })
+      }
+    })
+
+  return { useOf, stateOf, lockedStateOf, spentToDate, spentToDateAll, onChain, basketToDate }
 })
 
 export type Usage = Effect.Success<ReturnType<typeof makeUsage>>

@@ -9,6 +9,7 @@ import { type Address, formatUnits, parseUnits } from "viem"
 import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
 import type { ChainNetwork } from "../chain/Chains.ts"
+import { networkTokens } from "../chain/Network.ts"
 import type { FundingRequest, FundQuery } from "./Wire.ts"
 import { quoteOutsideText } from "../domain/OutsideText.ts"
 
@@ -18,9 +19,9 @@ export const fundingRequest = Effect.fn("OwnerAccount.funding")(function*(net: C
   const chainDown = (e: { readonly message: string }) =>
     new ServiceUnavailable({ message: `Chain ${net.chainId} cannot be read: ${e.message}`, details: { chainId: net.chainId } })
   const symbol = (query.token ?? "USDC").toUpperCase()
-  const token = symbol === "ETH" ? undefined : Object.values(net.network.tokens).find((t) => t.symbol.toUpperCase() === symbol)
+  const token = symbol === "ETH" ? undefined : networkTokens(net.network.tokens).find((t) => t.symbol.toUpperCase() === symbol)
   if (symbol !== "ETH" && token === undefined) {
-    return yield* bad("token", `unknown token ${query.token} on chain ${net.chainId} (ETH, ${Object.values(net.network.tokens).map((t) => t.symbol).join(", ")})`)
+    return yield* bad("token", `unknown token ${query.token} on chain ${net.chainId} (ETH, ${networkTokens(net.network.tokens).map((t) => t.symbol).join(", ")})`)
   }
   const decimals = token?.decimals ?? 18
   const units = query.amount === undefined ? undefined : (query.amount.split(".")[1]?.length ?? 0) > decimals ? null : parseUnits(query.amount, decimals)

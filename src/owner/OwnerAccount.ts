@@ -29,6 +29,7 @@ import { type BuildError, type Call, OperationBuilder } from "../builds/Operatio
 import { isDelegationSignatureValid, sameAddress } from "../chain/AccountDelegations.ts"
 import { Chain } from "../chain/Chain.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
+import { networkTokens } from "../chain/Network.ts"
 import {
   addPasskeyCall,
   keyIdHashOf,
@@ -172,7 +173,7 @@ const make = Effect.gen(function*() {
   // ---- send and withdraw to safety ----
 
   const tokenBySymbol = (net: ChainNetwork, symbol: string) =>
-    Object.values(net.network.tokens).find((t) => t.symbol.toUpperCase() === symbol.toUpperCase())
+    networkTokens(net.network.tokens).find((t) => t.symbol.toUpperCase() === symbol.toUpperCase())
 
   const buildSend = Effect.fn("OwnerAccount.send")(function*(net: ChainNetwork, account: Account, request: typeof SendRequest.Type, signer: { wire: OwnerBuild["signWith"]; stub: Hex | undefined }) {
     const sender = account.address as Address
@@ -188,10 +189,10 @@ const make = Effect.gen(function*() {
           details: { field: "withdrawToSafety" }
         })
       }
-      const symbols = [...new Set((request.tokens ?? ["ETH", ...Object.values(net.network.tokens).map((t) => t.symbol)]).map((s) => s.toUpperCase()))]
+      const symbols = [...new Set((request.tokens ?? ["ETH", ...networkTokens(net.network.tokens).map((t) => t.symbol)]).map((s) => s.toUpperCase()))]
       for (const [i, symbol] of symbols.entries()) {
         if (symbol !== "ETH" && tokenBySymbol(net, symbol) === undefined) {
-          return yield* bad(`tokens[${i}]`, `unknown token ${symbol} on chain ${net.chainId} (ETH, ${Object.values(net.network.tokens).map((t) => t.symbol).join(", ")})`)
+          return yield* bad(`tokens[${i}]`, `unknown token ${symbol} on chain ${net.chainId} (ETH, ${networkTokens(net.network.tokens).map((t) => t.symbol).join(", ")})`)
         }
       }
       const moves = yield* Effect.forEach(symbols, (symbol) =>

@@ -4,8 +4,8 @@
  *
  * Configuration: `TOKEN_REGISTRY`, a JSON array of
  * `{ chainId, symbol, address, decimals, name? }`. Besides it, every served chain
- * contributes its own stablecoins (`tokens.usd` / `.usdt` of its network: USDC / USDT on the
- * local networks). Entries from `TOKEN_REGISTRY` come first and win on a clash.
+ * contributes its own stablecoins (`tokens.usd` / `.usdt` / `.dai` of its network: USDC / USDT / DAI
+ * on the local networks). Entries from `TOKEN_REGISTRY` come first and win on a clash.
  * Symbols match case-insensitively; addresses are returned lowercase.
  */
 import { Config, Context, Effect, Layer, Option, Schema } from "effect"
@@ -79,7 +79,7 @@ export class TokenRegistry extends Context.Service<TokenRegistry, {
         decimals: e.decimals
       }))
       const fromNetwork: ReadonlyArray<Token> = chains.all.flatMap(({ network }) =>
-        [network.tokens.usd, network.tokens.usdt].map((t) => ({
+        [network.tokens.usd, network.tokens.usdt, ...(network.tokens.dai === undefined ? [] : [network.tokens.dai])].map((t) => ({
           chainId: network.chainId,
           symbol: t.symbol,
           name: t.name,

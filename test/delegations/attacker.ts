@@ -225,6 +225,7 @@ export interface GrantInput {
   readonly recipientAllowlist?: ReadonlyArray<{ name: string; address: string; chainId: number }>
   readonly expiresAt?: string
   readonly redeemers?: { mode: "delegate" | "named" | "redelegation"; addresses?: ReadonlyArray<string> }
+  readonly basket?: { amount: number }
 }
 
 /** A grant built, signed and enabled through the service; returns the signed delegation the delegate holds. */

@@ -63,11 +63,11 @@ export const TestChainLive = (options?: TestChainOptions) => {
  * (the minter): sent from the unlocked dev account, the node assigning the nonce
  * (DevAccount.ts), and included before the caller simulates against the balance.
  */
-export const mint = (token: "usd" | "usdt", to: Address, amount: number, chainId?: number) =>
+export const mint = (token: "usd" | "usdt" | "dai", to: Address, amount: number, chainId?: number) =>
   Effect.promise(async () => {
     const network = testNetworks().find((n) => n.chainId === (chainId ?? testNetwork().chainId))!
     const deployer = privateKeyToAccount(Redacted.value(network.deployerKey)).address
-    const info = network.tokens[token]
+    const info = network.tokens[token]!
     const data = encodeFunctionData({ abi: testStablecoinAbi, functionName: "mint", args: [to, parseUnits(String(amount), info.decimals)] })
     const { transactionHash: hash } = await sendFromDevAccount(network.rpcUrl, { from: deployer, to: info.address, data })
     return hash
