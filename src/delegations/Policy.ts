@@ -250,7 +250,7 @@ export const makePolicySet = (
   if (typeof redeemers === "string") return invalid(redeemers)
   const approval = input.approval === undefined
     ? undefined
-    : approvalRuleOf(input.approval, budgetTokens, perActionMax.amount, { native, stream: streams.some((s) => s !== undefined) })
+    : approvalRuleOf(input.approval, budgetTokens, perActionMax.amount, { native, stream: streams.some((s) => s !== undefined) }, { now, expiresAt })
   if (approval !== undefined && isRuleProblem(approval)) return { _tag: "Invalid", message: approval.message, field: approval.field }
 
   return {
