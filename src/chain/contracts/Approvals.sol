@@ -203,7 +203,7 @@ contract ApprovalEnforcer {
         bytes calldata callData = _executionCallData[52:];
         if (uint256(bytes32(_executionCallData[20:52])) != 0 || callData.length != 68 || bytes4(callData[0:4]) != TRANSFER) return (false, 0, 0);
         address token = address(bytes20(_executionCallData[0:20]));
-        for (uint256 i = _base + 2 + 20 * uint8(_terms[_base + 1]); i < _terms.length; i += 52) {
+        for (uint256 i = _base + 2 + 20 * uint256(uint8(_terms[_base + 1])); i < _terms.length; i += 52) {
             if (address(bytes20(_terms[i:i + 20])) == token) return (true, uint256(bytes32(callData[36:68])), uint256(bytes32(_terms[i + 20:i + 52])));
         }
         return (false, 0, 0);
@@ -246,7 +246,7 @@ contract ApprovalEnforcer {
         require(_terms.length >= 20, "ApprovalEnforcer:invalid-terms");
         (uint256 kind, uint256 period,) = periodOf(_terms);
         require((kind == 1 || kind == 2) && period >= 1, "ApprovalEnforcer:invalid-terms");
-        for (uint256 i = 20 + 20 * uint8(_terms[19]); i + 52 <= _terms.length; i += 52) {
+        for (uint256 i = 20 + 20 * uint256(uint8(_terms[19])); i + 52 <= _terms.length; i += 52) {
             require(uint256(bytes32(_terms[i + 20:i + 52])) >> 192 == 0, "ApprovalEnforcer:invalid-terms");
         }
         return 18;
