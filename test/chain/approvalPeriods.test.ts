@@ -64,7 +64,7 @@ layer(ChainLive)("ApprovalEnforcer per period", (it) => {
       assert.isString(invalidRule({ ...rule, window: { seconds: 0, startSeconds: 1, perRecipient: false } }))
       // 16 approvers (the most a rule names here): 20 × 16 does not fit the uint8 arithmetic the token loop once used.
       const many: ApprovalRule = { ...perTransfer, approvers: Array.from({ length: 16 }, () => privateKeyToAccount(generatePrivateKey()).address) }
-      for (const r of [many, { ...many, window: rule.window }]) {
+      for (const r of [many, { ...many, window: rule.window! }]) {
         const answer = yield* Effect.promise(() =>
           client.readContract({ address: enforcer, abi: approvalEnforcerAbi, functionName: "needsApproval", args: [approvalTerms(r), packed(transferOf(usdc, bob, 1n))] })
         )
