@@ -28,6 +28,7 @@ import { Delegations } from "../delegations/Delegations.ts"
 import { isNative } from "../tokens/Native.ts"
 import { fromUnits } from "../delegations/Policy.ts"
 import { ApprovalGate, type HeldAction, RelayHooks } from "../delegations/Ports.ts"
+import { thresholdWords } from "./ThresholdWords.ts"
 import type { Signer } from "../delegations/Reads.ts"
 import type { ApprovalRequest } from "../domain/Approvals.ts"
 import type { UserOpBuild } from "../domain/Operations.ts"
@@ -204,7 +205,7 @@ const make = Effect.gen(function*() {
         nonce: randomApprovalNonce().toString(),
         deadline,
         summary: `The agent ${held.delegation.delegate} asks to send ${amount} ${held.token.symbol} to ${to} from ${held.delegation.delegator} ` +
-          `under delegation ${held.delegation.permissionId}: above the grant's threshold, it needs ${held.rule.required} of ` +
+          `under delegation ${held.delegation.permissionId}: ${thresholdWords(held.rule, held.token, held.unapprovedInPeriod)}, it needs ${held.rule.required} of ` +
           `${held.rule.approvers.length} approvals by ${deadline.toISOString()}.` +
           // Names are the requester's words: after the figures, quoted (src/domain/OutsideText.ts).
           requesterWords("Delegation named by the requester", held.delegation.name) +

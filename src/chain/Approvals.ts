@@ -29,12 +29,32 @@ import { approvalEnforcerAbi } from "./contracts/Approvals.ts"
 /** Most approvers a rule may name here (the contract takes up to 255; a person reads every name). */
 export const MAX_APPROVERS = 16
 
-/** m of n approvers, and per token the most one transfer may move without them (base units). */
+/**
+ * Per period (issue 44): each threshold bounds what moves WITHOUT approvals per token (or per token
+ * and recipient) in each period of `seconds` from `startSeconds`; an approved transfer is not counted.
+ */
+export interface ApprovalWindow {
+  readonly seconds: number
+  readonly startSeconds: number
+  readonly perRecipient: boolean
+}
+
+/**
+ * m of n approvers, and per token the most that may move without them (base units): in one
+ * transfer, or with `window`, in all the transfers of a period.
+ */
 export interface ApprovalRule {
   readonly required: number
   readonly approvers: ReadonlyArray<Address>
   readonly thresholds: ReadonlyArray<{ readonly token: Address; readonly units: bigint }>
+  readonly window?: ApprovalWindow
 }
+
+/** A per-period threshold is counted in 192 bits on chain (one storage slot with the period's index). */
+export const MAX_PERIOD_THRESHOLD = 2n ** 192n - 1n
+const MAX_UINT64 = 2n ** 64n - 1n
+/** The terms' header before the per-transfer part, per period: 0x00 ‖ kind(1) ‖ period(8) ‖ start(8). */
+const HEADER_BYTES = 18
 
 /** One execution of a redemption (single call): what an approval names. */
 export interface Execution {
@@ -69,35 +89,67 @@ export const invalidRule = (rule: ApprovalRule): string | undefined => {
     return "an approval threshold names each token once"
   }
   if (rule.thresholds.some((t) => t.units < 0n || t.units >= 2n ** 256n)) return "a threshold is a uint256"
+  const w = rule.window
+  if (w !== undefined) {
+    if (!Number.isInteger(w.seconds) || w.seconds < 1 || BigInt(w.seconds) > MAX_UINT64) return "an approval period is a whole number of seconds, at least 1"
+    if (!Number.isInteger(w.startSeconds) || w.startSeconds < 0 || BigInt(w.startSeconds) > MAX_UINT64) return "an approval period starts at a unix second"
+    if (rule.thresholds.some((t) => t.units > MAX_PERIOD_THRESHOLD)) return "a per-period threshold is below 2^192 base units"
+  }
   return undefined
 }
 
-/** ApprovalEnforcer terms: m(1) ‖ n(1) ‖ approvers(20 each) ‖ (token(20) ‖ threshold(32)) per token. */
+/**
+ * ApprovalEnforcer terms: m(1) ‖ n(1) ‖ approvers(20 each) ‖ (token(20) ‖ threshold(32)) per token;
+ * per period, after 0x00 ‖ kind(1: per token, 2: per token and recipient) ‖ period(8) ‖ start(8).
+ */
 export const approvalTerms = (rule: ApprovalRule): Hex => {
   const invalid = invalidRule(rule)
   if (invalid !== undefined) throw new Error(invalid)
-  return encodePacked(
+  const perTransfer = encodePacked(
     ["uint8", "uint8", ...rule.approvers.map(() => "address" as const), ...rule.thresholds.flatMap(() => ["address", "uint256"] as const)],
     [rule.required, rule.approvers.length, ...rule.approvers, ...rule.thresholds.flatMap((t) => [t.token, t.units] as const)]
   )
+  const w = rule.window
+  if (w === undefined) return perTransfer
+  return concat([
+    encodePacked(["uint8", "uint8", "uint64", "uint64"], [0, w.perRecipient ? 2 : 1, BigInt(w.seconds), BigInt(w.startSeconds)]),
+    perTransfer
+  ])
 }
 
 /** The rule in ApprovalEnforcer terms, or `undefined` when the contract would refuse them (`invalid-terms`). */
 export const decodeApprovalTerms = (terms: Hex): ApprovalRule | undefined => {
   const length = size(terms)
   if (length < 2) return undefined
-  const required = Number(BigInt(sliceHex(terms, 0, 1)))
-  const n = Number(BigInt(sliceHex(terms, 1, 2)))
-  const tokensAt = 2 + 20 * n
-  if (required < 1 || required > n || length < tokensAt || (length - tokensAt) % 52 !== 0) return undefined
   const word = (from: number, to: number) => sliceHex(terms, from, to)
+  let window: ApprovalWindow | undefined
+  let base = 0
+  if (BigInt(word(0, 1)) === 0n) {
+    if (length < HEADER_BYTES + 2) return undefined
+    const kind = Number(BigInt(word(1, 2)))
+    const seconds = BigInt(word(2, 10))
+    const startSeconds = BigInt(word(10, 18))
+    // Beyond 2^53 no period or start is a time this service can state.
+    if ((kind !== 1 && kind !== 2) || seconds < 1n || seconds > BigInt(Number.MAX_SAFE_INTEGER) || startSeconds > BigInt(Number.MAX_SAFE_INTEGER)) {
+      return undefined
+    }
+    window = { seconds: Number(seconds), startSeconds: Number(startSeconds), perRecipient: kind === 2 }
+    base = HEADER_BYTES
+  }
+  const required = Number(BigInt(word(base, base + 1)))
+  const n = Number(BigInt(word(base + 1, base + 2)))
+  const tokensAt = base + 2 + 20 * n
+  if (required < 1 || required > n || length < tokensAt || (length - tokensAt) % 52 !== 0) return undefined
+  const thresholds = Array.from({ length: (length - tokensAt) / 52 }, (_, i) => ({
+    token: word(tokensAt + 52 * i, tokensAt + 52 * i + 20) as Address,
+    units: BigInt(word(tokensAt + 52 * i + 20, tokensAt + 52 * i + 52))
+  }))
+  if (window !== undefined && thresholds.some((t) => t.units > MAX_PERIOD_THRESHOLD)) return undefined
   return {
     required,
-    approvers: Array.from({ length: n }, (_, i) => word(2 + 20 * i, 22 + 20 * i) as Address),
-    thresholds: Array.from({ length: (length - tokensAt) / 52 }, (_, i) => ({
-      token: word(tokensAt + 52 * i, tokensAt + 52 * i + 20) as Address,
-      units: BigInt(word(tokensAt + 52 * i + 20, tokensAt + 52 * i + 52))
-    }))
+    approvers: Array.from({ length: n }, (_, i) => word(base + 2 + 20 * i, base + 22 + 20 * i) as Address),
+    thresholds,
+    ...(window === undefined ? {} : { window })
   }
 }
 
@@ -106,13 +158,59 @@ const TRANSFER = "0xa9059cbb"
 /**
  * Whether the rule asks for approvals: every execution does except one `transfer(address,uint256)`
  * (exactly 68 bytes of call data, no native value) of a token of the rule, at most its threshold.
+ * Per period, `unapproved` is what already moved without approvals in the period for that token (and
+ * recipient); the transfer then needs approvals when it would take that above the threshold, or
+ * before the first period starts.
  */
-export const needsApproval = (rule: ApprovalRule, execution: Execution): boolean => {
+export const needsApproval = (
+  rule: ApprovalRule,
+  execution: Execution,
+  period?: { readonly unapproved: bigint; readonly started: boolean }
+): boolean => {
   if (execution.value !== 0n || size(execution.callData) !== 68 || sliceHex(execution.callData, 0, 4).toLowerCase() !== TRANSFER) return true
   // The contract reads the first entry naming the token.
   const entry = rule.thresholds.find((t) => isAddressEqual(t.token, execution.target))
-  return entry === undefined || BigInt(sliceHex(execution.callData, 36, 68)) > entry.units
+  if (entry === undefined) return true
+  const amount = BigInt(sliceHex(execution.callData, 36, 68))
+  if (rule.window === undefined || period === undefined) return amount > entry.units
+  if (!period.started) return true
+  return amount > entry.units || period.unapproved + amount > entry.units
 }
+
+/** The recipient a transfer's call data pays (the low 20 bytes of its first word, as the token reads it). */
+export const transferRecipient = (callData: Hex): Address => sliceHex(callData, 16, 36).toLowerCase() as Address
+
+/**
+ * What moved without approvals in the current period for `token` (and `recipient`, per recipient)
+ * as the enforcer counts it for `caller`'s redemptions of `delegationHash`, and when the period ends
+ * (the start itself, before the first period starts).
+ */
+export const unapprovedInPeriod = (
+  chain: ChainReader,
+  input: {
+    readonly enforcer: Address
+    readonly caller: Address
+    readonly delegationHash: Hash
+    readonly terms: Hex
+    readonly token: Address
+    readonly recipient: Address
+  }
+): Effect.Effect<{ readonly spent: bigint; readonly periodEnd: bigint }, ChainUnavailable> =>
+  chain.call({
+    to: input.enforcer,
+    data: encodeFunctionData({
+      abi: approvalEnforcerAbi,
+      functionName: "unapprovedInPeriod",
+      args: [input.caller, input.delegationHash, input.terms, input.token, input.recipient]
+    })
+  }).pipe(
+    Effect.catchTag("CallReverted", (e: CallReverted) => Effect.die(e)),
+    Effect.flatMap((answer) =>
+      size(answer) !== 64
+        ? Effect.die(new Error(`no per-period ApprovalEnforcer answers at ${input.enforcer}`))
+        : Effect.succeed({ spent: BigInt(sliceHex(answer, 0, 32)), periodEnd: BigInt(sliceHex(answer, 32, 64)) })
+    )
+  )
 
 /** The EIP-712 `Approval` type (the contract's `APPROVAL_TYPEHASH`). */
 export const APPROVAL_TYPES = {
@@ -285,7 +383,7 @@ export const verifyApprovals = (
   Effect.gen(function*() {
     const refuse = (reason: ApprovalRefusal, approver?: Address): ApprovalCheck =>
       approver === undefined ? { ok: false, reason } : { ok: false, reason, approver }
-    if (!needsApproval(input.rule, input.execution)) return { ok: true }
+    if (input.rule.window === undefined ? !needsApproval(input.rule, input.execution) : !(yield* needsApprovalNow(chain, input))) return { ok: true }
     const set = input.set
     if (set === undefined || set.approvals.length < input.rule.required) return refuse("ApprovalEnforcer:not-enough-approvals")
     if (input.nowSeconds > set.deadline) return refuse("ApprovalEnforcer:expired")
@@ -310,3 +408,25 @@ export const verifyApprovals = (
     }
     return { ok: true }
   })
+
+/** The enforcer's own `needsApprovalNow` (per-period rules depend on what it counted; the chain's clock). */
+const needsApprovalNow = (
+  chain: ChainReader,
+  input: { readonly enforcer: Address; readonly caller: Address; readonly delegationHash: Hash; readonly rule: ApprovalRule; readonly execution: Execution }
+): Effect.Effect<boolean, ChainUnavailable> =>
+  chain.call({
+    to: input.enforcer,
+    data: encodeFunctionData({
+      abi: approvalEnforcerAbi,
+      functionName: "needsApprovalNow",
+      args: [
+        input.caller,
+        input.delegationHash,
+        approvalTerms(input.rule),
+        encodePacked(["address", "uint256", "bytes"], [input.execution.target, input.execution.value, input.execution.callData])
+      ]
+    })
+  }).pipe(
+    Effect.catchTag("CallReverted", (e: CallReverted) => Effect.die(e)),
+    Effect.map((answer) => BigInt(answer) !== 0n)
+  )

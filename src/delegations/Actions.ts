@@ -8,12 +8,13 @@ import { requesterWords } from "../domain/OutsideText.ts"
 import { Config, Data, Duration, Effect } from "effect"
 import { type Address, encodeFunctionData, erc20Abi, type Hex } from "viem"
 import type { Account } from "../accounts/Domain.ts"
-import { BadRequest, OutOfScope } from "../api/Errors.ts"
+import { BadRequest, OutOfScope, ServiceUnavailable } from "../api/Errors.ts"
 import { OperationBuilder, type StoredBuild } from "../builds/OperationBuilder.ts"
 import { type ApprovalSet, decodeApprovalTerms, needsApproval } from "../chain/Approvals.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { makeSingleFlight } from "../platform/SingleFlight.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
+import { periodUse } from "./ApprovalPeriod.ts"
 import { redeemCall } from "./Caveats.ts"
 import { DelegationRepo, type DelegationRow } from "./DelegationRepo.ts"
 import { type Enable, failureText } from "./Enable.ts"
@@ -231,8 +232,23 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
       }
     const callData = execution.callData
     // Above the rule's threshold the chain refuses it without approvals: it becomes an approval
-    // request (the reservation held until its deadline) instead of a build.
-    if (held !== undefined && needsApproval(held.rule, execution)) {
+    // request (the reservation held until its deadline) instead of a build. Per period (issue 44),
+    // with what moved (and may still move) without approvals in the period counted in.
+    const period = held === undefined
+      ? undefined
+      : yield* periodUse(repo, net, {
+        rule: held.rule,
+        enforcer: held.enforcer,
+        delegationId: id,
+        permissionId: row.permission_id,
+        reservationId: reservation.id,
+        execution
+      }).pipe(
+        Effect.tapError(() => release(reservation.id)),
+        Effect.catchTag("ChainUnavailable", (e) =>
+          Effect.fail(new ServiceUnavailable({ message: `The chain did not answer (${e.message}): what moved without approvals in this period cannot be read, try again` })))
+      )
+    if (held !== undefined && needsApproval(held.rule, execution, period)) {
       return yield* gate.open({
         requester: lower(signer.address),
         delegation: {
@@ -254,6 +270,7 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
         ...(action.gasToken === undefined ? {} : { gasToken: action.gasToken }),
         shareKey,
         rule: held.rule,
+        ...(period === undefined ? {} : { unapprovedInPeriod: period.unapproved }),
         enforcer: held.enforcer,
         delegationManager: net.network.delegation.DelegationManager,
         callData,

@@ -7,14 +7,18 @@
  * (the summary reads the rule back from the caveat: Summary.ts). Rules: docs/approvals.md.
  */
 import type { Address } from "viem"
-import { MAX_APPROVERS } from "../chain/Approvals.ts"
+import { type ApprovalRule, MAX_APPROVERS } from "../chain/Approvals.ts"
 import type { Token } from "../tokens/TokenRegistry.ts"
 import type { ApprovalRuleWire } from "./Domain.ts"
+import { type PeriodInput, periodOf } from "./Periods.ts"
 
 export interface ApprovalRuleInput {
   readonly required: number
   readonly approvers: ReadonlyArray<string>
   readonly thresholds?: ReadonlyArray<{ readonly token: { readonly symbol: string }; readonly amount: number }>
+  /** Issue 44: the thresholds count what moves without approvals per period (absent: per transfer). */
+  readonly period?: PeriodInput
+  readonly perRecipient?: boolean
 }
 
 /** A refusal of the rule: the field it names and why. */
@@ -46,7 +50,8 @@ export const approvalRuleOf = (
   input: ApprovalRuleInput,
   budgetTokens: ReadonlyArray<Token>,
   perActionMax: number,
-  shape: { readonly native: boolean; readonly stream: boolean }
+  shape: { readonly native: boolean; readonly stream: boolean },
+  clock: { readonly now: Date; readonly expiresAt: Date }
 ): ApprovalRuleWire | RuleProblem => {
   if (shape.native || shape.stream) {
     return { field: "approval", message: "an approval rule holds ERC-20 transfers of total or renewing budgets: it cannot go with a stream or an ETH budget" }
@@ -65,6 +70,12 @@ export const approvalRuleOf = (
       message: `approval.required (${input.required}) must be a whole number from 1 to the number of approvers (${n})`
     }
   }
+  // Per period (issue 44): the period as a budget's, checked the same way; per recipient only with a period.
+  const period = periodOf(input.period, "the approval threshold", clock.now, clock.expiresAt)
+  if (typeof period === "string") return { field: "approval.period", message: period }
+  if (input.perRecipient === true && period === undefined) {
+    return { field: "approval.perRecipient", message: "approval.perRecipient counts per recipient per period: it needs approval.period" }
+  }
   const thresholds: Array<ApprovalRuleWire["thresholds"][number]> = []
   for (const [i, t] of (input.thresholds ?? []).entries()) {
     const field = `approval.thresholds.${i}`
@@ -74,7 +85,8 @@ export const approvalRuleOf = (
     if (unitsOf(t.amount, token.decimals) === undefined) {
       return { field: `${field}.amount`, message: `the threshold must be 0 or more, with at most ${token.decimals} decimals of ${token.symbol}` }
     }
-    if (t.amount > perActionMax) {
+    // Per transfer, a threshold above the per-action maximum is never reached; per period, several transfers reach it.
+    if (period === undefined && t.amount > perActionMax) {
       return {
         field: `${field}.amount`,
         message: `the threshold (${fmt(t.amount)} ${token.symbol}) is above the per-action maximum (${fmt(perActionMax)}): ` +
@@ -83,7 +95,12 @@ export const approvalRuleOf = (
     }
     thresholds.push({ token: { symbol: token.symbol, chainId: token.chainId, address: token.address }, amount: t.amount })
   }
-  return { required: input.required, approvers, thresholds }
+  return {
+    required: input.required,
+    approvers,
+    thresholds,
+    ...(period === undefined ? {} : { period, perRecipient: input.perRecipient === true })
+  }
 }
 
 export const isRuleProblem = (x: ApprovalRuleWire | RuleProblem): x is RuleProblem => "field" in x
@@ -96,11 +113,18 @@ export const approverProblem = (own: { readonly index: number; readonly address:
 })
 
 /** The rule's enforcer terms (src/chain/Approvals.ts `ApprovalRule`), thresholds in base units. */
-export const approvalTermsOf = (rule: ApprovalRuleWire, decimalsOf: (address: string) => number) => ({
+export const approvalTermsOf = (rule: ApprovalRuleWire, decimalsOf: (address: string) => number): ApprovalRule => ({
   required: rule.required,
   approvers: rule.approvers.map((a) => a.toLowerCase() as Address),
   thresholds: rule.thresholds.map((t) => {
     const token = (t.token.address ?? "").toLowerCase() as Address
     return { token, units: unitsOf(t.amount, decimalsOf(token)) ?? 0n }
+  }),
+  ...(rule.period === undefined ? {} : {
+    window: {
+      seconds: rule.period.seconds,
+      startSeconds: Math.floor(new Date(rule.period.start).getTime() / 1000),
+      perRecipient: rule.perRecipient === true
+    }
   })
 })

@@ -140,6 +140,12 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   releaseReserved(id: string): Effect.Effect<void>
   /** A reservation's status, and whether it is still held (a `reserved` one counts until it expires). */
   findReservation(id: string): Effect.Effect<{ readonly status: string; readonly held: boolean } | undefined>
+  /**
+   * Open units (reserved and unexpired, or submitted) of the grant's actions in `token` (to `recipient`,
+   * when given) that no approval request holds, but `exceptId`: what may still move without approvals
+   * (a per-period approval threshold, issue 44).
+   */
+  openUnapproved(delegationId: string, token: string, recipient: string | undefined, exceptId: string): Effect.Effect<bigint>
   /** Per token: final units since `since[token]` (ISO, absent: ever) and open units, and their counts; excluding `exceptId`. */
   ledger(delegationId: string, since: Readonly<Record<string, string>>, exceptId: string | undefined): Effect.Effect<ReadonlyArray<LedgerRow>>
   /**
@@ -199,6 +205,7 @@ const make = Effect.gen(function*() {
   const lockedLedgers = decodeAll(LockedLedgerRow)
   const ledgerOrPayments = decodeAll(LedgerOrPaymentRow)
   const openActions = decodeAll(OpenActionRow)
+  const totals = decodeAll(Schema.Struct({ total: Schema.String }))
   const ids = decodeAll(Schema.Struct({ id: Schema.String }))
   const delegationIds = decodeAll(Schema.Struct({ delegation_id: Schema.String }))
   const permissionIds = decodeAll(Schema.Struct({ permission_id: Schema.String }))
@@ -388,6 +395,15 @@ const make = Effect.gen(function*() {
       reservationStates(sql`
         SELECT status, (status = 'submitted' OR (status = 'reserved' AND expires_at > now())) AS held
         FROM delegation_reservations WHERE id = ${id}`).pipe(Effect.map(first)),
+    openUnapproved: (delegationId, token, recipient, exceptId) =>
+      totals(sql`
+        SELECT coalesce(sum(r.units), 0)::text AS total FROM delegation_reservations r
+        WHERE r.delegation_id = ${delegationId} AND lower(r.token_address) = ${token.toLowerCase()} AND r.id <> ${exceptId}
+          AND (${recipient === undefined} OR lower(r.recipient) = ${(recipient ?? "").toLowerCase()})
+          AND (r.status = 'submitted' OR (r.status = 'reserved' AND r.expires_at > now()))
+          AND NOT EXISTS (SELECT 1 FROM approval_requests a WHERE a.reservation_id = r.id)`).pipe(
+        Effect.map((rows) => BigInt(rows[0]?.total ?? "0"))
+      ),
     ledger: (delegationId, since, exceptId) =>
       ledgerRows(sql`SELECT * FROM delegation_ledger(${delegationId}, ${JSON.stringify(since)}::jsonb, ${exceptId ?? null})`),
     ledgersWithOpenPayments: (requests) =>

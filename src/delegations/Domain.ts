@@ -67,8 +67,15 @@ export type Redeemers = typeof Redeemers.Type
 export const ApprovalRuleWire = Schema.Struct({
   required: Schema.Int,
   approvers: Schema.Array(Address),
-  /** The most one transfer of each token moves without approvals (token units; 0: every transfer needs them). */
-  thresholds: Schema.Array(Schema.Struct({ token: TokenRef, amount: Schema.Finite }))
+  /**
+   * The most that moves without approvals per token (token units; 0: every transfer needs them): in one
+   * transfer, or with `period`, in all of a period's transfers together (issue 44).
+   */
+  thresholds: Schema.Array(Schema.Struct({ token: TokenRef, amount: Schema.Finite })),
+  /** Per period: the thresholds count every transfer of a period made without approvals (absent: per transfer). */
+  period: Schema.optionalKey(BudgetPeriod),
+  /** Per period, counted per recipient: splitting across recipients is not held back, one recipient is. */
+  perRecipient: Schema.optionalKey(Schema.Boolean)
 }).annotate({ identifier: "ApprovalRule" })
 export type ApprovalRuleWire = typeof ApprovalRuleWire.Type
 
@@ -232,7 +239,19 @@ export const DelegationBuildRequest = Schema.Struct({
     thresholds: Schema.optionalKey(Schema.Array(Schema.Struct({
       token: Schema.Struct({ symbol: TextOfLength(1, 64) }),
       amount: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
-    })).check(Schema.isMaxLength(64)))
+    })).check(Schema.isMaxLength(64))),
+    /**
+     * Issue 44: the thresholds hold per period, not per transfer: what moves without approvals in each
+     * period (`every` day, week, 30-day month, or `seconds`, from `start`, default now) counts together,
+     * so splitting a transfer cannot escape them. Absent: per transfer.
+     */
+    period: Schema.optionalKey(Schema.Struct({
+      every: Schema.optionalKey(Schema.Literals(["day", "week", "month"])),
+      seconds: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+      start: Schema.optionalKey(Timestamp)
+    })),
+    /** With `period`: counted per recipient (each recipient has the threshold per period); default false: per token. */
+    perRecipient: Schema.optionalKey(Schema.Boolean)
   })),
   /**
    * Beyond the contract: one budget across every budget token (USD stablecoins), each counted at

@@ -279,7 +279,7 @@ const approvalProblem = (
   for (const t of rule.thresholds) {
     const budget = budgets.find((b) => sameAddress(b.token, t.token))
     if (budget === undefined) return "an approval threshold names a budget token"
-    if (t.units > budget.perActionUnits) return "an approval threshold is at most the per-action maximum"
+    if (rule.window === undefined && t.units > budget.perActionUnits) return "an approval threshold is at most the per-action maximum"
   }
   return undefined
 }

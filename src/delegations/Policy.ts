@@ -252,7 +252,7 @@ export const makePolicySet = (
   if (typeof redeemers === "string") return invalid(redeemers)
   const approval = input.approval === undefined
     ? undefined
-    : approvalRuleOf(input.approval, budgetTokens, perActionMax.amount, { native, stream: streams.some((s) => s !== undefined) })
+    : approvalRuleOf(input.approval, budgetTokens, perActionMax.amount, { native, stream: streams.some((s) => s !== undefined) }, { now, expiresAt })
   if (approval !== undefined && isRuleProblem(approval)) return { _tag: "Invalid", message: approval.message, field: approval.field }
   const basket = input.basket === undefined ? undefined : basketOf(input.basket, budgetTokens, periods, streams, tokenRef)
   if (typeof basket === "string") return { _tag: "Invalid", message: basket, field: "basket" }

@@ -85,6 +85,8 @@ export interface HeldAction {
   readonly shareKey: string
   /** The rule as the grant's caveat holds it, and the enforcer and DelegationManager that check it. */
   readonly rule: ApprovalRule
+  /** A per-period rule (issue 44): what moved, or may still move, without approvals in the period before this action. */
+  readonly unapprovedInPeriod?: bigint
   readonly enforcer: Address
   readonly delegationManager: Address
   /** The execution's call data (an ERC-20 `transfer` of the token; `0x` for the native token, sent as value). */

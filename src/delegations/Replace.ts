@@ -129,7 +129,12 @@ export const makeReplace = (reads: Reads, enable: Enable) => Effect.gen(function
           approval: {
             required: p.approval.required,
             approvers: p.approval.approvers,
-            thresholds: p.approval.thresholds.map((t) => ({ token: { symbol: t.token.symbol }, amount: t.amount }))
+            thresholds: p.approval.thresholds.map((t) => ({ token: { symbol: t.token.symbol }, amount: t.amount })),
+            // The same periods as the grant replaced (its start kept: what moved unapproved is counted on the new grant afresh).
+            ...(p.approval.period === undefined ? {} : {
+              period: { seconds: p.approval.period.seconds, start: p.approval.period.start },
+              perRecipient: p.approval.perRecipient === true
+            })
           }
         })
       }

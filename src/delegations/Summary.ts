@@ -66,12 +66,22 @@ const budgetWords = (tokenOf: TokenOf, b: SignedBudget, terms: SignedTerms, nowS
     "what is unspent does not carry over)"
 }
 
-/** The approval rule as ApprovalEnforcer's terms hold it. */
+/**
+ * The approval rule as ApprovalEnforcer's terms hold it, saying which kind of threshold it is: per
+ * transfer, or per period (per token, or per token and recipient) counting what moved without approvals.
+ */
 const approvalWords = (tokenOf: TokenOf, rule: ApprovalRule | undefined, budgetTokens: ReadonlyArray<Address>): string => {
   if (rule === undefined) return ""
+  const w = rule.window
+  const counted = w === undefined ? "" : w.perRecipient ? " to one recipient" : ""
+  const period = w === undefined ? "" : `${periodEach(w.seconds)}${counted} (periods of ${w.seconds} s from ${utcSeconds(w.startSeconds)})`
   const gated = [
     ...rule.thresholds.map((t) =>
-      t.units === 0n ? `any ${symbolOf(tokenOf, t.token)} transfer` : `a transfer of more than ${amountOf(tokenOf, t.token, t.units)}`
+      t.units === 0n
+        ? `any ${symbolOf(tokenOf, t.token)} transfer`
+        : w === undefined
+        ? `a transfer of more than ${amountOf(tokenOf, t.token, t.units)}`
+        : `a transfer that takes what moves without approvals above ${amountOf(tokenOf, t.token, t.units)} ${period}`
     ),
     ...budgetTokens.filter((b) => !rule.thresholds.some((t) => t.token.toLowerCase() === b.toLowerCase()))
       .map((b) => `any ${symbolOf(tokenOf, b)} transfer`)
@@ -80,8 +90,13 @@ const approvalWords = (tokenOf: TokenOf, rule: ApprovalRule | undefined, budgetT
   const who = approvers.length === 1
     ? `the approval of ${approvers[0]}`
     : `the approvals of ${rule.required === approvers.length ? "all" : `${rule.required} of`} ${listJoin(approvers)}`
+  const kind = w === undefined
+    ? "The approval threshold is per transfer. "
+    : `The approval threshold is cumulative ${w.perRecipient ? "per token and recipient" : "per token"} and period: ` +
+      "every transfer made without approvals in a period counts towards it (approved transfers do not), so splitting a transfer " +
+      `${w.perRecipient ? "to one recipient " : ""}does not escape it; before ${utcSeconds(w.startSeconds)} every transfer needs approvals. `
   return `${listJoin(gated, "or").replace(/^./, (c) => c.toUpperCase())} needs ${who}, each an EIP-712 signature of that exact transfer, ` +
-    "valid once and until its deadline. "
+    "valid once and until its deadline. " + kind
 }
 
 /**

@@ -112,6 +112,34 @@ describe("the approval rule in a PolicySet", () => {
     )
   })
 
+  it("per period (issue 44): kept with its period, held by per-period terms, stated as cumulative; a threshold may pass the per-action maximum", () => {
+    const daily = { ...rule, thresholds: [{ token: { symbol: "USDC" }, amount: 30 }], period: { every: "day" }, perRecipient: true }
+    const r = build(daily)
+    if (r._tag !== "Ok") throw new Error(r.message)
+    assert.deepStrictEqual(r.policy.approval?.period, { every: "day", seconds: 86_400, start: now.toISOString() })
+    assert.strictEqual(r.policy.approval?.perRecipient, true)
+    const terms = grantTermsOf(r.policy, () => 6, { delegator: addr(0xd1), delegate: addr(0xd2), salt: "0x01" as Hex }, now)!
+    const window = { seconds: 86_400, startSeconds: now.getTime() / 1000, perRecipient: true }
+    assert.deepStrictEqual(terms.approval?.window, window)
+    const g = makeGrant(environment, terms)
+    if (g._tag !== "Ok") throw new Error(g.message)
+    assert.deepStrictEqual(decodeApprovalTerms(g.delegation.caveats.at(-1)!.terms as Hex)?.window, window)
+    const s = summaryOf(r.policy, addr(0xd2), [USDC, USDT])
+    assert.include(s, "A transfer that takes what moves without approvals above 30 USDC per day to one recipient")
+    assert.include(s, "The approval threshold is cumulative per token and recipient and period")
+    const perToken = build({ ...daily, perRecipient: false })
+    if (perToken._tag !== "Ok") throw new Error(perToken.message)
+    assert.include(summaryOf(perToken.policy, addr(0xd2), [USDC, USDT]), "The approval threshold is cumulative per token and period")
+    // Per transfer it says so, and 30 is refused there (above the per-action maximum of 20).
+    const plain = build(rule)
+    if (plain._tag !== "Ok") throw new Error(plain.message)
+    assert.include(summaryOf(plain.policy, addr(0xd2), [USDC, USDT]), "The approval threshold is per transfer.")
+    assert.strictEqual(refusal({ ...daily, period: undefined, perRecipient: undefined }).field, "approval.thresholds.0.amount")
+    assert.strictEqual(refusal({ ...rule, perRecipient: true }).field, "approval.perRecipient")
+    assert.strictEqual(refusal({ ...rule, period: { every: "day", seconds: 5 } }).field, "approval.period")
+    assert.strictEqual(refusal({ ...rule, period: { every: "month" } }, { expiresAt: "2026-01-10T00:00:00.000Z" }).field, "approval.period")
+  })
+
   it("an approver the agent controls is refused naming its field and why (who it is: test/approvals/selfApproval.test.ts)", () => {
     const problem = approverProblem({ index: 1, address: a2, why: "the delegate itself" })
     assert.strictEqual(problem.field, "approval.approvers.1")

@@ -7,12 +7,21 @@ pragma solidity 0.8.28;
 
 /// ApprovalEnforcer: an execution above its token's threshold needs m of n named approvers.
 ///
-/// terms: m(1) ‖ n(1) ‖ n × approver(20) ‖ k × (token(20) ‖ threshold(32)), 1 ≤ m ≤ n, k ≥ 0.
+/// terms, per transfer (kind 0): m(1) ‖ n(1) ‖ n × approver(20) ‖ k × (token(20) ‖ threshold(32)),
+/// 1 ≤ m ≤ n, k ≥ 0.
+/// terms, per period (issue 44): 0x00 ‖ kind(1) ‖ period(8) ‖ start(8) ‖ the per-transfer terms,
+/// kind 1: the threshold bounds what moves WITHOUT approvals per token per period, kind 2: per
+/// token and recipient per period; period ≥ 1 s, periods counted from start (unix seconds),
+/// every threshold below 2^192. (m ≥ 1, so a first byte 0x00 never was per-transfer terms.)
 ///
-/// The only execution that needs no approval is a single call, default exec type, of exactly
-/// `transfer(address,uint256)` (68 bytes, no native value) to a token of the terms, of at most
-/// that token's threshold. Every other execution (more than the threshold, a token not in the
-/// terms, any other call) needs approvals: args = abi.encode(uint256 nonce, uint256 deadline,
+/// Per transfer, the only execution that needs no approval is a single call, default exec type, of
+/// exactly `transfer(address,uint256)` (68 bytes, no native value) to a token of the terms, of at
+/// most that token's threshold. Per period, it is the same shape whose amount, added to what moved
+/// without approvals in the current period (for that token, or that token and recipient), stays at
+/// or below the threshold; it is then counted. An approved execution is not counted: the threshold
+/// bounds what no one approved (docs/decisions.md). Before `start` every execution needs approvals.
+/// Every other execution (more than the threshold, a token not in the terms, any other call) needs
+/// approvals: args = abi.encode(uint256 nonce, uint256 deadline,
 /// (address approver, bytes signature)[]), where at least m distinct approvers of the terms
 /// each sign the EIP-712 `Approval` of this delegation and this exact execution (ECDSA for an
 /// address without code, ERC-1271 for one with code), the deadline (unix seconds) is not past
@@ -46,6 +55,10 @@ contract ApprovalEnforcer {
     /// Spent nonces: caller (the DelegationManager, or a wrapper enforcer) → delegation hash → nonce.
     mapping(address => mapping(bytes32 => mapping(uint256 => bool))) public spent;
 
+    /// What moved without approvals, per period kinds: caller → delegation hash → keccak256(token ‖ recipient,
+    /// zero address per token) → period index (high 64 bits) ‖ amount (low 192 bits). One slot: one write per transfer.
+    mapping(address => mapping(bytes32 => mapping(bytes32 => uint256))) public unapproved;
+
     event ApprovalSpent(address indexed sender, bytes32 indexed delegationHash, uint256 nonce);
 
     function beforeAllHook(bytes calldata, bytes calldata, bytes32, bytes calldata, bytes32, address, address) external pure {}
@@ -62,11 +75,32 @@ contract ApprovalEnforcer {
         require(bytes1(_mode) == 0x00, "ApprovalEnforcer:invalid-call-type");
         require(bytes1(_mode << 8) == 0x00, "ApprovalEnforcer:invalid-execution-type");
         require(_executionCallData.length >= 52, "ApprovalEnforcer:invalid-execution-length");
-        uint256 m = requiredOf(_terms);
-        if (!gated(_terms, _executionCallData)) return;
+        uint256 base = headerOf(_terms);
+        requiredOf(_terms, base);
+        if (base == 0) {
+            if (!gated(_terms, 0, _executionCallData)) return;
+        } else {
+            (bool needs, bytes32 key, uint256 slot) = gatedInPeriod(_terms, _executionCallData, msg.sender, _delegationHash);
+            if (!needs) {
+                unapproved[msg.sender][_delegationHash][key] = slot;
+                return;
+            }
+        }
+        spendApprovals(_terms, base, _args, _executionCallData, _delegationHash, _redeemer);
+    }
+
+    /// m distinct approvers of the terms signed this execution, before the deadline, under an unused nonce: spent now.
+    function spendApprovals(
+        bytes calldata _terms,
+        uint256 _base,
+        bytes calldata _args,
+        bytes calldata _executionCallData,
+        bytes32 _delegationHash,
+        address _redeemer
+    ) private {
         require(_args.length != 0, "ApprovalEnforcer:not-enough-approvals");
         (uint256 nonce, uint256 deadline, Approval[] memory approvals) = abi.decode(_args, (uint256, uint256, Approval[]));
-        require(approvals.length >= m, "ApprovalEnforcer:not-enough-approvals");
+        require(approvals.length >= uint8(_terms[_base]), "ApprovalEnforcer:not-enough-approvals");
         require(block.timestamp <= deadline, "ApprovalEnforcer:expired");
         require(!spent[msg.sender][_delegationHash][nonce], "ApprovalEnforcer:nonce-used");
         bytes32 digest = approvalDigest(
@@ -77,7 +111,7 @@ contract ApprovalEnforcer {
             nonce,
             deadline
         );
-        checkApprovers(_terms, digest, approvals, _redeemer);
+        checkApprovers(_terms, _base, digest, approvals, _redeemer);
         spent[msg.sender][_delegationHash][nonce] = true;
         emit ApprovalSpent(msg.sender, _delegationHash, nonce);
     }
@@ -113,42 +147,132 @@ contract ApprovalEnforcer {
         return (hex"0f", "ApprovalEnforcer", "1", block.chainid, address(this), bytes32(0), new uint256[](0));
     }
 
-    /// Whether an execution needs approvals under these terms (see the contract's comment).
+    /// Whether an execution needs approvals under these terms (see the contract's comment) whatever
+    /// moved before: per-transfer terms decide it here; per period, see `needsApprovalNow`.
     function needsApproval(bytes calldata _terms, bytes calldata _executionCallData) external pure returns (bool) {
-        requiredOf(_terms);
+        uint256 base = headerOf(_terms);
+        requiredOf(_terms, base);
         require(_executionCallData.length >= 52, "ApprovalEnforcer:invalid-execution-length");
-        return gated(_terms, _executionCallData);
+        return gated(_terms, base, _executionCallData);
+    }
+
+    /// Whether an execution needs approvals now, redeemed by `_caller` (the DelegationManager) under
+    /// `_delegationHash`: per-period terms add what moved without approvals in the current period.
+    function needsApprovalNow(address _caller, bytes32 _delegationHash, bytes calldata _terms, bytes calldata _executionCallData)
+        external
+        view
+        returns (bool needs_)
+    {
+        uint256 base = headerOf(_terms);
+        requiredOf(_terms, base);
+        require(_executionCallData.length >= 52, "ApprovalEnforcer:invalid-execution-length");
+        if (base == 0) return gated(_terms, 0, _executionCallData);
+        (needs_,,) = gatedInPeriod(_terms, _executionCallData, _caller, _delegationHash);
+    }
+
+    /// What moved without approvals in the current period for `_token` (and `_recipient`, per
+    /// recipient; ignored per token), and when the period ends (unix seconds); (0, start) before `start`.
+    function unapprovedInPeriod(address _caller, bytes32 _delegationHash, bytes calldata _terms, address _token, address _recipient)
+        external
+        view
+        returns (uint256 spent_, uint256 periodEnd_)
+    {
+        uint256 base = headerOf(_terms);
+        requiredOf(_terms, base);
+        require(base != 0, "ApprovalEnforcer:not-per-period");
+        (uint256 kind, uint256 period, uint256 start) = periodOf(_terms);
+        if (block.timestamp < start) return (0, start);
+        uint256 index = (block.timestamp - start) / period;
+        uint256 slot = unapproved[_caller][_delegationHash][keyOf(_token, kind == 2 ? _recipient : address(0))];
+        spent_ = slot >> 192 == index ? uint192(slot) : 0;
+        periodEnd_ = start + (index + 1) * period;
     }
 
     /// Whether the execution is anything but a transfer at or below its token's threshold.
-    function gated(bytes calldata _terms, bytes calldata _executionCallData) private pure returns (bool) {
-        bytes calldata callData = _executionCallData[52:];
-        if (uint256(bytes32(_executionCallData[20:52])) != 0 || callData.length != 68 || bytes4(callData[0:4]) != TRANSFER) return true;
-        address token = address(bytes20(_executionCallData[0:20]));
-        for (uint256 i = 2 + 20 * uint8(_terms[1]); i < _terms.length; i += 52) {
-            if (address(bytes20(_terms[i:i + 20])) == token) return uint256(bytes32(callData[36:68])) > uint256(bytes32(_terms[i + 20:i + 52]));
-        }
-        return true;
+    function gated(bytes calldata _terms, uint256 _base, bytes calldata _executionCallData) private pure returns (bool) {
+        (bool plain, uint256 amount, uint256 threshold) = transferOf(_terms, _base, _executionCallData);
+        return !plain || amount > threshold;
     }
 
-    /// m, after checking the terms' shape.
-    function requiredOf(bytes calldata _terms) private pure returns (uint256 m_) {
+    /// A plain transfer of a token of the terms: its amount and the token's threshold (the first entry naming it).
+    function transferOf(bytes calldata _terms, uint256 _base, bytes calldata _executionCallData)
+        private
+        pure
+        returns (bool plain_, uint256 amount_, uint256 threshold_)
+    {
+        bytes calldata callData = _executionCallData[52:];
+        if (uint256(bytes32(_executionCallData[20:52])) != 0 || callData.length != 68 || bytes4(callData[0:4]) != TRANSFER) return (false, 0, 0);
+        address token = address(bytes20(_executionCallData[0:20]));
+        for (uint256 i = _base + 2 + 20 * uint256(uint8(_terms[_base + 1])); i < _terms.length; i += 52) {
+            if (address(bytes20(_terms[i:i + 20])) == token) return (true, uint256(bytes32(callData[36:68])), uint256(bytes32(_terms[i + 20:i + 52])));
+        }
+        return (false, 0, 0);
+    }
+
+    /// Per period: whether the execution needs approvals, and if not, the counter's key and its new value.
+    function gatedInPeriod(bytes calldata _terms, bytes calldata _executionCallData, address _caller, bytes32 _delegationHash)
+        private
+        view
+        returns (bool needs_, bytes32 key_, uint256 slot_)
+    {
+        (bool plain, uint256 amount, uint256 threshold) = transferOf(_terms, 18, _executionCallData);
+        (uint256 kind, uint256 period, uint256 start) = periodOf(_terms);
+        if (!plain || amount > threshold || block.timestamp < start) return (true, 0, 0);
+        // The token pays the low 20 bytes of the recipient word: that is the recipient counted.
+        address recipient = kind == 2 ? address(uint160(uint256(bytes32(_executionCallData[56:88])))) : address(0);
+        key_ = keyOf(address(bytes20(_executionCallData[0:20])), recipient);
+        uint256 index = (block.timestamp - start) / period;
+        uint256 slot = unapproved[_caller][_delegationHash][key_];
+        uint256 total = (slot >> 192 == index ? uint192(slot) : 0) + amount;
+        if (total > threshold) return (true, 0, 0);
+        slot_ = (index << 192) | total;
+    }
+
+    function keyOf(address _token, address _recipient) private pure returns (bytes32) {
+        return keccak256(abi.encodePacked(_token, _recipient));
+    }
+
+    /// The header's kind, period and start (per-period terms only).
+    function periodOf(bytes calldata _terms) private pure returns (uint256 kind_, uint256 period_, uint256 start_) {
+        kind_ = uint8(_terms[1]);
+        period_ = uint64(bytes8(_terms[2:10]));
+        start_ = uint64(bytes8(_terms[10:18]));
+    }
+
+    /// Where the per-transfer part of the terms begins: 0, or 18 after a per-period header (checked here).
+    function headerOf(bytes calldata _terms) private pure returns (uint256) {
         require(_terms.length >= 2, "ApprovalEnforcer:invalid-terms");
-        m_ = uint8(_terms[0]);
-        uint256 n = uint8(_terms[1]);
-        uint256 tokensAt = 2 + 20 * n;
+        if (_terms[0] != 0x00) return 0;
+        require(_terms.length >= 20, "ApprovalEnforcer:invalid-terms");
+        (uint256 kind, uint256 period,) = periodOf(_terms);
+        require((kind == 1 || kind == 2) && period >= 1, "ApprovalEnforcer:invalid-terms");
+        for (uint256 i = 20 + 20 * uint256(uint8(_terms[19])); i + 52 <= _terms.length; i += 52) {
+            require(uint256(bytes32(_terms[i + 20:i + 52])) >> 192 == 0, "ApprovalEnforcer:invalid-terms");
+        }
+        return 18;
+    }
+
+    /// m, after checking the shape of the per-transfer part (from `_base`).
+    function requiredOf(bytes calldata _terms, uint256 _base) private pure returns (uint256 m_) {
+        require(_terms.length >= _base + 2, "ApprovalEnforcer:invalid-terms");
+        m_ = uint8(_terms[_base]);
+        uint256 n = uint8(_terms[_base + 1]);
+        uint256 tokensAt = _base + 2 + 20 * n;
         require(m_ >= 1 && m_ <= n && _terms.length >= tokensAt && (_terms.length - tokensAt) % 52 == 0, "ApprovalEnforcer:invalid-terms");
     }
 
     /// Every approval is by a distinct approver of the terms, none the redeemer's own, with a valid signature of `digest`.
-    function checkApprovers(bytes calldata _terms, bytes32 _digest, Approval[] memory _approvals, address _redeemer) private view {
-        uint256 n = uint8(_terms[1]);
+    function checkApprovers(bytes calldata _terms, uint256 _base, bytes32 _digest, Approval[] memory _approvals, address _redeemer)
+        private
+        view
+    {
+        uint256 n = uint8(_terms[_base + 1]);
         uint256 seen; // bit i: approver i of the terms has signed
         address redeemerOwner = ownerOf(_redeemer);
         for (uint256 a = 0; a < _approvals.length; ++a) {
             address approver = _approvals[a].approver;
             uint256 i = 0;
-            while (i < n && address(bytes20(_terms[2 + 20 * i:22 + 20 * i])) != approver) ++i;
+            while (i < n && address(bytes20(_terms[_base + 2 + 20 * i:_base + 22 + 20 * i])) != approver) ++i;
             require(i < n, "ApprovalEnforcer:approver-not-named");
             require(seen & (1 << i) == 0, "ApprovalEnforcer:duplicate-approver");
             seen |= 1 << i;
