@@ -105,6 +105,20 @@ export const PolicySet = Schema.Struct({
 }).annotate({ identifier: "PolicySet" })
 export type PolicySet = typeof PolicySet.Type
 
+/**
+ * The mandate a grant was built from (beyond the contract; docs/ap2.md): an AP2 open Payment
+ * Mandate, named by the sha-256 of its RFC 8785 (JCS) canonical form. Absent on other grants.
+ */
+export const GrantMandate = Schema.Struct({
+  standard: Schema.Literal("ap2"),
+  /** The mandate's `vct` (`mandate.payment.open.1`). */
+  vct: Schema.String,
+  hash: Hash32,
+  hashAlgorithm: Schema.Literal("sha-256"),
+  canonicalization: Schema.Literal("RFC 8785")
+}).annotate({ identifier: "GrantMandate" })
+export type GrantMandate = typeof GrantMandate.Type
+
 export const SpentEntry = Schema.Struct({
   token: TokenRef,
   /** The budget, or the current period's allowance. */
@@ -137,7 +151,9 @@ export const Delegation = Schema.Struct({
   status: DelegationStatus,
   humanSummary: Schema.String,
   policySet: PolicySet,
-  spentToDate: Schema.Array(SpentEntry)
+  spentToDate: Schema.Array(SpentEntry),
+  /** Beyond the contract: the mandate the grant was built from (docs/ap2.md). */
+  mandate: Schema.optionalKey(GrantMandate)
 }).annotate({ identifier: "Delegation" })
 export type Delegation = typeof Delegation.Type
 

@@ -78,7 +78,8 @@ export const makeReads = Effect.gen(function*() {
       status: status === "pending" || status === "failed" ? "revoked" : status,
       humanSummary: row.human_summary,
       policySet: policyForDetail(row.policy_set),
-      spentToDate
+      spentToDate,
+      ...(row.mandate === null ? {} : { mandate: row.mandate })
     }
   }
 
