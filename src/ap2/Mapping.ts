@@ -304,7 +304,8 @@ export const mapMandate = (mandate: OpenPaymentMandate, ctx: MappingContext): Ma
     // A fixed recurrence: one payment's maximum per period (MultiTokenPeriodEnforcer). The total the
     // chain then holds is that allowance times the periods or the occurrences, whichever is fewer;
     // it must not exceed the budget (the budget itself then needs no caveat of its own).
-    const periodStart = start ?? nowSeconds
+    // Without a later window, the first period starts a minute back (the chain's clock may lag the service's; Grant.ts does the same).
+    const periodStart = start ?? nowSeconds - 60
     const periods = Math.ceil((expires - periodStart) / period.seconds)
     const held = cap * BigInt(Math.min(periods, maxActions))
     if (periodStart + period.seconds > expires) {
@@ -355,6 +356,7 @@ export const mapMandate = (mandate: OpenPaymentMandate, ctx: MappingContext): Ma
     maxActions,
     recipientAllowlist: allowlist,
     expiresAt: iso(expires),
+    ...(start === undefined ? {} : { notBefore: iso(start) }),
     ...(ctx.accountId === undefined ? {} : { accountId: ctx.accountId })
   }
   // Exactness: every amount survives the build's own conversion to base units unchanged.

@@ -95,6 +95,8 @@ export const PolicySet = Schema.Struct({
   recipientAllowlist: Schema.Array(RecipientEntry),
   allowedActions: Schema.Array(AllowedAction),
   expiresAt: Timestamp,
+  /** Beyond the contract: redeemable only from this instant (TimestampEnforcer's lower bound; an AP2 mandate's window, docs/ap2.md). */
+  notBefore: Schema.optionalKey(Timestamp),
   freezeGated: Schema.Boolean,
   /** Every build sets it (default `delegate`); absent on grants built before it existed (no redeemer caveat). */
   redeemers: Schema.optionalKey(Redeemers),

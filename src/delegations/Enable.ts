@@ -54,6 +54,8 @@ export interface BuildInput {
   readonly recipientAllowlist?: ReadonlyArray<{ readonly name: string; readonly address: string; readonly chainId: number }>
   readonly allowedActions?: ReadonlyArray<{ readonly name: string; readonly target: string; readonly selectors: ReadonlyArray<string> }>
   readonly expiresAt?: string
+  /** Redeemable only from this whole second (TimestampEnforcer's lower bound): an AP2 mandate's execution window. */
+  readonly notBefore?: string
   readonly accountId?: string
   readonly redeemers?: RedeemersInput
   readonly approval?: ApprovalRuleInput

@@ -121,7 +121,8 @@ export const humanSummary = (
   note?: string
 ): string => {
   const who = `The delegate ${terms.delegate}`
-  const from = terms.notBeforeSeconds > 0 ? ` from ${utc(terms.notBeforeSeconds)}` : ""
+  // TimestampEnforcer admits strictly after its lower bound: the first second it admits is the one after.
+  const from = terms.notBeforeSeconds > 0 ? ` from ${utc(terms.notBeforeSeconds + 1)}` : ""
   if (terms.revocation !== undefined) return revocationSummary(terms, terms.revocation, who, from) + requesterText(words)
   const streamed = terms.budgets.filter((b) => b.stream !== undefined)
   // Plain totals read as one clause ("at most 10 USDC and 10 USDT in total").

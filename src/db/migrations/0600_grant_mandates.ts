@@ -9,8 +9,6 @@ import { SqlClient } from "effect/sql"
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql.unsafe(`
-    ALTER TABLE delegation_builds ADD COLUMN mandate jsonb;
-    ALTER TABLE delegations ADD COLUMN mandate jsonb;
-  `)
+  yield* sql`ALTER TABLE delegation_builds ADD COLUMN mandate jsonb`
+  yield* sql`ALTER TABLE delegations ADD COLUMN mandate jsonb`
 })
