@@ -300,6 +300,7 @@ export const mapMandate = (mandate: OpenPaymentMandate, ctx: MappingContext): Ma
   const scale = 10n ** BigInt(token.decimals - minorDigits)
   const amountOf = (minor: bigint) => majorOf(minor * scale, token.decimals)
   let budgetInput: BuildInput["budgets"][number]
+  let budgetMinor = cap
   if (period !== undefined) {
     // A fixed recurrence: one payment's maximum per period (MultiTokenPeriodEnforcer). The total the
     // chain then holds is that allowance times the periods or the occurrences, whichever is fewer;
@@ -330,6 +331,7 @@ export const mapMandate = (mandate: OpenPaymentMandate, ctx: MappingContext): Ma
     const total = budgetUnits === undefined || (recurrence === undefined && perActionUnits !== undefined && perActionUnits < budgetUnits)
       ? cap
       : budgetUnits
+    budgetMinor = total
     // A window that opens later: the allowance starts then (nothing moves before its start) and lasts to the end.
     budgetInput = {
       token: { symbol: token.symbol },
@@ -359,9 +361,10 @@ export const mapMandate = (mandate: OpenPaymentMandate, ctx: MappingContext): Ma
     ...(start === undefined ? {} : { notBefore: iso(start) }),
     ...(ctx.accountId === undefined ? {} : { accountId: ctx.accountId })
   }
-  // Exactness: every amount survives the build's own conversion to base units unchanged.
-  for (const a of [budgetInput.amount, amountOf(cap)]) {
-    if (toUnits(a, token.decimals) === undefined) {
+  // Exactness: every amount survives the build's own conversion to base units unchanged (a
+  // number too large for a double's 53 bits would not).
+  for (const [a, minor] of [[budgetInput.amount, budgetMinor], [amountOf(cap), cap]] as const) {
+    if (toUnits(a, token.decimals) !== minor * scale) {
       return { _tag: "Refused", problems: [{ constraint: "payment.amount_range", path: "mandate.constraints", message: `the amount ${a} cannot be expressed exactly in ${token.symbol}` }] }
     }
   }

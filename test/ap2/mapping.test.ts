@@ -168,6 +168,8 @@ describe("mapping", () => {
     assert.deepStrictEqual(refused(mandateOf([{ type: "payment.amount_range", currency: "USD", max: 100 }], { exp: nowS - 1 })).map((p) => p.path), ["mandate.exp"])
     assert.deepStrictEqual(refused(mandateOf([{ type: "payment.amount_range", currency: "USD", max: 0 }])).map((p) => p.path), ["mandate.constraints[0].max"])
     assert.deepStrictEqual(refused(mandateOf([])).map((p) => p.constraint), ["payment.amount_range"])
+    // An amount beyond a double's exact range is refused, never rounded into a grant.
+    assert.include(refused(mandateOf([{ type: "payment.amount_range", currency: "USD", max: 2 ** 60 }]))[0]!.message, "cannot be expressed exactly")
     assert.deepStrictEqual(
       refused(mandateOf([{ type: "payment.agent_recurrence", frequency: "DAILY" }])).map((p) => p.message),
       [
