@@ -105,7 +105,7 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         // The week's allowance is one payment's maximum: anything more this week is refused.
         yield* refused(attacker, watch, yield* redeemCall(signed, transfer(usdc, alice, USD(0.5))), "MultiTokenPeriodEnforcer:transfer-amount-exceeded")
         assert.deepStrictEqual(yield* balances(attacker, [usdc], [alice, bob]), [USD(3), 0n])
-      }))
+      }), 120_000) // an enable and seven bundler round trips (16 s at load 28, more when the machine is busier)
 
     it.effect("an ON_DEMAND mandate: the chain refuses before execution_date, beyond the budget and after execution_date", () =>
       Effect.gen(function*() {
