@@ -8,6 +8,7 @@ import { AccountsApi, GuardianApi, PanicApi } from "./owner/Api.ts"
 import { ApprovalsApi } from "./approvals/Api.ts"
 import { ErrorEnvelope } from "./api/Envelope.ts"
 import { ActivityApi } from "./activity/Api.ts"
+import { Ap2Api } from "./ap2/Api.ts"
 import { AuthApi, SessionApi } from "./auth/Api.ts"
 import { DelegationsApi } from "./delegations/Api.ts"
 import { DevApi } from "./dev/Api.ts"
@@ -30,6 +31,7 @@ export class Api extends contractRoot
   .add(GuardianApi)
   .add(DelegationsApi)
   .add(PermissionsApi)
+  .add(Ap2Api)
   .add(ApprovalsApi)
   .add(UserOpsApi)
   .add(ActivityApi)

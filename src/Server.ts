@@ -23,6 +23,7 @@ import { AuthorizationLive, InlineAuthorizationLive } from "./auth/MiddlewareLiv
 import { ActivityHandlers } from "./activity/Http.ts"
 import { FollowerEntriesLive } from "./delegations/FollowerEntries.ts"
 import { DelegationsHandlers } from "./delegations/Http.ts"
+import { Ap2Handlers } from "./ap2/Http.ts"
 import { DevHandlers } from "./dev/Http.ts"
 import { FollowerLive } from "./follower/Live.ts"
 import { LaunchpadHandlers, LaunchpadLive } from "./launchpad/Http.ts"
@@ -65,6 +66,7 @@ export const HandlersLive = Layer.mergeAll(
   GuardianHandlers,
   DelegationsHandlers,
   PermissionsHandlers,
+  Ap2Handlers,
   ApprovalsHandlers,
   UserOpsHandlers,
   ActivityHandlers,

@@ -223,11 +223,12 @@ const make = Effect.gen(function*() {
     insertBuild: (b) =>
       run(sql`
         INSERT INTO delegation_builds (id, op_build_id, signer_address, account_id, name, kind, delegatee_address, chain_id,
-                                       policy_set, human_summary, legs, user_op_hash, created_at, expires_at, replaces, carried)
+                                       policy_set, human_summary, legs, user_op_hash, created_at, expires_at, replaces, carried, mandate)
         VALUES (${b.id}, ${b.opBuildId}, ${b.signerAddress}, ${b.accountId}, ${b.name}, ${b.kind}, ${b.delegateeAddress},
                 ${b.chainId}, ${JSON.stringify(b.policySet)}::jsonb, ${b.humanSummary}, ${JSON.stringify(b.legs)}::jsonb,
                 ${b.userOpHash}, ${b.createdAt}, ${b.expiresAt}, ${b.replaces?.delegationId ?? null},
-                ${b.replaces === undefined ? null : JSON.stringify(b.replaces.carried)}::jsonb)`),
+                ${b.replaces === undefined ? null : JSON.stringify(b.replaces.carried)}::jsonb,
+                ${b.mandate === undefined ? null : JSON.stringify(b.mandate)}::jsonb)`),
     findBuildByHash: (userOpHash, signerAddress) =>
       builds(sql`SELECT * FROM delegation_builds WHERE user_op_hash = ${userOpHash} AND signer_address = ${signerAddress}`).pipe(
         Effect.map(first)
@@ -276,12 +277,13 @@ const make = Effect.gen(function*() {
       ids(sql`
         INSERT INTO delegations (id, build_id, signer_address, account_id, delegator_address, permission_id, name, kind, icon,
                                  delegatee_address, chain_id, policy_set, human_summary, legs, status, enable_user_op_hash, created_at,
-                                 replaces, carried)
+                                 replaces, carried, mandate)
         VALUES (${d.id}, ${d.buildId}, ${d.signerAddress}, ${d.accountId}, ${d.delegatorAddress},
                 ${d.permissionId}, ${d.name}, ${d.kind}, ${d.icon}, ${d.delegateeAddress},
                 ${d.chainId}, ${JSON.stringify(d.policySet)}::jsonb, ${d.humanSummary},
                 ${JSON.stringify(d.legs)}::jsonb, 'pending', ${d.enableUserOpHash}, now(),
-                ${d.replaces?.delegationId ?? null}, ${d.replaces === undefined ? null : JSON.stringify(d.replaces.carried)}::jsonb)
+                ${d.replaces?.delegationId ?? null}, ${d.replaces === undefined ? null : JSON.stringify(d.replaces.carried)}::jsonb,
+                ${d.mandate === undefined ? null : JSON.stringify(d.mandate)}::jsonb)
         ON CONFLICT DO NOTHING
         RETURNING id`).pipe(Effect.map((rows) => rows.length > 0)),
     nameEnableBuild: (chainId, userOpHash, delegationId) =>

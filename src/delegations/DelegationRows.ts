@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import type { Address, Hash } from "viem"
 import { UserOpBuild } from "../domain/Operations.ts"
 import type { Delegation as DfDelegation } from "./Caveats.ts"
-import type { PolicySet } from "./Domain.ts"
+import type { GrantMandate, PolicySet } from "./Domain.ts"
 import type { GrantScope } from "./Grant.ts"
 
 /**
@@ -40,6 +40,8 @@ export interface Carried {
   readonly actions: number
 }
 const CarriedJson = JsonObject<Carried>("CarriedJson")
+/** The mandate a grant was built from (migration 0600), as the service stored it. */
+const MandateJson = JsonObject<GrantMandate>("MandateJson")
 
 const StoredStatus = Schema.Literals(["pending", "active", "failed", "revoked"])
 
@@ -66,6 +68,8 @@ export const DelegationRow = Schema.Struct({
   /** The grant this one replaced (asking for more) and what that one had spent. */
   replaces: Schema.NullOr(Schema.String),
   carried: Schema.NullOr(CarriedJson),
+  /** The mandate it was built from (docs/ap2.md); null for other grants. */
+  mandate: Schema.NullOr(MandateJson),
   /** The account's freeze (joined from `accounts`). */
   frozen: Schema.Boolean
 })
@@ -86,7 +90,8 @@ export const BuildRow = Schema.Struct({
   user_op_hash: Schema.String,
   expires_at: Schema.Date,
   replaces: Schema.NullOr(Schema.String),
-  carried: Schema.NullOr(CarriedJson)
+  carried: Schema.NullOr(CarriedJson),
+  mandate: Schema.NullOr(MandateJson)
 })
 export type BuildRow = typeof BuildRow.Type
 
@@ -176,6 +181,7 @@ export interface NewBuild {
   readonly createdAt: Date
   readonly expiresAt: Date
   readonly replaces?: { readonly delegationId: string; readonly carried: Carried }
+  readonly mandate?: GrantMandate
 }
 
 export interface NewDelegation {
@@ -195,6 +201,7 @@ export interface NewDelegation {
   readonly legs: ReadonlyArray<Leg>
   readonly enableUserOpHash: string
   readonly replaces?: { readonly delegationId: string; readonly carried: Carried }
+  readonly mandate?: GrantMandate
 }
 
 export interface NewReservation {

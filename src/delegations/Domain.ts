@@ -115,6 +115,8 @@ export const PolicySet = Schema.Struct({
   recipientAllowlist: Schema.Array(RecipientEntry),
   allowedActions: Schema.Array(AllowedAction),
   expiresAt: Timestamp,
+  /** Beyond the contract: redeemable only from this instant (TimestampEnforcer's lower bound; an AP2 mandate's window, docs/ap2.md). */
+  notBefore: Schema.optionalKey(Timestamp),
   freezeGated: Schema.Boolean,
   /** Every build sets it (default `delegate`); absent on grants built before it existed (no redeemer caveat). */
   redeemers: Schema.optionalKey(Redeemers),
@@ -126,6 +128,20 @@ export const PolicySet = Schema.Struct({
   basket: Schema.optionalKey(BasketBudget)
 }).annotate({ identifier: "PolicySet" })
 export type PolicySet = typeof PolicySet.Type
+
+/**
+ * The mandate a grant was built from (beyond the contract; docs/ap2.md): an AP2 open Payment
+ * Mandate, named by the sha-256 of its RFC 8785 (JCS) canonical form. Absent on other grants.
+ */
+export const GrantMandate = Schema.Struct({
+  standard: Schema.Literal("ap2"),
+  /** The mandate's `vct` (`mandate.payment.open.1`). */
+  vct: Schema.String,
+  hash: Hash32,
+  hashAlgorithm: Schema.Literal("sha-256"),
+  canonicalization: Schema.Literal("RFC 8785")
+}).annotate({ identifier: "GrantMandate" })
+export type GrantMandate = typeof GrantMandate.Type
 
 export const SpentEntry = Schema.Struct({
   token: TokenRef,
@@ -177,7 +193,9 @@ export const Delegation = Schema.Struct({
   policySet: PolicySet,
   spentToDate: Schema.Array(SpentEntry),
   /** Beyond the contract: with a basket budget, its use across its tokens. */
-  basketToDate: Schema.optionalKey(BasketSpent)
+  basketToDate: Schema.optionalKey(BasketSpent),
+  /** Beyond the contract: the mandate the grant was built from (docs/ap2.md). */
+  mandate: Schema.optionalKey(GrantMandate)
 }).annotate({ identifier: "Delegation" })
 export type Delegation = typeof Delegation.Type
 

@@ -19,7 +19,7 @@ import type { UserOperation, UserOpReceipt } from "../domain/Operations.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { enableCalls, enabledPermissionIds, legTypedData, randomSalt, recoverLegSigner } from "./Caveats.ts"
 import { type Carried, DelegationRepo, type Leg } from "./DelegationRepo.ts"
-import type { DelegationBuild, PolicySet, RevocationMethods } from "./Domain.ts"
+import type { DelegationBuild, GrantMandate, PolicySet, RevocationMethods } from "./Domain.ts"
 import { grantTermsOf, makeGrant, makeRevocationGrant, revocationTermsOf } from "./Grant.ts"
 import { isNativeSymbol, nativeToken } from "../tokens/Native.ts"
 import type { PeriodInput } from "./Periods.ts"
@@ -55,11 +55,19 @@ export interface BuildInput {
   readonly recipientAllowlist?: ReadonlyArray<{ readonly name: string; readonly address: string; readonly chainId: number }>
   readonly allowedActions?: ReadonlyArray<{ readonly name: string; readonly target: string; readonly selectors: ReadonlyArray<string> }>
   readonly expiresAt?: string
+  /** Redeemable only from this whole second (TimestampEnforcer's lower bound): an AP2 mandate's execution window. */
+  readonly notBefore?: string
   readonly accountId?: string
   readonly redeemers?: RedeemersInput
   readonly approval?: ApprovalRuleInput
   /** A revocation-only grant (ERC-7715 revocation types; `budgets` empty): the primitives it may call. */
   readonly revocation?: RevocationMethods
+  /**
+   * The mandate the grant is built from (an AP2 open Payment Mandate, src/ap2/): kept on the build
+   * and the grant; `note` (the service's own words: which constraint became which limit) follows the
+   * limits in the summary, before the requester's words.
+   */
+  readonly mandate?: { readonly ref: GrantMandate; readonly note: string }
 }
 
 /**
@@ -191,7 +199,7 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     const limits = humanSummary(signed, tokenOf, {
       name: input.name,
       recipientNames: policy.recipientAllowlist.map((r) => ({ address: r.address, name: r.name }))
-    }, Math.floor(now.getTime() / 1000))
+    }, Math.floor(now.getTime() / 1000), input.mandate?.note)
     const summary = replacement === undefined ? limits : `${replacement.summary} ${limits}`
     const buildId = `dbl_${crypto.randomUUID()}`
     const built = yield* builder.build({
@@ -222,7 +230,8 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
       userOpHash: built.build.userOpHash,
       createdAt: now,
       expiresAt,
-      ...(replacement === undefined ? {} : { replaces: { delegationId: replacement.delegationId, carried: replacement.carried } })
+      ...(replacement === undefined ? {} : { replaces: { delegationId: replacement.delegationId, carried: replacement.carried } }),
+      ...(input.mandate === undefined ? {} : { mandate: input.mandate.ref })
     })
     const simulation = built.build.simulation
     if (simulation === null) return yield* Effect.die(new Error("builder answered no simulation"))
@@ -409,7 +418,8 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
         humanSummary: dbuild.human_summary,
         legs: signedLegs,
         enableUserOpHash: userOpHash,
-        ...(dbuild.replaces === null || dbuild.carried === null ? {} : { replaces: { delegationId: dbuild.replaces, carried: dbuild.carried } })
+        ...(dbuild.replaces === null || dbuild.carried === null ? {} : { replaces: { delegationId: dbuild.replaces, carried: dbuild.carried } }),
+        ...(dbuild.mandate === null ? {} : { mandate: dbuild.mandate })
       })
       if (!inserted) return yield* new Conflict({ message: "This enable operation is already being relayed; repeat the request" })
       // The enable's audit entry (written when it settles, through the relay or around it) names the delegation.

@@ -87,6 +87,8 @@ export interface GrantTerms {
   readonly startSeconds: number
   /** Unix seconds; the TimestampEnforcer refuses redemptions at or after it. */
   readonly expiresAtSeconds: number
+  /** Unix seconds; the TimestampEnforcer refuses redemptions at or before it (absent: 0, any time before the expiry). */
+  readonly afterSeconds?: number
   readonly salt: Hex
   /**
    * Approvals above a threshold: each threshold names a budget token and is at most its
@@ -355,10 +357,10 @@ const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime
 /** Expiry, then who may redeem: the first checks of every grant. */
 const headOf = (
   environment: DelegationEnvironment,
-  terms: { readonly expiresAtSeconds: number; readonly redeemers?: ReadonlyArray<Address> | undefined }
+  terms: { readonly expiresAtSeconds: number; readonly afterSeconds?: number; readonly redeemers?: ReadonlyArray<Address> | undefined }
 ) => {
   const timed = createCaveatBuilder(environment as never)
-    .addCaveat("timestamp", { afterThreshold: 0, beforeThreshold: terms.expiresAtSeconds })
+    .addCaveat("timestamp", { afterThreshold: terms.afterSeconds ?? 0, beforeThreshold: terms.expiresAtSeconds })
   return terms.redeemers === undefined ? timed : timed.addCaveat("redeemer", { redeemers: [...terms.redeemers] })
 }
 
@@ -487,6 +489,7 @@ export const grantTermsOf = (
     readonly recipientAllowlist: ReadonlyArray<{ readonly address: string }>
     readonly allowedActions: ReadonlyArray<{ readonly target: string }>
     readonly expiresAt: string
+    readonly notBefore?: string
     readonly redeemers?: Redeemers
     readonly approval?: ApprovalRuleWire
     readonly basket?: BasketBudget
@@ -520,6 +523,8 @@ export const grantTermsOf = (
     // A minute before the build: the chain's clock may lag the service's a little.
     startSeconds: Math.floor(now.getTime() / 1000) - 60,
     expiresAtSeconds: Math.floor(new Date(policy.expiresAt).getTime() / 1000),
+    // "From notBefore" is "strictly after the second before it" (TimestampEnforcer's afterThreshold).
+    ...(policy.notBefore === undefined ? {} : { afterSeconds: Math.floor(new Date(policy.notBefore).getTime() / 1000) - 1 }),
     ...(redeemers === undefined ? {} : { redeemers }),
     ...(policy.approval === undefined ? {} : { approval: approvalTermsOf(policy.approval, decimalsOf) }),
     ...(policy.basket === undefined ? {} : { basket: basketTermsOf(policy.basket, decimalsOf) })

@@ -86,6 +86,8 @@ export interface PolicyInput {
   readonly recipientAllowlist?: ReadonlyArray<{ readonly name: string; readonly address: string; readonly chainId: number }>
   readonly allowedActions?: ReadonlyArray<{ readonly name: string; readonly target: string; readonly selectors: ReadonlyArray<string> }>
   readonly expiresAt?: string
+  /** Redeemable only from this whole second (TimestampEnforcer's lower bound; an AP2 mandate's execution window). */
+  readonly notBefore?: string
   readonly redeemers?: RedeemersInput
   readonly approval?: ApprovalRuleInput
   readonly basket?: BasketInput
@@ -233,6 +235,11 @@ export const makePolicySet = (
   const expiry = expiryOf(input.expiresAt, now, minLifetimeMs)
   if (typeof expiry === "string") return invalid(expiry)
   const expiresAt = expiry
+  const notBefore = input.notBefore === undefined ? undefined : new Date(input.notBefore)
+  if (notBefore !== undefined && (Number.isNaN(notBefore.getTime()) || notBefore.getTime() % 1000 !== 0 || notBefore.getTime() < 1000)) {
+    return invalid("notBefore must be a timestamp on a whole second (the chain counts seconds)")
+  }
+  if (notBefore !== undefined && notBefore.getTime() >= expiresAt.getTime()) return invalid("notBefore must be before the expiry")
 
   const periods: Array<BudgetPeriod | undefined> = []
   const streams: Array<BudgetStream | undefined> = []
@@ -275,6 +282,7 @@ export const makePolicySet = (
       recipientAllowlist,
       allowedActions,
       expiresAt: expiresAt.toISOString(),
+      ...(notBefore === undefined ? {} : { notBefore: notBefore.toISOString() }),
       freezeGated: true,
       redeemers,
       ...(approval === undefined ? {} : { approval }),

@@ -79,7 +79,8 @@ export const makeReads = Effect.gen(function*() {
       humanSummary: row.human_summary,
       policySet: policyForDetail(row.policy_set),
       spentToDate,
-      ...(basketToDate === undefined ? {} : { basketToDate })
+      ...(basketToDate === undefined ? {} : { basketToDate }),
+      ...(row.mandate === null ? {} : { mandate: row.mandate })
     }
   }
 

@@ -144,10 +144,19 @@ const requesterText = (words: RequesterText | undefined): string => {
 /**
  * Every limit of the signed delegation in plain language, and nothing it does not hold; then the
  * requester's words, quoted. `nowSeconds`: the build's time (a budget starting later says so).
+ * `note`: the service's own words about where the limits came from (an AP2 mandate's mapping,
+ * src/ap2/Mapping.ts), after the limits and before the requester's words.
  */
-export const humanSummary = (terms: SignedTerms, tokenOf: TokenOf, words?: RequesterText, nowSeconds = Math.floor(Date.now() / 1000)): string => {
+export const humanSummary = (
+  terms: SignedTerms,
+  tokenOf: TokenOf,
+  words?: RequesterText,
+  nowSeconds = Math.floor(Date.now() / 1000),
+  note?: string
+): string => {
   const who = `The delegate ${terms.delegate}`
-  const from = terms.notBeforeSeconds > 0 ? ` from ${utc(terms.notBeforeSeconds)}` : ""
+  // TimestampEnforcer admits strictly after its lower bound: the first second it admits is the one after.
+  const from = terms.notBeforeSeconds > 0 ? ` from ${utc(terms.notBeforeSeconds + 1)}` : ""
   if (terms.revocation !== undefined) return revocationSummary(terms, terms.revocation, who, from) + requesterText(words)
   const streamed = terms.budgets.filter((b) => b.stream !== undefined)
   // Plain totals read as one clause ("at most 10 USDC and 10 USDT in total").
@@ -173,7 +182,8 @@ export const humanSummary = (terms: SignedTerms, tokenOf: TokenOf, words?: Reque
     : `It may only call ${calls === "" ? "any function" : calls}, ${attached}.`
   return `${who} may spend ${listJoin(spend)}, ${perAction}, ${actionsWords(terms)}${across}, ` +
     `${recipients}${from}, until ${utc(terms.expiresAtSeconds)}. ${basketWords(tokenOf, terms)}${only} ${redeemerWords(terms)}` +
-    approvalWords(tokenOf, terms.approval, terms.budgets.map((b) => b.token)) + CLOSING + requesterText(words)
+    approvalWords(tokenOf, terms.approval, terms.budgets.map((b) => b.token)) + CLOSING +
+    (note === undefined ? "" : ` ${note}`) + requesterText(words)
 }
 
 /** What each ApprovalRevocationEnforcer primitive lets the delegate do (only ever back to none). */

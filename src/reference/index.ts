@@ -4,6 +4,7 @@
  */
 import { accountsDocs } from "./accounts.ts"
 import { activityDocs } from "./activity.ts"
+import { ap2Docs } from "./ap2.ts"
 import { approvalsDocs } from "./approvals.ts"
 import { authDocs } from "./auth.ts"
 import { delegationsDocs } from "./delegations.ts"
@@ -37,6 +38,7 @@ export const operationDocs: Readonly<Record<string, OperationDoc>> = {
   ...launchpadDocs,
   ...devDocs,
   ...permissionsDocs,
+  ...ap2Docs,
   ...approvalsDocs,
   ...paymentsDocs
 }

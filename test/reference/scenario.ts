@@ -308,6 +308,28 @@ export const steps: ReadonlyArray<Step> = [
   { op: "delegations.list", as: "owner", request: () => ({ query: { status: "active" } }) },
   { op: "delegations.get", as: "owner", request: (ctx) => ({ params: { delegationId: ctx.b.delegationId! } }) },
   { op: "delegations.policySnapshots", as: "owner", request: (ctx) => ({ params: { delegationId: ctx.b.delegationId! } }) },
+  {
+    // An AP2 open Payment Mandate the agent holds, built into a grant for the owner to sign (docs/ap2.md).
+    op: "ap2.buildPaymentMandate",
+    as: "owner",
+    request: (ctx) => ({
+      body: {
+        mandate: {
+          vct: "mandate.payment.open.1",
+          constraints: [
+            { type: "payment.amount_range", currency: "USD", max: 2500 },
+            { type: "payment.budget", currency: "USD", max: 100 },
+            { type: "payment.agent_recurrence", frequency: "WEEKLY", max_occurrences: 4 },
+            { type: "payment.allowed_payees", allowed: [{ id: "0x00000000000000000000000000000000000005a1", name: "shop" }] },
+            { type: "payment.reference", conditional_transaction_id: "FzLoxbbtgQGYZxoSM2NJYJtkFTSsdfUBoVEQ12k7JN8" }
+          ],
+          cnf: { jwk: { kty: "EC", crv: "P-256", x: "QpSyxPQHy38xckypDr54gZ3T42zj9iLtV4koyb5U27c", y: "37HLd7JJinxjJIn8J7HijssoeclbfhdW-gUL7feI9lw" } }
+        },
+        delegateeAddress: ctx.b.agentAccount,
+        chainId: 31337
+      }
+    })
+  },
   { op: "delegations.freeze", as: "owner", expect: 400, request: (ctx) => ({ params: { delegationId: ctx.b.delegationId! } }) },
   { op: "delegations.unfreeze", as: "owner", expect: 400, request: (ctx) => ({ params: { delegationId: ctx.b.delegationId! } }) },
   {

@@ -50,6 +50,7 @@ import inclusionObservedClock from "./0440_inclusion_observed_clock.ts"
 import localChainIdentity from "./0480_local_chain_identity.ts"
 import grantLockNoKeyUpdate from "./0490_grant_lock_no_key_update.ts"
 import permissionAsks from "./0540_permission_asks.ts"
+import grantMandates from "./0600_grant_mandates.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -97,5 +98,6 @@ export const migrations = Migrator.fromRecord({
   "0440_inclusion_observed_clock": inclusionObservedClock,
   "0480_local_chain_identity": localChainIdentity,
   "0490_grant_lock_no_key_update": grantLockNoKeyUpdate,
-  "0540_permission_asks": permissionAsks
+  "0540_permission_asks": permissionAsks,
+  "0600_grant_mandates": grantMandates
 })
