@@ -49,6 +49,7 @@ import delegationLedgerFunctions from "./0430_delegation_ledger_functions.ts"
 import inclusionObservedClock from "./0440_inclusion_observed_clock.ts"
 import localChainIdentity from "./0480_local_chain_identity.ts"
 import grantLockNoKeyUpdate from "./0490_grant_lock_no_key_update.ts"
+import hireIdentityPolicy from "./0620_hire_identity_policy.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -95,5 +96,6 @@ export const migrations = Migrator.fromRecord({
   "0430_delegation_ledger_functions": delegationLedgerFunctions,
   "0440_inclusion_observed_clock": inclusionObservedClock,
   "0480_local_chain_identity": localChainIdentity,
-  "0490_grant_lock_no_key_update": grantLockNoKeyUpdate
+  "0490_grant_lock_no_key_update": grantLockNoKeyUpdate,
+  "0620_hire_identity_policy": hireIdentityPolicy
 })
