@@ -7,7 +7,9 @@ export const hiringDocs: Record<string, OperationDoc> = {
   "hiring.hireBuild": {
     summary: "Build a hire (a mandate)",
     description: "Grants an agent a mandate on the chain `chainId` names (any chain served; otherwise a 400 listing them): a delegation " +
-      `with a per-job budget in the marketplace's payment token, which that chain enforces. ${build("enables it")}`,
+      `with a per-job budget in the marketplace's payment token, which that chain enforces. Under the owner's hire policy ` +
+      "the agent must be a registered ERC-8004 agent at its reputation floor (409 otherwise), which the mandate also holds " +
+      `on chain. ${build("enables it")}`,
     caller: "The owner of the hiring account.",
     chain: "Nothing until relayed; then the mandate's delegation is enabled on chain."
   },

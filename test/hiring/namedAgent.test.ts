@@ -140,6 +140,18 @@ describe("hire only a named agent (ERC-8004)", () => {
         const floored = yield* hire(named.address)
         assert.include(floored.policySummary, "averages at least 80 over at least one feedback")
         assert.include(floored.policySummary, trustedA!.address.toLowerCase())
+        // The marketplace shows the identity beside the agent: the id, the name quoted, every client's feedback (labelled so).
+        const shown = yield* owner.api.marketplace.getAgent({ params: { wallet: named.address } })
+        const identity = shown.erc8004?.find((i) => i.chainId === net.chainId)
+        assert.deepStrictEqual(identity, {
+          chainId: net.chainId,
+          identityRegistry: registries.identityRegistry,
+          agentId: agentId.toString(),
+          registrationName: quoteOutsideText(HOSTILE_NAME),
+          agentUri: quoteOutsideText(uri, 120),
+          reputation: { count: 3, value: "86", from: "all_clients" }
+        })
+        assert.isUndefined((yield* owner.api.marketplace.getAgent({ params: { wallet: stranger.address } })).erc8004, "no identity, none shown")
 
         // Around the service: the owner signs and enables the mandate; the runtime redeems it by itself.
         const typed = floored.delegation!.typedData
