@@ -1,5 +1,6 @@
 /**
- * Compiles the project's own Solidity (every `src/chain/contracts/*.sol`) with the pinned
+ * Compiles the project's own Solidity (every `src/chain/contracts/*.sol`, and the vendored sources in its
+ * sub-folders, e.g. `erc8004/`: each folder's README names their origin) with the pinned
  * solc-js from npm and writes one TypeScript module per source file beside it
  * (`Foo.sol` → `Foo.ts`, exporting `<contract>Abi` and `<contract>Bytecode` for every
  * deployable contract in it). The output is a pure function of the sources and the
@@ -25,6 +26,19 @@ export const SETTINGS = {
   outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } }
 } as const
 
+/**
+ * The vendored ERC-8004 registries (erc8004/README.md) with the settings their repository publishes
+ * (via-IR, evm shanghai, 200 runs; without via-IR the ReputationRegistry is "stack too deep"), on our pinned solc.
+ */
+export const VENDORED_SETTINGS = {
+  optimizer: { enabled: true, runs: 200 },
+  evmVersion: "shanghai",
+  viaIR: true,
+  outputSelection: SETTINGS.outputSelection
+} as const
+
+const settingsOf = (file: string) => (file.startsWith("erc8004/") ? VENDORED_SETTINGS : SETTINGS)
+
 interface Solc {
   readonly version: () => string
   readonly compile: (input: string, options: { import: (p: string) => { contents: string } | { error: string } }) => string
@@ -42,8 +56,15 @@ const findImport = (importPath: string): { contents: string } | { error: string 
 
 const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1)
 
-export const sourceFiles = (): Array<string> =>
-  fs.readdirSync(contractsDir).filter((f) => f.endsWith(".sol")).sort()
+/** Every source, as its path under `contractsDir`: the folder's own files, then one level of sub-folders. */
+export const sourceFiles = (): Array<string> => {
+  const entries = fs.readdirSync(contractsDir, { withFileTypes: true })
+  const own = entries.filter((e) => e.isFile() && e.name.endsWith(".sol")).map((e) => e.name)
+  const nested = entries.filter((e) => e.isDirectory()).flatMap((d) =>
+    fs.readdirSync(path.join(contractsDir, d.name)).filter((f) => f.endsWith(".sol")).map((f) => `${d.name}/${f}`)
+  )
+  return [...own, ...nested].sort()
+}
 
 /** Compiles one source file and renders its generated module. */
 export const compileFile = (file: string): string => {
@@ -51,7 +72,7 @@ export const compileFile = (file: string): string => {
   const input = {
     language: "Solidity",
     sources: { [file]: { content: fs.readFileSync(path.join(contractsDir, file), "utf8") } },
-    settings: SETTINGS
+    settings: settingsOf(file)
   }
   const output = JSON.parse(compiler.compile(JSON.stringify(input), { import: findImport })) as {
     errors?: Array<{ severity: string; formattedMessage: string }>
@@ -63,7 +84,7 @@ export const compileFile = (file: string): string => {
   const parts = [
     "/**",
     ` * Generated from ${file} by scripts/compile-contracts.ts with solc-js ${compiler.version()}`,
-    ` * (optimizer on, ${SETTINGS.optimizer.runs} runs, evm ${SETTINGS.evmVersion}). Do not edit by hand:`,
+    ` * (optimizer on, ${settingsOf(file).optimizer.runs} runs, evm ${settingsOf(file).evmVersion}${"viaIR" in settingsOf(file) ? ", via-IR" : ""}). Do not edit by hand:`,
     " * change the source and run `npm run contracts:compile`.",
     " */"
   ]

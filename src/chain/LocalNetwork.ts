@@ -24,6 +24,7 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
+  encodeFunctionData,
   getAddress,
   type Hex,
   http,
@@ -34,6 +35,11 @@ import { approvalEnforcerAbi, approvalEnforcerBytecode } from "./contracts/Appro
 import { basketPeriodEnforcerAbi, basketPeriodEnforcerBytecode } from "./contracts/Basket.ts"
 import { argumentCapEnforcerAbi, argumentCapEnforcerBytecode, transferCapEnforcerAbi, transferCapEnforcerBytecode } from "./contracts/Enforcers.ts"
 import { agentCommerceAbi, agentCommerceBytecode } from "./contracts/AgentCommerce.ts"
+import { agentIdentityEnforcerAbi, agentIdentityEnforcerBytecode } from "./contracts/AgentIdentity.ts"
+import { eRC1967ProxyAbi, eRC1967ProxyBytecode } from "./contracts/erc8004/ERC1967Proxy.ts"
+import { identityRegistryUpgradeableAbi, identityRegistryUpgradeableBytecode } from "./contracts/erc8004/IdentityRegistryUpgradeable.ts"
+import { reputationRegistryUpgradeableAbi, reputationRegistryUpgradeableBytecode } from "./contracts/erc8004/ReputationRegistryUpgradeable.ts"
+import { erc8004BootstrapAbi, erc8004BootstrapBytecode } from "./contracts/Erc8004Local.ts"
 import { panicFreezeEnforcerAbi, panicFreezeEnforcerBytecode } from "./contracts/PanicFreeze.ts"
 import { recoveryAbi, recoveryBytecode } from "./contracts/Recovery.ts"
 import { spendGuardAbi, spendGuardBytecode } from "./contracts/SpendGuard.ts"
@@ -73,6 +79,7 @@ export interface LocalNetworkDescription extends NetworkDescription {
   readonly marketplace: NonNullable<NetworkDescription["marketplace"]>
   readonly recovery: NonNullable<NetworkDescription["recovery"]>
   readonly spendGuard: NonNullable<NetworkDescription["spendGuard"]>
+  readonly erc8004: NonNullable<NetworkDescription["erc8004"]>
   /** Funded with 10,000 ETH and the tokens' minter: for tests and the devnet faucet. */
   readonly deployerKey: Redacted.Redacted<Hex>
   readonly devKey: Redacted.Redacted<Hex>
@@ -330,6 +337,11 @@ export const make = (options: LocalNetworkOptions = {}) =>
     // basket counts tokens of different decimals here; last, so no earlier address moves.
     const basketEnforcer = yield* deploy("BasketPeriodEnforcer", basketPeriodEnforcerAbi as Abi, basketPeriodEnforcerBytecode, [])
     const daiAddress = yield* deploy("token dai", permitStablecoinAbi, permitStablecoinBytecode, ["Dai Stablecoin", "DAI", 18])
+    // ERC-8004's Identity and Reputation registries (vendored, src/chain/contracts/erc8004/) behind ERC-1967
+    // proxies, the published way: a first implementation that names the owner, then the owner's upgrade to the
+    // registry with its `initialize`. And the enforcer that holds a hire to a named agent. Last, so no earlier address moves.
+    const erc8004 = yield* deployErc8004(deploy, step, walletClient, publicClient, deployer.address)
+    const agentIdentityEnforcer = yield* deploy("AgentIdentityEnforcer", agentIdentityEnforcerAbi as Abi, agentIdentityEnforcerBytecode, [])
 
     const { port: altoPort } = yield* Fiber.join(altoReady)
     const bundlerUrl = urlOf(altoPort)
@@ -348,7 +360,8 @@ export const make = (options: LocalNetworkOptions = {}) =>
           ...delegation.caveatEnforcers,
           ...extraEnforcers,
           PanicFreezeEnforcer: accountContracts.PanicFreezeEnforcer,
-          BasketPeriodEnforcer: basketEnforcer
+          BasketPeriodEnforcer: basketEnforcer,
+          AgentIdentityEnforcer: agentIdentityEnforcer
         }
       }),
       tokens: {
@@ -361,12 +374,60 @@ export const make = (options: LocalNetworkOptions = {}) =>
       marketplace: { acp: acpAddress },
       recovery: { address: accountContracts.Recovery },
       spendGuard: { address: spendGuardAddress },
+      erc8004,
       deployerKey: Redacted.make(ANVIL_KEYS.deployer),
       devKey: Redacted.make(ANVIL_KEYS.deployer)
     }
     if (stateDir !== undefined) yield* saveNetwork(stateDir, toJson(description))
     return description
   }).pipe(Effect.withSpan("LocalNetwork.start", { attributes: { chainId: options.chainId ?? LOCAL_CHAIN_ID } }))
+
+/**
+ * The two registries behind their proxies: `ERC1967Proxy(Erc8004Bootstrap, initialize(owner))`, then the owner's
+ * `upgradeToAndCall(registry, initialize…)` (the registries' `initialize` is `reinitializer(2) onlyOwner`).
+ */
+const deployErc8004 = <E>(
+  deploy: (name: string, abi: Abi, bytecode: Hex, args: ReadonlyArray<unknown>) => Effect.Effect<Address, E>,
+  step: <A>(name: string, f: () => Promise<A>) => Effect.Effect<A, E>,
+  walletClient: ReturnType<typeof createWalletClient>,
+  publicClient: ReturnType<typeof createPublicClient>,
+  owner: Address
+) =>
+  Effect.gen(function*() {
+    const bootstrap = yield* deploy("ERC-8004 bootstrap", erc8004BootstrapAbi as Abi, erc8004BootstrapBytecode, [])
+    const init = encodeFunctionData({ abi: erc8004BootstrapAbi, functionName: "initialize", args: [owner] })
+    const proxy = (name: string) => deploy(name, eRC1967ProxyAbi as Abi, eRC1967ProxyBytecode, [bootstrap, init])
+    const identityImpl = yield* deploy("IdentityRegistry implementation", identityRegistryUpgradeableAbi as Abi, identityRegistryUpgradeableBytecode, [])
+    const reputationImpl = yield* deploy("ReputationRegistry implementation", reputationRegistryUpgradeableAbi as Abi, reputationRegistryUpgradeableBytecode, [])
+    const identityRegistry = yield* proxy("IdentityRegistry proxy")
+    const reputationRegistry = yield* proxy("ReputationRegistry proxy")
+    const upgrade = (name: string, proxyAddress: Address, implementation: Address, data: Hex) =>
+      step(name, async () => {
+        const hash = await walletClient.writeContract({
+          chain: walletClient.chain,
+          account: walletClient.account!,
+          address: proxyAddress,
+          abi: erc8004BootstrapAbi,
+          functionName: "upgradeToAndCall",
+          args: [implementation, data]
+        })
+        const receipt = await publicClient.waitForTransactionReceipt({ hash })
+        if (receipt.status !== "success") throw new Error(`${name}: ${hash} reverted`)
+      })
+    yield* upgrade(
+      "IdentityRegistry upgrade",
+      identityRegistry,
+      identityImpl,
+      encodeFunctionData({ abi: identityRegistryUpgradeableAbi, functionName: "initialize", args: [] })
+    )
+    yield* upgrade(
+      "ReputationRegistry upgrade",
+      reputationRegistry,
+      reputationImpl,
+      encodeFunctionData({ abi: reputationRegistryUpgradeableAbi, functionName: "initialize", args: [identityRegistry] })
+    )
+    return { identityRegistry, reputationRegistry }
+  })
 
 /** The kit returns lowercase addresses; everything here is EIP-55 checksummed. */
 const checksummed = (env: {
@@ -424,6 +485,7 @@ export const toJson = (d: LocalNetworkDescription) => ({
   marketplace: d.marketplace,
   recovery: d.recovery,
   spendGuard: d.spendGuard,
+  erc8004: d.erc8004,
   deployerKey: Redacted.value(d.deployerKey)
 })
 export type LocalNetworkJson = ReturnType<typeof toJson>
@@ -455,7 +517,8 @@ export const configEnvOf = (nets: LocalNetworkJson | ReadonlyArray<LocalNetworkJ
     ...(net.tokenPaymaster === undefined ? {} : { tokenPaymaster: net.tokenPaymaster.address }),
     ...(net.marketplace === undefined ? {} : { acp: net.marketplace.acp }),
     ...(net.recovery === undefined ? {} : { recovery: net.recovery.address }),
-    ...(net.spendGuard === undefined ? {} : { spendGuard: net.spendGuard.address })
+    ...(net.spendGuard === undefined ? {} : { spendGuard: net.spendGuard.address }),
+    ...(net.erc8004 === undefined ? {} : { erc8004: net.erc8004 })
   }))
   return {
     CHAINS: JSON.stringify(chains),

@@ -47,6 +47,8 @@ export const saveNetwork = (stateDir: string, json: LocalNetworkJson) =>
     catch: (cause) => new LocalNetworkError({ step: "kept state", message: `network.json: ${String(cause)}`, cause })
   })
 
+const ZERO: Address = "0x0000000000000000000000000000000000000000"
+
 /** Every contract address the network names. */
 const addressesOf = (d: LocalNetworkDescription): ReadonlyArray<readonly [string, Address]> => [
   ["EntryPoint", d.entryPoint],
@@ -61,7 +63,10 @@ const addressesOf = (d: LocalNetworkDescription): ReadonlyArray<readonly [string
   ["token paymaster", d.tokenPaymaster.address],
   ["agent commerce", d.marketplace.acp],
   ["Recovery", d.recovery.address],
-  ["SpendGuard", d.spendGuard.address]
+  ["SpendGuard", d.spendGuard.address],
+  // A state kept before the registries existed has none: the zero address then reads as missing code.
+  ["ERC-8004 IdentityRegistry", d.erc8004?.identityRegistry ?? ZERO],
+  ["ERC-8004 ReputationRegistry", d.erc8004?.reputationRegistry ?? ZERO]
 ].map(([name, address]) => [name, address as Address] as const)
 
 /** Fails unless every contract of the kept network has code on the chain at `rpcUrl`. */

@@ -41,6 +41,12 @@ export interface TokenPaymasterInfo {
   readonly address: Address
 }
 
+/** ERC-8004 "Trustless Agents": where agents are named (Identity) and rated (Reputation). docs/onchain.md. */
+export interface Erc8004Registries {
+  readonly identityRegistry: Address
+  readonly reputationRegistry: Address
+}
+
 export interface NetworkDescription {
   readonly chainId: number
   /** Display name (`Base`, `Local devnet`, ...): the Delegation's `chain`, audit entries, errors. */
@@ -64,6 +70,11 @@ export interface NetworkDescription {
   readonly tokenPaymaster?: TokenPaymasterInfo | undefined
   /** The agent-commerce (ACP) contract the local network deploys; a configured network names it with `MARKETPLACE_ACP_CONTRACT`. */
   readonly marketplace?: { readonly acp: Address } | undefined
+  /**
+   * The ERC-8004 Identity and Reputation registries (proxies) the local network deploys; a configured network names
+   * them with `ERC8004_IDENTITY_REGISTRY` / `ERC8004_REPUTATION_REGISTRY` (both or neither). Absent: no agent is named.
+   */
+  readonly erc8004?: Erc8004Registries | undefined
   /** The key that sends audit anchors on this chain (`CHAIN_<id>_ANCHOR_PRIVATE_KEY`, or the local network's dev key). */
   readonly anchorKey?: Redacted.Redacted<Hex> | undefined
   /** A funded key of a local network (tests, the devnet faucet); never set for a configured network. */
@@ -127,7 +138,8 @@ const tokenConfig = (prefix: string, defaults: { symbol: string; name: string })
  * PAYMASTER_ADDRESS with PAYMASTER_SIGNER_KEY (redacted; both or neither),
  * TOKEN_PAYMASTER_ADDRESS (optional: a TokenPaymaster.sol accepting the two tokens),
  * MARKETPLACE_ACP_CONTRACT (optional), ANCHOR_PRIVATE_KEY (optional),
- * RECOVERY_ADDRESS (optional: a Recovery.sol over this DelegationManager).
+ * RECOVERY_ADDRESS (optional: a Recovery.sol over this DelegationManager),
+ * ERC8004_IDENTITY_REGISTRY with ERC8004_REPUTATION_REGISTRY (optional: the ERC-8004 registries).
  */
 export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   chainId: Config.Int("CHAIN_ID"),
@@ -147,7 +159,9 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
   acp: AddressConfig("MARKETPLACE_ACP_CONTRACT").pipe(Config.option),
   anchorKey: HexConfig("ANCHOR_PRIVATE_KEY").pipe(Config.option),
   recoveryAddress: AddressConfig("RECOVERY_ADDRESS").pipe(Config.option),
-  spendGuardAddress: AddressConfig("SPEND_GUARD_ADDRESS").pipe(Config.option)
+  spendGuardAddress: AddressConfig("SPEND_GUARD_ADDRESS").pipe(Config.option),
+  identityRegistry: AddressConfig("ERC8004_IDENTITY_REGISTRY").pipe(Config.option),
+  reputationRegistry: AddressConfig("ERC8004_REPUTATION_REGISTRY").pipe(Config.option)
 }).pipe(
   Config.map((c): NetworkDescription => {
     const delegation: DelegationEnvironment = Option.isSome(c.delegationJson)
@@ -171,7 +185,10 @@ export const networkConfig: Config.Config<NetworkDescription> = Config.all({
       marketplace: Option.isSome(c.acp) ? { acp: c.acp.value } : undefined,
       anchorKey: Option.getOrUndefined(c.anchorKey) as Redacted.Redacted<Hex> | undefined,
       recovery: Option.isSome(c.recoveryAddress) ? { address: c.recoveryAddress.value } : undefined,
-      spendGuard: Option.isSome(c.spendGuardAddress) ? { address: c.spendGuardAddress.value } : undefined
+      spendGuard: Option.isSome(c.spendGuardAddress) ? { address: c.spendGuardAddress.value } : undefined,
+      erc8004: Option.isSome(c.identityRegistry) && Option.isSome(c.reputationRegistry)
+        ? { identityRegistry: c.identityRegistry.value, reputationRegistry: c.reputationRegistry.value }
+        : undefined
     }
   })
 )
@@ -198,7 +215,8 @@ export const ChainJson = Schema.Struct({
   tokenPaymaster: Schema.optionalKey(AddressSchema),
   acp: Schema.optionalKey(AddressSchema),
   recovery: Schema.optionalKey(AddressSchema),
-  spendGuard: Schema.optionalKey(AddressSchema)
+  spendGuard: Schema.optionalKey(AddressSchema),
+  erc8004: Schema.optionalKey(Schema.Struct({ identityRegistry: AddressSchema, reputationRegistry: AddressSchema }))
 })
 export type ChainJson = typeof ChainJson.Type
 
@@ -259,6 +277,9 @@ export const configuredNetworks: Effect.Effect<Option.Option<ReadonlyArray<Netwo
         marketplace: c.acp === undefined ? undefined : { acp: c.acp as Address },
         recovery: c.recovery === undefined ? undefined : { address: c.recovery as Address },
         spendGuard: c.spendGuard === undefined ? undefined : { address: c.spendGuard as Address },
+        erc8004: c.erc8004 === undefined
+          ? undefined
+          : { identityRegistry: c.erc8004.identityRegistry as Address, reputationRegistry: c.erc8004.reputationRegistry as Address },
         anchorKey: Option.getOrUndefined(anchorKey) as Redacted.Redacted<Hex> | undefined
       })
     }

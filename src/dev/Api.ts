@@ -49,7 +49,9 @@ export const LocalNetworkInfo = Schema.Struct({
     implementations: Schema.Record(Schema.String, Address),
     caveatEnforcers: Schema.Record(Schema.String, Address)
   }),
-  tokens: Schema.Struct({ usd: TokenDescription, usdt: TokenDescription })
+  tokens: Schema.Struct({ usd: TokenDescription, usdt: TokenDescription }),
+  /** The ERC-8004 Identity and Reputation registries (proxies) where agents are named and rated (docs/onchain.md). */
+  erc8004: Schema.optionalKey(Schema.Struct({ identityRegistry: Address, reputationRegistry: Address }))
 }).annotate({ identifier: "LocalNetworkInfo" })
 
 export class DevApi extends HttpApiGroup.make("dev")

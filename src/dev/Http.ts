@@ -40,7 +40,10 @@ export const DevHandlers = HttpApiBuilder.group(
           tokens: {
             usd: { address: n.tokens.usd.address, symbol: n.tokens.usd.symbol, name: n.tokens.usd.name, decimals: n.tokens.usd.decimals },
             usdt: { address: n.tokens.usdt.address, symbol: n.tokens.usdt.symbol, name: n.tokens.usdt.name, decimals: n.tokens.usdt.decimals }
-          }
+          },
+          ...(n.erc8004 === undefined
+            ? {}
+            : { erc8004: { identityRegistry: n.erc8004.identityRegistry, reputationRegistry: n.erc8004.reputationRegistry } })
         }))
       })).handle("faucet", ({ payload }) =>
       Effect.gen(function*() {

@@ -19,6 +19,7 @@ import { Authorization } from "../auth/Middleware.ts"
 import { GasTokenChoice, UserOpBuild } from "../domain/Operations.ts"
 import { Address, ChainId, Hash32, Id, TextOfLength } from "../domain/Primitives.ts"
 import { HireBuild, JobOpBuild, ManagedDepositBuild, MandateSummary } from "./Domain.ts"
+import { HirePolicy, HirePolicyInput } from "./IdentityPolicy.ts"
 
 /** Every build reads the chain (503 naming it when down); the hire reads the upstream marketplace too. */
 const builds = [
@@ -41,7 +42,17 @@ export class HiringApi extends HttpApiGroup.make("hiring")
         delegateeAddress: Address
       }),
       success: HireBuild,
-      error: builds
+      // 409: the owner's hire policy refuses the provider (not a registered ERC-8004 agent, or below the floor).
+      error: [...builds, ConflictError]
+    }),
+    // Beyond the contract: the owner's hire policy (docs/marketplace.md, "Hire only a named agent").
+    HttpApiEndpoint.get("getHirePolicy", "/marketplace/hire-policy", {
+      success: HirePolicy
+    }),
+    HttpApiEndpoint.put("setHirePolicy", "/marketplace/hire-policy", {
+      payload: HirePolicyInput,
+      success: HirePolicy,
+      error: [BadRequestError]
     }),
     HttpApiEndpoint.post("createJobBuild", "/marketplace/jobs/create/build", {
       payload: Schema.Struct({

@@ -11,7 +11,7 @@ import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { encodeFunctionData, erc20Abi, getAddress, type Hex } from "viem"
 import { Accounts } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
-import { BadRequest, Conflict, NotFound, OutOfScope } from "../api/Errors.ts"
+import { BadRequest, Conflict, NotFound, OutOfScope, type ServiceUnavailable } from "../api/Errors.ts"
 import type { UpstreamError } from "../api/Upstream.ts"
 import { type BuildError, type BuiltOperation, OperationBuilder } from "../builds/OperationBuilder.ts"
 import { mapUpstream } from "../builds/Wire.ts"
@@ -38,6 +38,8 @@ import {
 import { mandateDelegation, missingMandateEnforcers } from "./MandateDelegation.ts"
 import { makeStanding } from "./MandateStanding.ts"
 import { HiringMarket } from "./Market.ts"
+import { HirePolicies, type HirePolicy, type HirePolicyInput, validatePolicy } from "./IdentityPolicy.ts"
+import { encodeNamedAgentTerms, requireNamedAgent } from "./NamedAgent.ts"
 
 export interface HiringConfig {
   /** The ACP contract on the served chain; overrides the vendored deployment (required on chains without one). */
@@ -87,7 +89,7 @@ export interface DepositInput {
   readonly gasToken?: "USDC" | "USDT"
 }
 
-type HireError = BadRequest | NotFound | BuildError | UpstreamError
+type HireError = BadRequest | NotFound | Conflict | ServiceUnavailable | BuildError | UpstreamError
 type JobError = BadRequest | NotFound | OutOfScope | BuildError
 
 /** The simulation's decline reason when the configured marketplace contract has no code on the chain. */
@@ -95,6 +97,9 @@ export const CONTRACT_MISSING = "marketplace_contract_missing"
 
 export class Hiring extends Context.Service<Hiring, {
   hire(signer: Address, input: HireInput): Effect.Effect<HireBuild, HireError>
+  /** The signer's hire policy (docs/marketplace.md, "Hire only a named agent"). */
+  policy(signer: Address): Effect.Effect<HirePolicy>
+  setPolicy(signer: Address, input: HirePolicyInput): Effect.Effect<HirePolicy, BadRequest>
   createJob(signer: Address, input: CreateJobInput): Effect.Effect<JobOpBuild, JobError>
   fundJob(signer: Address, input: FundJobInput): Effect.Effect<JobOpBuild, JobError>
   managedDeposit(signer: Address, input: DepositInput): Effect.Effect<
@@ -113,6 +118,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
   const builder = yield* OperationBuilder
   const chains = yield* Chains
   const tokens = yield* TokenRegistry
+  const policies = yield* HirePolicies
 
   /** The marketplace deployment on a served chain: configured, else the vendored one, else a 400 (before any upstream call). */
   const deploymentOn = Effect.fn("Hiring.deploymentOn")(function*(chainId: number) {
@@ -206,11 +212,20 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
       // Never a mandate that enforces less than it says: without these the chain could not cage the agent.
       return yield* new BadRequest({ message: `This network has no ${missing.join(", ")}: a mandate's limits cannot be enforced on chain.` })
     }
+    // Under the owner's policy, the provider must be a named ERC-8004 agent now (409 otherwise), and the mandate
+    // carries the same check as a caveat the chain runs at every redemption.
+    const named = yield* requireNamedAgent(
+      (yield* chains.get(input.chainId)).chain.client,
+      network,
+      yield* policies.get(signer),
+      lower(agent.walletAddress) as Address
+    )
     const expiresAt = new Date(now.getTime() + Duration.toMillis(config.mandateTtl))
     const delegation = mandateDelegation(network.delegation, draft, {
       expiresAtSeconds: Math.floor(expiresAt.getTime() / 1000),
       maxJobs: config.maxJobs,
-      salt: randomSalt()
+      salt: randomSalt(),
+      ...(Option.isSome(named) ? { namedAgent: encodeNamedAgentTerms(named.value.terms) } : {})
     })
     const mandateId = lower(stack.permissionIdOf(delegation))
     const terms = { ...draft, mandateId }
@@ -219,7 +234,8 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     if ("problem" in signed) return yield* Effect.die(new Error(`the built mandate cannot be stated: ${signed.problem}`))
     // The agent's name comes from the marketplace upstream: the requester's words, after the limits, quoted.
     const summary = mandateSummary(signed, input.chainId, terms.deployment.paymentToken) +
-      requesterWords("The agent's name, as the marketplace gives it", agent.name)
+      requesterWords("The agent's name, as the marketplace gives it", agent.name) +
+      (Option.isSome(named) ? requesterWords("Its ERC-8004 registration name, as the agent wrote it", named.value.registration.name) : "")
     const present = yield* contractPresent(input.chainId, terms.deployment.contract)
     const warnings = [
       ...(present ? [] : [missingWarning(terms)]),
@@ -368,7 +384,12 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
     return { ...built.build, custodial: true, custodyLabel, managedAgentWallet: to } satisfies ManagedDepositBuild
   })
 
-  return Hiring.of({ hire, createJob, fundJob, managedDeposit })
+  const policy = (signer: Address) => policies.get(signer)
+  const setPolicy = Effect.fn("Hiring.setPolicy")(function*(signer: Address, input: HirePolicyInput) {
+    return yield* policies.set(signer, yield* validatePolicy(input))
+  })
+
+  return Hiring.of({ hire, policy, setPolicy, createJob, fundJob, managedDeposit })
 })
 
 /** Requires the marketplace port (`HiringMarket`), the mandates, the accounts, the one builder, the chains and the token registry. */

@@ -14,6 +14,7 @@ import { Hiring, HiringLive } from "./Hiring.ts"
 import { JobWatcherLive } from "./JobWatcher.ts"
 import { MandateGrants } from "./MandateGrants.ts"
 import { MandatesSql } from "./Repository.ts"
+import { HirePoliciesSql } from "./IdentityPolicy.ts"
 
 export const HiringHandlers = HttpApiBuilder.group(
   contractOf(HiringApi),
@@ -27,6 +28,8 @@ export const HiringHandlers = HttpApiBuilder.group(
 
     return handlers.handleAll({
       hireBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.hire(s, payload)),
+      getHirePolicy: () => Effect.flatMap(signer, hiring.policy),
+      setHirePolicy: ({ payload }) => Effect.flatMap(signer, (s) => hiring.setPolicy(s, payload)),
       createJobBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.createJob(s, payload)),
       fundJobBuild: ({ payload }) => Effect.flatMap(signer, (s) => hiring.fundJob(s, payload)),
       listMandates: () => Effect.flatMap(signer, grants.list),
@@ -44,7 +47,7 @@ export const HiringHandlers = HttpApiBuilder.group(
 export const HiringAppLive = HiringHandlers.pipe(
   Layer.provide(
     Layer.mergeAll(HiringLive, MandateGrants.layer, JobWatcherLive.pipe(Layer.provide(AuditLive))).pipe(
-      Layer.provideMerge(MandatesSql),
+      Layer.provideMerge(Layer.mergeAll(MandatesSql, HirePoliciesSql)),
       Layer.provide(Layer.mergeAll(OperationBuilderLive, TokenRegistry.layer, RelayHooksLive, AccountRulesLive))
     )
   )

@@ -19,6 +19,8 @@
  *   2. `setBudgetWithPaymentToken(jobId, amount, paymentToken)` on the ACP contract (it pulls
  *      the escrow): `AllowedTargets(acp)`, `AllowedMethods(setBudget…)`, `AllowedCalldata`
  *      pinning paymentToken, `ArgumentCap(amount ≤ per-job budget, Σ ≤ total)`.
+ * - under the owner's hire policy, `AgentIdentityEnforcer` (AgentIdentity.sol): the provider is still the
+ *   ERC-8004 agent's `agentWallet` and, with a floor, its reputation from the named reviewers at or above it.
  * The total spend cap is `perJobBudget × maxJobs`. `ArgumentCap` keeps its totals per
  * function selector, so the approvals and the escrow pulls are each capped at the total.
  */
@@ -36,6 +38,11 @@ export interface MandateDelegationTerms {
   /** How many jobs the mandate may create; the total spend cap is this many per-job budgets. */
   readonly maxJobs: number
   readonly salt: Hex
+  /**
+   * Under the owner's hire policy: `AgentIdentityEnforcer` terms (NamedAgent.ts), a fourth caveat on
+   * every redemption: the ERC-8004 agent still bound to the provider's wallet, its reputation at the floor.
+   */
+  readonly namedAgent?: Hex
 }
 
 /** The group a redemption selects, by the call it makes. */
@@ -110,7 +117,10 @@ export const mandateDelegation = (
     authority: ROOT_AUTHORITY as Hex,
     caveats: [
       ...head.map((c) => ({ ...c, args: "0x" as Hex })),
-      { enforcer: enforcer("LogicalOrWrapperEnforcer"), terms: logicalOrTerms(groups), args: "0x" as Hex }
+      { enforcer: enforcer("LogicalOrWrapperEnforcer"), terms: logicalOrTerms(groups), args: "0x" as Hex },
+      ...(terms.namedAgent === undefined
+        ? []
+        : [{ enforcer: env["AgentIdentityEnforcer"] as Address, terms: terms.namedAgent, args: "0x" as Hex }])
     ],
     salt: terms.salt,
     signature: "0x"

@@ -10,6 +10,7 @@ import type { DelegationEnvironment } from "../chain/Network.ts"
 import { decodeCaveatGroups, pinnedAddress, word } from "../delegations/SignedTerms.ts"
 import { MANDATE_GROUPS } from "./MandateDelegation.ts"
 import { selectors } from "./Mandate.ts"
+import { decodeNamedAgentTerms, type NamedAgentTerms, wadText } from "./NamedAgent.ts"
 
 const ZERO = "0x0000000000000000000000000000000000000000"
 
@@ -27,6 +28,8 @@ export interface SignedMandate {
   readonly perJobUnits: bigint
   readonly totalUnits: bigint
   readonly maxJobs: bigint
+  /** Under the owner's hire policy: the ERC-8004 agent the chain checks at every redemption. */
+  readonly named?: NamedAgentTerms
 }
 
 type Caveat = { readonly enforcer: string; readonly terms: Hex }
@@ -37,11 +40,15 @@ export const decodeSignedMandate = (environment: DelegationEnvironment, delegati
   const nameOf = (c: Caveat) => names.get(c.enforcer.toLowerCase())
   const lower = (h: Hex) => h.toLowerCase() as Address
   try {
-    const [timestamp, valueLte, wrapper, ...rest] = delegation.caveats as ReadonlyArray<Caveat>
+    const [timestamp, valueLte, wrapper, identity, ...rest] = delegation.caveats as ReadonlyArray<Caveat>
     if (rest.length > 0 || timestamp === undefined || valueLte === undefined || wrapper === undefined) throw new Error("not the mandate's three caveats")
     if (nameOf(timestamp) !== "TimestampEnforcer" || nameOf(valueLte) !== "ValueLteEnforcer" || nameOf(wrapper) !== "LogicalOrWrapperEnforcer") {
       throw new Error("not the mandate's enforcers")
     }
+    const named = identity === undefined ? undefined : nameOf(identity) === "AgentIdentityEnforcer"
+      ? decodeNamedAgentTerms(identity.terms)
+      : { problem: "a caveat the mandate does not have" }
+    if (named !== undefined && "problem" in named) throw new Error(named.problem)
     if (size(timestamp.terms) !== 32 || hexToBigInt(slice(timestamp.terms, 0, 16)) !== 0n) throw new Error("an expiry with a start")
     if (size(valueLte.terms) !== 32 || word(valueLte.terms, 0) !== 0n) throw new Error("ETH attached to a call")
     const groups = decodeCaveatGroups(wrapper.terms)
@@ -93,7 +100,9 @@ export const decodeSignedMandate = (environment: DelegationEnvironment, delegati
     const caps = [approve.cap, create.cap, fund.cap]
     if (caps.some((c) => c.perCall !== approve.cap.perCall || c.total !== approve.cap.total)) throw new Error("caps that differ between calls")
     if (create.limit === undefined || approve.limit !== undefined || fund.limit !== undefined) throw new Error("the job count is not on job creation alone")
+    if (named !== undefined && named.provider !== pin(create, 4)) throw new Error("a named agent that is not the provider")
     return {
+      ...(named === undefined ? {} : { named }),
       delegate: lower(delegation.delegate as Hex),
       delegator: lower(delegation.delegator as Hex),
       expiresAtSeconds: Number(hexToBigInt(slice(timestamp.terms, 16, 32))),
@@ -121,5 +130,17 @@ export const mandateSummary = (m: SignedMandate, chainId: number, token: { reado
     `${m.evaluator === ZERO ? "you as evaluator" : `the evaluator ${m.evaluator}`}, approve the marketplace escrow ${m.escrow} (and no one else) ` +
     `for at most one job's budget, and fund a job up to that budget; it cannot send ETH or call anything else. ` +
     `The chain enforces each of these limits. Each job's ${token.symbol} is held in the marketplace escrow and released to the agent only ` +
-    `when ${accepted} the work. You can revoke this at any time.`
+    `when ${accepted} the work. You can revoke this at any time.` + namedAgentSentence(m)
+}
+
+/** What the AgentIdentityEnforcer caveat holds, in words (nothing without it). */
+const namedAgentSentence = (m: SignedMandate): string => {
+  const n = m.named
+  if (n === undefined) return ""
+  const floor = n.floor === undefined
+    ? ""
+    : ` and its reputation in the ERC-8004 Reputation Registry ${n.floor.reputationRegistry}, from the reviewers ` +
+      `${n.floor.clients.join(", ")} alone, averages at least ${wadText(n.floor.minWad)} over at least one feedback`
+  return ` Every use also needs ERC-8004 agent ${n.agentId} of the Identity Registry ${n.identityRegistry} to have ${n.provider} ` +
+    `as its agent wallet${floor}; the chain checks this each time, so the mandate stops working if that changes.`
 }

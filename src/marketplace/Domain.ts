@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { Address, ChainId, Hash32, Timestamp } from "../domain/Primitives.ts"
+import { AgentIdentity } from "./Identities.ts"
 
 export const Offering = Schema.Struct({
   id: Schema.String,
@@ -37,7 +38,12 @@ export const Agent = Schema.Struct({
   totalRevenueUsd: Schema.Finite,
   uniqueWallets: Schema.Int,
   recentVolumeUsd: Schema.Array(VolumePoint),
-  chainIds: Schema.Array(ChainId)
+  chainIds: Schema.Array(ChainId),
+  /**
+   * Beyond the contract, on `GET /marketplace/agents/{wallet}`: the agent's ERC-8004 identities on the served
+   * chains (Identities.ts); absent when it has none there.
+   */
+  erc8004: Schema.optionalKey(Schema.Array(AgentIdentity))
 }).annotate({ identifier: "Agent" })
 export type Agent = typeof Agent.Type
 

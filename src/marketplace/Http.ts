@@ -10,6 +10,7 @@ import { NodeRoutes } from "../api/NodeServer.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import { CurrentSigner } from "../auth/Middleware.ts"
 import { LocalJobs } from "./LocalJobs.ts"
+import { AgentIdentities } from "./Identities.ts"
 import { ManagedWalletsSql, MarketplaceCallersFromAccounts } from "./Stores.ts"
 import { ManagedWallets, Marketplace, MarketplaceCallers, MarketplaceServiceLive } from "./Marketplace.ts"
 import { MarketplaceApi, MarketplaceStreamApi, StreamQuery } from "./Api.ts"
@@ -24,6 +25,7 @@ export const MarketplaceHandlers = HttpApiBuilder.group(
     const m = yield* Marketplace
     const callers = yield* MarketplaceCallers
     const localJobs = yield* LocalJobs
+    const identities = yield* AgentIdentities
     const signer = Effect.gen(function*() {
       return (yield* CurrentSigner).address
     })
@@ -34,7 +36,9 @@ export const MarketplaceHandlers = HttpApiBuilder.group(
       evaluator: () => m.evaluator,
       searchAgents: ({ query }) =>
         m.searchAgents({ query: query.query, chainIds: query.chainIds, topK: query.topK }),
-      getAgent: ({ params }) => m.getAgent(params.wallet),
+      getAgent: ({ params }) =>
+        Effect.flatMap(m.getAgent(params.wallet), (agent) =>
+          Effect.map(identities.of(agent.walletAddress), (ids) => (ids.length === 0 ? agent : { ...agent, erc8004: ids }))),
       listJobs: () => Effect.flatMap(callerAddresses, (addresses) => m.listJobs(addresses)),
       getJob: ({ params }) =>
         Effect.flatMap(callerAddresses, (addresses) =>
@@ -104,7 +108,7 @@ export const MarketplaceStreamRoute = Layer.effectDiscard(Effect.gen(function*()
  * tests, benchmarks) need. Every job is then read from the upstream (`LocalJobs.layerNone`);
  * the operation builds are hiring's (`hiring/`), served only with a chain.
  */
-export const MarketplaceServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, LocalJobs.layerNone).pipe(
+export const MarketplaceServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, LocalJobs.layerNone, AgentIdentities.layerNone).pipe(
   Layer.provideMerge(MarketplaceUpstreamLive),
   Layer.provideMerge(ManagedWallets.layerMemory),
   Layer.provideMerge(MarketplaceCallers.layerSignerOnly)
@@ -127,7 +131,7 @@ export const MarketplaceLive = Layer.mergeAll(MarketplaceHandlers, MarketplaceSt
  * chains. Shared (one instance) by the handlers below and the hiring port the composition builds
  * from them (`Server.ts`). Needs SqlClient, HttpClient, Accounts and the chains.
  */
-export const MarketplaceAppServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, LocalJobs.layer).pipe(
+export const MarketplaceAppServices = Layer.mergeAll(MarketplaceServiceLive, StatsHubLive, LocalJobs.layer, AgentIdentities.layer).pipe(
   Layer.provideMerge(MarketplaceUpstreamLive),
   Layer.provideMerge(Layer.mergeAll(ManagedWalletsSql, MarketplaceCallersFromAccounts)),
   Layer.provide(TokenRegistry.layer)

@@ -7,9 +7,29 @@ export const hiringDocs: Record<string, OperationDoc> = {
   "hiring.hireBuild": {
     summary: "Build a hire (a mandate)",
     description: "Grants an agent a mandate on the chain `chainId` names (any chain served; otherwise a 400 listing them): a delegation " +
-      `with a per-job budget in the marketplace's payment token, which that chain enforces. ${build("enables it")}`,
+      `with a per-job budget in the marketplace's payment token, which that chain enforces. Under the owner's hire policy ` +
+      "the agent must be a registered ERC-8004 agent at its reputation floor (409 otherwise), which the mandate also holds " +
+      `on chain. ${build("enables it")}`,
     caller: "The owner of the hiring account.",
     chain: "Nothing until relayed; then the mandate's delegation is enabled on chain."
+  },
+  "hiring.getHirePolicy": {
+    summary: "Read the hire policy",
+    description: "The signer's hire policy: whether a hire's provider must be an agent registered in the chain's ERC-8004 " +
+      "Identity Registry, and the reputation floor (with the reviewers whose feedback counts) it must meet. Never set: " +
+      "`requireRegistered: false` (any wallet).",
+    caller: "The signer (an owner).",
+    chain: "Nothing."
+  },
+  "hiring.setHirePolicy": {
+    summary: "Set the hire policy",
+    description: "Sets the signer's hire policy for later hires. `requireRegistered: true`: the provider must be an ERC-8004 " +
+      "agent (its `agentWallet` is the provider) or the hire is a 409 `agent_not_registered`; with `minReputation` and " +
+      "`reputationClients` (1 to 20 reviewers you trust), its Reputation Registry summary from those reviewers must be at " +
+      "least the floor (409 `reputation_below_floor`). The hire's mandate then carries the same check as a caveat the " +
+      "chain runs at every redemption. A floor without reviewers, or reviewers without a floor, is a 400.",
+    caller: "The signer (an owner).",
+    chain: "Nothing (each later hire's mandate holds it on chain)."
   },
   "hiring.createJobBuild": {
     summary: "Build a job",

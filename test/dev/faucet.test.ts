@@ -75,6 +75,9 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
       assert.strictEqual(primary.bundlerUrl, net.bundlerUrl)
       assert.strictEqual(primary.delegation.DelegationManager, net.delegation.DelegationManager)
       assert.strictEqual(primary.tokens.usd.address, net.tokens.usd.address)
+      // Where agents are named (ERC-8004), on both chains.
+      assert.strictEqual(primary.erc8004.identityRegistry, net.erc8004!.identityRegistry)
+      assert.isTrue(list.every((n) => /^0x[0-9a-fA-F]{40}$/.test(n.erc8004?.reputationRegistry ?? "")))
       const devKey = net.devKey === undefined ? undefined : Redacted.value(net.devKey)
       assert.isDefined(devKey)
       assert.notInclude(answer.text.toLowerCase(), devKey!.slice(2).toLowerCase(), "the dev key never leaves the service")

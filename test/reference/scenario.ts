@@ -674,6 +674,9 @@ export const steps: ReadonlyArray<Step> = [
       await relay(ctx, "owner", body)
     }
   },
+  // The owner's hire policy stays off here (the story's agent is not an ERC-8004 agent): test/hiring/namedAgent.test.ts turns it on.
+  { op: "hiring.setHirePolicy", as: "owner", request: () => ({ body: { requireRegistered: false } }) },
+  { op: "hiring.getHirePolicy", as: "owner", request: () => ({}) },
   { op: "hiring.listMandates", as: "owner", request: () => ({}) },
   {
     op: "hiring.createJobBuild",

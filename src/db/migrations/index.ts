@@ -51,6 +51,7 @@ import localChainIdentity from "./0480_local_chain_identity.ts"
 import grantLockNoKeyUpdate from "./0490_grant_lock_no_key_update.ts"
 import permissionAsks from "./0540_permission_asks.ts"
 import grantMandates from "./0600_grant_mandates.ts"
+import hireIdentityPolicy from "./0620_hire_identity_policy.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -99,5 +100,6 @@ export const migrations = Migrator.fromRecord({
   "0480_local_chain_identity": localChainIdentity,
   "0490_grant_lock_no_key_update": grantLockNoKeyUpdate,
   "0540_permission_asks": permissionAsks,
-  "0600_grant_mandates": grantMandates
+  "0600_grant_mandates": grantMandates,
+  "0620_hire_identity_policy": hireIdentityPolicy
 })
