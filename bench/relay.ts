@@ -8,6 +8,10 @@
  * with plain `fetch` (as the direct call is made) is printed beside it. With RELAY_SPANS=1
  * it also prints where each span lies within the server span, and how much of each
  * request's time is outside the server span (the client and the HTTP hop).
+ * Beside them, in the same run and alternating with them, the floor (issue 46, item 2): the same
+ * guarantees written plainly on bare `node:http` + `pg` (bench/support/relay-floor-server.ts:
+ * the session check, the insert and its commit, the forward), called with plain `fetch`; the
+ * goal is the relay (plain fetch) within 1.2× of it at p50.
  *
  *   npx tsx bench/relay.ts                 (about 30 s; loopback only)
  *   ITERATIONS=40 WARMUP=10 npx tsx bench/relay.ts   (WARMUP rounds, default 10, are not measured)
@@ -45,8 +49,19 @@ const service = await startProcess(
     RELAY_RECONCILE_INTERVAL: "1 hour",
     ...(receiver !== undefined ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {})
   }),
-  `${baseUrl}/health/ready`
+  `${baseUrl}/health/ready`,
+  // A loaded shared host takes longer than the default minute to compile and start the service.
+  180
 )
+const floorPort = await freePort()
+const floor = await startProcess("bench/support/relay-floor-server.ts", {
+  DATABASE_URL: pg.url,
+  PORT: String(floorPort),
+  BUNDLER_URL: network.bundlerUrl,
+  ENTRY_POINT: network.entryPoint,
+  CHAIN_ID: String(network.chainId)
+}, `http://127.0.0.1:${floorPort}/`)
+const floorUrl = `http://127.0.0.1:${floorPort}/userops`
 
 /** A freeze operation of a fresh account, built by the service and signed by its owner. */
 const prepare = () =>
@@ -87,8 +102,8 @@ const sendDirect = async (op: UserOperation) => {
 }
 
 /** The same `POST /userops` with plain `fetch` and `JSON.stringify`, as the direct call is made. */
-const submitPlain = async (token: string, op: UserOperation) => {
-  const res = await fetch(`${baseUrl}/userops`, {
+const submitPlain = async (token: string, op: UserOperation, url = `${baseUrl}/userops`) => {
+  const res = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
     body: JSON.stringify(op)
@@ -106,10 +121,11 @@ try {
   const relayMs: Array<number> = []
   const plainMs: Array<number> = []
   const bundlerMs: Array<number> = []
+  const floorMs: Array<number> = []
   // Warm-up rounds (JIT, pools) as a served relay is warm, then one of each per round, the
   // order rotating.
   for (let i = 1 - warmup; i <= iterations; i++) {
-    const [viaRelay, viaPlain, direct] = [await prepare(), await prepare(), await prepare()]
+    const [viaRelay, viaPlain, direct, viaFloor] = [await prepare(), await prepare(), await prepare(), await prepare()]
     const runs = [
       async () => {
         const r = await time(() =>
@@ -126,9 +142,13 @@ try {
       async () => {
         const b = await time(() => sendDirect(direct.op))
         if (i > 0) bundlerMs.push(b)
+      },
+      async () => {
+        const f = await time(() => submitPlain(viaFloor.token, viaFloor.op, floorUrl))
+        if (i > 0) floorMs.push(f)
       }
     ]
-    for (let k = 0; k < 3; k++) await runs[(((i + k) % 3) + 3) % 3]!()
+    for (let k = 0; k < runs.length; k++) await runs[(((i + k) % runs.length) + runs.length) % runs.length]!()
   }
   // The floor of one HTTP hop each way: the service's cheapest endpoint (no database) and
   // the bundler's cheapest method, alternating, plain fetch.
@@ -152,6 +172,7 @@ try {
   console.log(row("POST /userops (service)", relayMs))
   console.log(row("POST /userops (plain fetch)", plainMs))
   console.log(row("eth_sendUserOperation (Alto direct)", bundlerMs))
+  console.log(row("floor: node:http + pg, same guarantees", floorMs))
   console.log(`difference (p50): ${(relay50 - bundler50).toFixed(1)} ms   ratio (p50): ${(relay50 / bundler50).toFixed(2)}`)
   console.log(`difference (p50), plain fetch: ${(quantile(plainMs, 0.5) - bundler50).toFixed(1)} ms`)
   console.log(`one hop, plain fetch: GET /health/live p50 ${quantile(hopMs.slice(20), 0.5).toFixed(2)} ms, ` +
@@ -189,6 +210,31 @@ try {
     met: plain50 - bundler50 <= 3,
     spread: spread(plainDiffs)
   })
+  // The floor (issue 46, item 2): the relay by plain fetch over the floor by plain fetch, per third.
+  const floor50 = quantile(floorMs, 0.5)
+  const floorRatios = [0, 1, 2].map((k) => {
+    const slice = (xs: ReadonlyArray<number>) => xs.slice(k * third, k === 2 ? xs.length : (k + 1) * third)
+    return quantile(slice(plainMs), 0.5) / quantile(slice(floorMs), 0.5)
+  })
+  console.log(`relay (plain fetch) / floor (p50): ${(plain50 / floor50).toFixed(2)}×, per third ${floorRatios.map((r) => r.toFixed(2)).join(", ")}  goal ≤ 1.2×; ` +
+    `floor over Alto's own send: +${(floor50 - bundler50).toFixed(1)} ms, relay (plain fetch) over it: +${(plain50 - bundler50).toFixed(1)} ms`)
+  report({
+    path: "POST /userops p50, plain fetch, over the floor (node:http + pg, same guarantees)",
+    service: plain50 / floor50,
+    baseline: 1,
+    unit: "ratio",
+    goal: "≤ 1.2×",
+    met: plain50 / floor50 <= 1.2,
+    spread: spread(floorRatios)
+  })
+  report({
+    path: "floor (node:http + pg, same guarantees) p50 over the bundler",
+    service: floor50,
+    baseline: bundler50,
+    unit: "ms",
+    goal: "(reference)",
+    met: true
+  })
   if (receiver !== undefined) {
     await new Promise((r) => setTimeout(r, 1500)) // the exporter's batch delay
     const { rows, traces } = receiver.breakdown("POST", "/userops")
@@ -210,6 +256,7 @@ try {
   }
 } finally {
   await receiver?.close()
+  await floor.stop()
   await service.stop()
   await pg.stop()
   await Effect.runPromise(Scope.close(scope, Exit.void))

@@ -69,6 +69,8 @@ export class Accounts extends Context.Service<Accounts, {
   readonly ensurePrimary: (signer: Address) => Effect.Effect<Account>
   /** Every account of the signer: by index, the primary chain first within an index. */
   readonly list: (signer: Address) => Effect.Effect<ReadonlyArray<Account>>
+  /** The signer's accounts among `ids` (others' and unknown ids left out), in `list`'s order. */
+  readonly listIn: (signer: Address, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Account>>
   /** The next index, on every served chain (same address where the factory allows) or on `chainId` alone. */
   readonly create: (signer: Address, label?: string, chainId?: number) => Effect.Effect<Account, BadRequest>
   /** The account a request is scoped to (see the module comment). */
@@ -103,6 +105,12 @@ export class Accounts extends Context.Service<Accounts, {
         execute: (signer) => sql`SELECT * FROM accounts WHERE signer_address = ${signer} ORDER BY idx, chain_id`
       })
 
+      const listInRows = SqlSchema.findAll({
+        Request: Schema.Struct({ signer: Schema.String, ids: Schema.Array(Schema.String) }),
+        Result: AccountRow,
+        execute: ({ ids, signer }) => sql`SELECT * FROM accounts WHERE signer_address = ${signer} AND id IN ${sql.in(ids)}`
+      })
+
       const insertAt = (signer: Address, chainId: number, index: number, label: string, purpose: string) =>
         Effect.gen(function*() {
           const address = yield* factory.counterfactualAddress(chainId, signer, index)
@@ -129,6 +137,10 @@ export class Accounts extends Context.Service<Accounts, {
       // A hot read: a span, without `Effect.fn`'s per-call stack capture (docs/performance.md).
       const listSpan = hotSpan("Accounts.list")
       const list = (signer: Address) => listSpan(Effect.orDie(rowsOf(signer)))
+      const listIn = (signer: Address, ids: ReadonlyArray<string>) =>
+        ids.length === 0
+          ? Effect.succeed([])
+          : listInRows({ signer, ids }).pipe(Effect.map((rows) => rows.map(toAccount).sort(order)), Effect.orDie)
 
       // The next index, one create per signer at a time: a transaction-scoped advisory lock on
       // the signer, so concurrent creates each take the index after the last one committed
@@ -196,7 +208,7 @@ export class Accounts extends Context.Service<Accounts, {
         return found
       })
 
-      return Accounts.of({ ensurePrimary, list, create, resolve, resolveAll, findById })
+      return Accounts.of({ ensurePrimary, list, listIn, create, resolve, resolveAll, findById })
     })
   )
 }

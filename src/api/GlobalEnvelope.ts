@@ -9,7 +9,6 @@
 import { ByteSize, Cause, Context, Duration, Effect, Exit, Logger, LogLevel, Option, References, type Types } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpServerError } from "effect/http"
-import type * as Prom from "prom-client"
 import { PeerPolicy, requestPeerKey } from "../platform/ClientAddress.ts"
 import { Metrics, type MetricsShape } from "../platform/Metrics.ts"
 import { makeMemoryStore, type RateDecision, rateLimitHeaders, type RateRule, RateLimitStore } from "../platform/RateLimit.ts"
@@ -395,20 +394,21 @@ const exitStatus = (exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unkno
  * no route answers: the label values stay few, whatever clients send.
  */
 const makeHttpMetrics = (metrics: MetricsShape) => {
-  const histogram = metrics.histogram({
+  const histogram = metrics.boundHistogram({
     name: "das_http_server_request_duration_seconds",
     help: "HTTP requests answered by the service, by method, route template and status, and how long each took",
     labelNames: ["method", "route", "status"],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
   })
-  // One child per label set, looked up by one string (the labels' own lookup hashes an object).
-  const children = new Map<string, Prom.Histogram.Internal<"method" | "route" | "status">>()
+  // One bound series per label set, found by one string: no label object validated and hashed
+  // per request (prom-client's `labels(...).observe` does both on every call).
+  const children = new Map<string, { readonly observe: (value: number) => void }>()
   return {
     record: (method: string, route: RouteInfo | undefined, status: number, start: number) => {
       const path = route === undefined ? "unmatched" : route.path
       const key = `${method} ${path} ${status}`
       let child = children.get(key)
-      if (child === undefined) children.set(key, child = histogram.labels(method, path, String(status)))
+      if (child === undefined) children.set(key, child = histogram.bind({ method, route: path, status: String(status) }))
       child.observe((Date.now() - start) / 1000)
     }
   }

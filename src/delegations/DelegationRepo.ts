@@ -62,6 +62,16 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   findById(id: string): Effect.Effect<DelegationRow | undefined>
   /** The signer's active and revoked delegations from one of its accounts. */
   listOwned(accountId: string, signerAddress: string): Effect.Effect<ReadonlyArray<DelegationRow>>
+  /**
+   * `listOwned` over several accounts in one statement: a read over all of a signer's accounts
+   * costs one round trip, not one per account (issue 46: 1,000 accounts were 1,000 statements).
+   */
+  listOwnedIn(accountIds: ReadonlyArray<string>, signerAddress: string): Effect.Effect<ReadonlyArray<DelegationRow>>
+  /**
+   * `listOwned` over every account of the signer, in one statement that never lists the accounts
+   * themselves: its cost follows the grants, not the accounts that hold none.
+   */
+  listOwnedBySigner(signerAddress: string): Effect.Effect<ReadonlyArray<DelegationRow>>
   /** Active and revoked delegations on `chainId` whose delegatee is one of `delegateeAddresses` (any owner's). */
   listHeld(delegateeAddresses: ReadonlyArray<string>, chainId: number): Effect.Effect<ReadonlyArray<DelegationRow>>
   /**
@@ -255,6 +265,18 @@ const make = Effect.gen(function*() {
     listOwned: (accountId, signerAddress) =>
       selectDelegations(sql.and([
         sql`d.account_id = ${accountId}`,
+        sql`d.signer_address = ${signerAddress}`,
+        sql`d.status IN ('active', 'revoked')`
+      ])),
+    listOwnedIn: (accountIds, signerAddress) =>
+      accountIds.length === 0 ? Effect.succeed([]) : selectDelegations(sql.and([
+        sql`d.account_id IN ${sql.in(accountIds)}`,
+        sql`d.signer_address = ${signerAddress}`,
+        sql`d.status IN ('active', 'revoked')`
+      ])),
+    listOwnedBySigner: (signerAddress) =>
+      selectDelegations(sql.and([
+        sql`a.signer_address = ${signerAddress}`,
         sql`d.signer_address = ${signerAddress}`,
         sql`d.status IN ('active', 'revoked')`
       ])),

@@ -110,12 +110,12 @@ export const makeReads = Effect.gen(function*() {
     }
   ) => Effect.Effect<ReadonlyArray<Delegation>, NotFoundError | BadRequest> = Effect.fn("Delegations.list")(function*(signer, query) {
     const scoped = yield* accounts.resolveAll(signer.address, { accountId: query.accountId, chainId: query.chainId })
-    const rows = (yield* Effect.forEach(scoped, (account) =>
-      query.role === "delegatee"
+    const rows = query.role === "delegatee"
+      ? (yield* Effect.forEach(scoped, (account) =>
         // Grants the account holds (any owner's) on its chain, and those held by the signer's own key
         // (an EOA delegate), never the holder's own grants to others.
-        ? repo.listHeld([lower(account.address), lower(signer.address)], account.chainId)
-        : repo.listOwned(account.id, lower(signer.address)))).flat()
+        repo.listHeld([lower(account.address), lower(signer.address)], account.chainId))).flat()
+      : yield* repo.listOwnedIn(scoped.map((a) => a.id), lower(signer.address))
     const sorted = [...rows].sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? -1 : 1))
     const all = yield* render(sorted)
     return query.status === undefined ? all : all.filter((d) => d.status === query.status)

@@ -308,12 +308,9 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
       const root = chain[chain.length - 1]
       if (root === undefined) return yield* new PermissionRefused({ field: "permissionContext", message: "permissionContext holds no delegation" })
       const permissionId = lower(hashDelegation(root))
-      const owned = yield* accounts.list(signer.address as Address)
-      for (const account of owned) {
-        const rows = yield* delegationRepo.listOwned(account.id, lower(signer.address))
-        const row = rows.find((r) => lower(r.permission_id) === permissionId)
-        if (row !== undefined) return row
-      }
+      const rows = yield* delegationRepo.listOwnedBySigner(lower(signer.address))
+      const row = rows.find((r) => lower(r.permission_id) === permissionId)
+      if (row !== undefined) return row
       return yield* new NotFound({
         message: "permissionContext names no grant of this signer's accounts",
         details: { field: "permissionContext", permissionId }

@@ -80,14 +80,20 @@ export const makeGranted = Effect.gen(function*() {
    */
   const granted = Effect.fn("Permissions.granted")(function*(signer: { readonly address: string }) {
     const owner = signer.address.toLowerCase()
-    const all = (yield* accounts.list(signer.address as Address)).filter((a) => chains.find(a.chainId) !== undefined)
     const now = new Date()
-    const rows = (yield* Effect.forEach(all, (account) =>
-      Effect.map(delegationRepo.listOwned(account.id, owner), (rs) => rs.map((row) => ({ row, account }))))).flat()
-    const live = rows
-      .filter(({ row }) => {
-        const status = visibleStatus(row.status, row.policy_set.expiresAt, row.frozen, now)
-        return status === "active" || status === "frozen"
+    // The grants first, in one statement, then only the accounts that hold one: the read follows
+    // the grants, not the number of the signer's accounts (issue 46: one statement per account before).
+    const liveRows = (yield* delegationRepo.listOwnedBySigner(owner)).filter((row) => {
+      if (chains.find(row.chain_id) === undefined) return false
+      const status = visibleStatus(row.status, row.policy_set.expiresAt, row.frozen, now)
+      return status === "active" || status === "frozen"
+    })
+    const holders = yield* accounts.listIn(signer.address as Address, [...new Set(liveRows.map((row) => row.account_id))])
+    const byId = new Map(holders.filter((a) => chains.find(a.chainId) !== undefined).map((a) => [a.id, a]))
+    const live = liveRows
+      .flatMap((row) => {
+        const account = byId.get(row.account_id)
+        return account === undefined ? [] : [{ row, account }]
       })
       .sort((a, b) => b.row.created_at.getTime() - a.row.created_at.getTime() || (a.row.id < b.row.id ? -1 : 1))
     const responses = yield* Effect.forEach(live, ({ row, account }) =>

@@ -38,6 +38,14 @@ export interface MetricsShape {
     spec: MetricSpec<L> & { readonly buckets?: ReadonlyArray<number> }
   ) => Prom.Histogram<L>
   /**
+   * A histogram for the hot paths: each label set is bound once (`bind`), and observing is then
+   * a bucket search and three additions. prom-client's own `labels(...).observe` validates and
+   * hashes the labels again on every call. Scraped as the same text as a prom-client histogram.
+   */
+  readonly boundHistogram: <L extends string>(
+    spec: MetricSpec<L> & { readonly buckets: ReadonlyArray<number> }
+  ) => BoundHistogram<L>
+  /**
    * A gauge whose readings `read` produces at each scrape (with the caller's services). A read
    * that fails or takes longer than 2 s leaves the gauge without a value for that scrape.
    */
@@ -50,6 +58,86 @@ export interface MetricsShape {
 }
 
 const READ_TIMEOUT = Duration.seconds(2)
+
+/** A histogram whose label sets are bound once (`MetricsShape.boundHistogram`). */
+export interface BoundHistogram<L extends string> {
+  /** The series of these label values (the same one for the same values). */
+  readonly bind: (labels: Readonly<Record<L, string>>) => { readonly observe: (value: number) => void }
+}
+
+interface BoundSeries {
+  readonly labels: Readonly<Record<string, string>>
+  /** Observations per bucket (not cumulative): index i counts values ≤ bound i above bound i-1. */
+  readonly counts: Float64Array
+  sum: number
+  count: number
+}
+
+/**
+ * The registry's view of a bound histogram: `get` answers what prom-client's `Histogram`
+ * answers for its text exposition (cumulative `_bucket` per `le`, `+Inf`, `_sum`, `_count`,
+ * the series' labels after `le`), so the scrape reads the same.
+ */
+class BoundHistogramMetric<L extends string> implements BoundHistogram<L> {
+  readonly type = "histogram"
+  readonly aggregator = "sum"
+  private readonly series = new Map<string, BoundSeries>()
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly labelNames: ReadonlyArray<L>,
+    private readonly bounds: ReadonlyArray<number>
+  ) {}
+
+  bind = (labels: Readonly<Record<L, string>>) => {
+    const key = this.labelNames.map((n) => labels[n]).join("\u0000")
+    let s = this.series.get(key)
+    if (s === undefined) {
+      const own: Record<string, string> = {}
+      for (const n of this.labelNames) own[n] = labels[n]
+      this.series.set(key, s = { labels: own, counts: new Float64Array(this.bounds.length), sum: 0, count: 0 })
+    }
+    const series = s
+    const bounds = this.bounds
+    return {
+      observe: (value: number) => {
+        // As prom-client: the first bound the value does not exceed; above them all, only `+Inf`.
+        for (let i = 0; i < bounds.length; i++) {
+          if (value <= bounds[i]!) {
+            series.counts[i]! += 1
+            break
+          }
+        }
+        series.sum += value
+        series.count += 1
+      }
+    }
+  }
+
+  get() {
+    const values: Array<{ labels: Record<string, string | number>; sharedLabels: Readonly<Record<string, string>>; value: number; metricName: string }> = []
+    for (const s of this.series.values()) {
+      let cumulative = 0
+      for (let i = 0; i < this.bounds.length; i++) {
+        cumulative += s.counts[i]!
+        values.push({ labels: { le: this.bounds[i]! }, sharedLabels: s.labels, value: cumulative, metricName: `${this.name}_bucket` })
+      }
+      values.push({ labels: { le: "+Inf" }, sharedLabels: s.labels, value: s.count, metricName: `${this.name}_bucket` })
+      values.push({ labels: {}, sharedLabels: s.labels, value: s.sum, metricName: `${this.name}_sum` })
+      values.push({ labels: {}, sharedLabels: s.labels, value: s.count, metricName: `${this.name}_count` })
+    }
+    return Promise.resolve({ name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator })
+  }
+
+  reset() {
+    for (const s of this.series.values()) {
+      s.counts.fill(0)
+      s.sum = 0
+      s.count = 0
+    }
+  }
+}
 
 export class Metrics extends Context.Service<Metrics, MetricsShape>()("das/platform/Metrics") {
   static readonly make: Effect.Effect<MetricsShape> = Effect.sync(() => {
@@ -77,6 +165,13 @@ export class Metrics extends Context.Service<Metrics, MetricsShape>()("das/platf
         ...(spec.buckets === undefined ? {} : { buckets: [...spec.buckets] }),
         registers: [registry]
       })
+    }
+
+    const boundHistogram = <L extends string>(spec: MetricSpec<L> & { readonly buckets: ReadonlyArray<number> }) => {
+      fresh(spec.name)
+      const metric = new BoundHistogramMetric<L>(spec.name, spec.help, spec.labelNames ?? [], [...spec.buckets].sort((a, b) => a - b))
+      registry.registerMetric(metric as unknown as Prom.Metric)
+      return metric as BoundHistogram<L>
     }
 
     const gaugeOf = <L extends string = never, E = never, R = never>(
@@ -114,6 +209,7 @@ export class Metrics extends Context.Service<Metrics, MetricsShape>()("das/platf
       registry,
       counter,
       histogram,
+      boundHistogram,
       gaugeOf,
       scrape: Effect.promise(() => registry.metrics())
     }

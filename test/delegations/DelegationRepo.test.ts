@@ -137,6 +137,14 @@ layer(Live, { excludeTestServices: true })("DelegationRepo", (it) => {
       assert.isNull(row?.failure_reason ?? null)
       assert.deepStrictEqual((yield* repo.listOwned(d.accountId, d.signer)).map((r) => r.id), [d.id])
       assert.deepStrictEqual((yield* repo.listHeld([d.delegatee], 31337)).map((r) => r.id), [d.id])
+      // Over all of the signer's accounts in one statement: the granting account's rows, none from
+      // an account with no grant, none for another signer (even naming this signer's account).
+      const empty = yield* insertAccount(d.signer, 1)
+      assert.deepStrictEqual((yield* repo.listOwnedIn([empty, d.accountId], d.signer)).map((r) => r.id), [d.id])
+      assert.deepStrictEqual(yield* repo.listOwnedIn([], d.signer), [])
+      assert.deepStrictEqual(yield* repo.listOwnedIn([d.accountId], freshSigner()), [])
+      assert.deepStrictEqual((yield* repo.listOwnedBySigner(d.signer)).map((r) => r.id), [d.id])
+      assert.deepStrictEqual(yield* repo.listOwnedBySigner(freshSigner()), [])
 
       yield* repo.insertSnapshot({
         id: `psn_${crypto.randomUUID()}`,
