@@ -45,8 +45,13 @@ const make = Effect.gen(function*() {
     const own = net.network.marketplace?.acp
     const acp = (net.chainId === chains.primary.chainId ? Option.getOrUndefined(configured) ?? own : own) as Address | undefined
     if (acp === undefined || own === undefined || acp.toLowerCase() !== own.toLowerCase()) continue
-    const code = yield* net.chain.getCode(acp).pipe(Effect.orElseSucceed(() => undefined))
-    if (code !== undefined && code !== "0x") served.set(net.chainId, { chain: net.chain, acp })
+    // Only a chain that answers "no code there" is left to the upstream. One that cannot be read
+    // at start (a busy machine, a slow node) is served: deciding here for the process's whole life
+    // sent every job of the local network to the upstream ("No job 1 ... among your jobs", seen
+    // at load 40); a job read while the chain stays unreadable answers 503 instead.
+    const code = yield* net.chain.getCode(acp).pipe(Effect.option)
+    if (Option.isSome(code) && (code.value === undefined || code.value === "0x")) continue
+    served.set(net.chainId, { chain: net.chain, acp })
   }
 
   const unavailable = (cause: unknown) =>
