@@ -218,7 +218,7 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
       (yield* chains.get(input.chainId)).chain.client,
       network,
       yield* policies.get(signer),
-      lower(agent.walletAddress) as Address
+      lower(agent.walletAddress) as Hex
     )
     const expiresAt = new Date(now.getTime() + Duration.toMillis(config.mandateTtl))
     const delegation = mandateDelegation(network.delegation, draft, {
