@@ -15,11 +15,12 @@
  */
 import { facilitatorApp, registerErc7710Facilitator } from "@das/x402-erc7710"
 import { x402Facilitator } from "@x402/core/facilitator"
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { createServer } from "node:http"
 import { type Address, type Hex, isHex, parseEther, toHex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Chains } from "../chain/Chains.ts"
+import { LocalReadyTimeout } from "../platform/ChildProcess.ts"
 import { httpOrigin, listenScoped } from "../platform/FreePort.ts"
 
 /** A payment's header carries the whole delegation chain (11 kB with one recipient, 41 kB with 32): Node's 16 KiB default is too small. */
@@ -71,9 +72,20 @@ export class FacilitatorServer extends Context.Service<FacilitatorServer, {
           key = localKey
           const address = privateKeyToAccount(key).address
           // A local anvil: give the settlement key gas without a transaction of the dev account.
+          // Part of the start: a busy machine's anvil may take longer than one call's bound
+          // (CHAIN_<id>_RPC_TIMEOUT, 10 s; at load 46 it did), so it is asked again (setting a
+          // balance twice is the same) within the start's own bound, LOCAL_READY_TIMEOUT.
+          const bound = yield* Effect.orDie(LocalReadyTimeout)
           yield* Effect.tryPromise(() =>
             net.chain.client.request({ method: "anvil_setBalance" as never, params: [address, toHex(parseEther("10"))] as never })
-          ).pipe(Effect.orDie)
+          ).pipe(
+            Effect.tapError((e) => Effect.logInfo(`x402 facilitator: chain ${net.chainId} did not fund the settlement key yet (${(e.cause instanceof Error ? e.cause.message : e.message).split("\n")[0]}); asking again`)),
+            Effect.retry(Schedule.spaced(Duration.seconds(1))),
+            Effect.timeoutOrElse({
+              duration: bound,
+              orElse: () => Effect.die(new Error(`x402 facilitator: chain ${net.chainId} did not fund the settlement key within LOCAL_READY_TIMEOUT`))
+            })
+          )
         } else {
           yield* Effect.logWarning(`x402 facilitator: no key for chain ${net.chainId} (CHAIN_${net.chainId}_X402_FACILITATOR_PRIVATE_KEY); not settling there`)
           continue

@@ -34,15 +34,21 @@ const startHeld = (cwd: string) =>
       const child = spawn(process.execPath, ["--import", tsx, path.join(root, "test/support/heldTestWorld.ts")], {
         cwd,
         env: process.env,
-        stdio: ["ignore", "pipe", "pipe"]
+        // Its stdin is a pipe from this test: should the test's own process go away, it ends too.
+        stdio: ["pipe", "pipe", "pipe"]
       })
       let output = ""
+      // As long as the run's own bound on its children (LOCAL_READY_TIMEOUT, 3 minutes), and the migrations.
+      const bound = setTimeout(() => {
+        child.kill("SIGTERM")
+        reject(new Error(`the held test world was not ready in 300 s:\n${output}`))
+      }, 300_000)
       child.stdout!.on("data", (d) => {
         output += d
-        if (/^ready /m.test(output)) resolve({ child, output: () => output })
+        if (/^ready /m.test(output)) (clearTimeout(bound), resolve({ child, output: () => output }))
       })
       child.stderr!.on("data", (d) => (output += d))
-      child.once("exit", (code, signal) => reject(new Error(`the held test world exited (${code ?? signal}) before ready:\n${output}`)))
+      child.once("exit", (code, signal) => (clearTimeout(bound), reject(new Error(`the held test world exited (${code ?? signal}) before ready:\n${output}`))))
     })
   )
 
@@ -102,5 +108,5 @@ describe("a test run killed outright", () => {
         for (const [p, what] of everyChild) if (alive(p) && describeProcess(p) === what) process.kill(p, "SIGKILL")
         fs.rmSync(cwd, { recursive: true, force: true })
       }
-    }), 600_000)
+    }), 900_000)
 })
