@@ -143,12 +143,12 @@ const wsProxy = (target: string, onSubscribed: () => void) =>
   Effect.acquireRelease(
     Effect.promise(() =>
       new Promise<{ url: string; server: WebSocketServer }>((resolve) => {
-        const server = new WebSocketServer({ host: "127.0.0.1", port: 0 }, () =>
+        const server: WebSocketServer = new WebSocketServer({ host: "127.0.0.1", port: 0 }, () =>
           resolve({ url: `ws://127.0.0.1:${(server.address() as { port: number }).port}`, server }))
-        server.on("connection", (client) => {
+        server.on("connection", (client: WebSocket) => {
           const upstream = new WebSocket(target)
           const early: Array<string> = []
-          client.on("message", (data) => (upstream.readyState === WebSocket.OPEN ? upstream.send(String(data)) : early.push(String(data))))
+          client.on("message", (data: WebSocket.RawData) => (upstream.readyState === WebSocket.OPEN ? upstream.send(String(data)) : early.push(String(data))))
           upstream.on("open", () => early.splice(0).forEach((m) => upstream.send(m)))
           upstream.on("message", (data) => {
             const text = String(data)
