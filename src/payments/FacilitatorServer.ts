@@ -15,11 +15,13 @@
  */
 import { facilitatorApp, registerErc7710Facilitator } from "@das/x402-erc7710"
 import { x402Facilitator } from "@x402/core/facilitator"
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { createServer } from "node:http"
 import { type Address, type Hex, isHex, parseEther, toHex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { Chains } from "../chain/Chains.ts"
+import { LocalReadyTimeout } from "../platform/ChildProcess.ts"
+import { httpOrigin, listenScoped } from "../platform/FreePort.ts"
 
 /** A payment's header carries the whole delegation chain (11 kB with one recipient, 41 kB with 32): Node's 16 KiB default is too small. */
 const MAX_HEADER_BYTES = 64 * 1024
@@ -70,9 +72,20 @@ export class FacilitatorServer extends Context.Service<FacilitatorServer, {
           key = localKey
           const address = privateKeyToAccount(key).address
           // A local anvil: give the settlement key gas without a transaction of the dev account.
+          // Part of the start: a busy machine's anvil may take longer than one call's bound
+          // (CHAIN_<id>_RPC_TIMEOUT, 10 s; at load 46 it did), so it is asked again (setting a
+          // balance twice is the same) within the start's own bound, LOCAL_READY_TIMEOUT.
+          const bound = yield* Effect.orDie(LocalReadyTimeout)
           yield* Effect.tryPromise(() =>
             net.chain.client.request({ method: "anvil_setBalance" as never, params: [address, toHex(parseEther("10"))] as never })
-          ).pipe(Effect.orDie)
+          ).pipe(
+            Effect.tapError((e) => Effect.logInfo(`x402 facilitator: chain ${net.chainId} did not fund the settlement key yet (${(e.cause instanceof Error ? e.cause.message : e.message).split("\n")[0]}); asking again`)),
+            Effect.retry(Schedule.spaced(Duration.seconds(1))),
+            Effect.timeoutOrElse({
+              duration: bound,
+              orElse: () => Effect.die(new Error(`x402 facilitator: chain ${net.chainId} did not fund the settlement key within LOCAL_READY_TIMEOUT`))
+            })
+          )
         } else {
           yield* Effect.logWarning(`x402 facilitator: no key for chain ${net.chainId} (CHAIN_${net.chainId}_X402_FACILITATOR_PRIVATE_KEY); not settling there`)
           continue
@@ -87,39 +100,16 @@ export class FacilitatorServer extends Context.Service<FacilitatorServer, {
       }
       if (addresses.size === 0) return off
       const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, facilitatorApp(facilitator))
-      const listen = (at: number) =>
-        Effect.callback<number, NodeJS.ErrnoException>((resume) => {
-          const failed = (e: NodeJS.ErrnoException) => resume(Effect.fail(e))
-          server.once("error", failed)
-          server.listen(at, config.host, () => {
-            server.off("error", failed)
-            const address = server.address()
-            resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : at))
-          })
-        })
       // The default port taken (a second instance on this host): a free one, said in the log; a port
       // the operator chose and that is taken ends the start in one line naming its variable.
-      const listenOrFallBack = listen(port).pipe(
-        Effect.catch((e) =>
-          e.code !== "EADDRINUSE"
-            ? Effect.fail(e)
-            : Option.isNone(config.port)
-            ? Effect.logWarning(`x402 facilitator: port ${port} is taken; serving on a free port (set X402_FACILITATOR_PORT to choose)`).pipe(
-              Effect.andThen(listen(0))
-            )
-            : Effect.fail(new Error(`X402_FACILITATOR_PORT ${port} on ${config.host} is taken by another process: set X402_FACILITATOR_PORT to a free port, 0 or off`))
-        )
-      )
-      const bound = yield* Effect.acquireRelease(
-        listenOrFallBack,
-        () =>
-          Effect.callback<void>((resume) => {
-            server.close(() => resume(Effect.void))
-            server.closeAllConnections()
-          })
-      ).pipe(Effect.orDie)
-      const host = config.host.includes(":") ? `[${config.host}]` : config.host
-      const url = `http://${host}:${bound}`
+      const bound = yield* listenScoped(server, {
+        name: "x402 facilitator",
+        variable: "X402_FACILITATOR_PORT",
+        host: config.host,
+        port,
+        fallBack: Option.isNone(config.port)
+      })
+      const url = httpOrigin(config.host, bound)
       for (const [chainId, address] of addresses) {
         yield* Effect.logInfo(`x402 facilitator: ${url} settles ERC-7710 payments on chain ${chainId} from ${address}`)
       }

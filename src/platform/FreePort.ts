@@ -6,7 +6,8 @@
  * names the ports it must not get (the HTTP port the service is about to listen on, which a
  * test or an operator chose before the service started).
  */
-import { Config, Effect, Option } from "effect"
+import { Config, Effect, Option, type Scope } from "effect"
+import type { Server as HttpServer } from "node:http"
 import * as net from "node:net"
 
 const handedOut = new Set<number>()
@@ -52,3 +53,64 @@ export const portTaken = (host: string, port: number): Promise<boolean> =>
     server.once("error", (e: NodeJS.ErrnoException) => resolve(e.code === "EADDRINUSE"))
     server.listen(port, host, () => server.close(() => resolve(false)))
   })
+
+export interface ListenOptions {
+  /** What listens, first in its log lines ("metrics", "x402 facilitator"). */
+  readonly name: string
+  /** The variable that chooses the port, named when a port is taken. */
+  readonly variable: string
+  readonly host: string
+  readonly port: number
+  /**
+   * The port is the default, not one the operator chose (the embedded defaults of a developer's
+   * machine): when it is taken (a second instance on the host), a free one, said in the log.
+   */
+  readonly fallBack: boolean
+}
+
+/**
+ * `server` listening on `host`:`port` for the scope (closed, its connections with it, when the
+ * scope closes); the port it got. A taken port the operator chose ends the start with one line
+ * naming its variable; a taken default with `fallBack` gives way to a free port, logged.
+ */
+export const listenScoped = (server: HttpServer, options: ListenOptions): Effect.Effect<number, never, Scope.Scope> => {
+  const listen = (at: number) =>
+    Effect.callback<number, NodeJS.ErrnoException>((resume) => {
+      const failed = (e: NodeJS.ErrnoException) => resume(Effect.fail(e))
+      server.once("error", failed)
+      server.listen(at, options.host, () => {
+        server.off("error", failed)
+        const address = server.address()
+        resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : at))
+      })
+    })
+  const taken = (e: NodeJS.ErrnoException) => e.code === "EADDRINUSE"
+  const listenOrFallBack = listen(options.port).pipe(
+    Effect.catchIf(
+      (e) => options.fallBack && taken(e),
+      () =>
+        Effect.logWarning(`${options.name}: port ${options.port} is taken; serving on a free port (${options.variable} chooses the port)`).pipe(
+          Effect.andThen(listen(0))
+        )
+    ),
+    Effect.mapError((e) =>
+      taken(e)
+        ? new Error(
+          `${options.name}: port ${options.port} on ${options.host} is taken (${options.variable}): ` +
+            `set ${options.variable} to a free port, 0 for any, or off`
+        )
+        : e
+    )
+  )
+  return Effect.acquireRelease(
+    listenOrFallBack,
+    () =>
+      Effect.callback<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        server.closeAllConnections()
+      })
+  ).pipe(Effect.orDie)
+}
+
+/** `http://host:port`, an IPv6 host in brackets. */
+export const httpOrigin = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`

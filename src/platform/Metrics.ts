@@ -17,6 +17,7 @@
 import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import * as Prom from "prom-client"
+import { httpOrigin, listenScoped } from "./FreePort.ts"
 
 /** One reading of a gauge at scrape time. */
 export interface Reading<L extends string> {
@@ -269,39 +270,9 @@ export class MetricsServer extends Context.Service<MetricsServer, {
           () => res.writeHead(500, { "content-type": "text/plain", "x-content-type-options": "nosniff" }).end("metrics could not be collected\n")
         )
       })
-      const listen = (at: number) =>
-        Effect.callback<number, NodeJS.ErrnoException>((resume) => {
-          const onError = (e: NodeJS.ErrnoException) => resume(Effect.fail(e))
-          server.once("error", onError)
-          server.listen(at, config.host, () => {
-            server.off("error", onError)
-            const address = server.address()
-            resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : at))
-          })
-        })
-      const bound = yield* Effect.acquireRelease(
-        listen(port).pipe(
-          Effect.catchIf((e) => fallback && e.code === "EADDRINUSE", () => listen(0)),
-          Effect.mapError((e) =>
-            e.code === "EADDRINUSE"
-              ? new Error(
-                `metrics: port ${port} on ${config.host} is taken (METRICS_PORT${Option.isNone(config.port) ? ", default 9464" : ""}): ` +
-                  "set METRICS_PORT to a free port, 0 for any, or off"
-              )
-              : e
-          )
-        ),
-        () =>
-          Effect.callback<void>((resume) => {
-            server.close(() => resume(Effect.void))
-            server.closeAllConnections()
-          })
-      ).pipe(Effect.orDie)
-      const host = config.host.includes(":") ? `[${config.host}]` : config.host
-      const url = `http://${host}:${bound}/metrics`
-      yield* fallback && bound !== port
-        ? Effect.logWarning(`metrics: ${url} (${port} is taken; METRICS_PORT chooses the port)`)
-        : Effect.logInfo(`metrics: ${url}`)
+      const bound = yield* listenScoped(server, { name: "metrics", variable: "METRICS_PORT", host: config.host, port, fallBack: fallback })
+      const url = `${httpOrigin(config.host, bound)}/metrics`
+      yield* Effect.logInfo(`metrics: ${url}`)
       return MetricsServer.of({ url: Option.some(url) })
     })
   )

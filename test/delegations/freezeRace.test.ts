@@ -56,7 +56,9 @@ const raceSetup = Effect.fn("raceSetup")(function*(proxy: { setMode(mode: "up" |
   const created = { id: ids[0]!.id }
   // Mined on chain (the account's nonce moved), not settled by the service.
   const sender = owner.account.address as Address
-  for (let i = 0; i < 100 && (yield* chain.entryPointNonce(sender, 0n).pipe(Effect.orDie)) === 0n; i++) {
+  // Until the bundler has mined it (within 2 minutes: a loaded machine's bundler, not a count of polls).
+  const minedBy = Date.now() + 120_000
+  while (Date.now() < minedBy && (yield* chain.entryPointNonce(sender, 0n).pipe(Effect.orDie)) === 0n) {
     yield* Effect.sleep(Duration.millis(100))
   }
   assert.strictEqual(yield* chain.entryPointNonce(sender, 0n).pipe(Effect.orDie), 1n)

@@ -28,7 +28,8 @@ export interface StartFigure {
 
 /**
  * `count` starts in a row, each to `GET /health/ready` and then SIGTERM (exit 0 asked), on a
- * DATA_DIR of their own; `METRICS_PORT` is left unset (the embedded default). Fails on the first
+ * DATA_DIR of their own; `METRICS_PORT` and `X402_FACILITATOR_PORT` are left unset (the embedded
+ * defaults, as `npm start` runs: the facilitator funds its key on each chain at start). Fails on the first
  * start that does not become ready.
  */
 export const startsInARow = (count: number, env: Record<string, string> = {}) =>
@@ -39,7 +40,7 @@ export const startsInARow = (count: number, env: Record<string, string> = {}) =>
       for (let i = 0; i < count; i++) {
         const port = String(yield* Effect.promise(() => freePort()))
         const began = Date.now()
-        const service = yield* startService({ PORT: port, DATA_DIR: dataDir, ...env }, { unset: ["METRICS_PORT"] })
+        const service = yield* startService({ PORT: port, DATA_DIR: dataDir, ...env }, { unset: ["METRICS_PORT", "X402_FACILITATOR_PORT"] })
         const seconds = (Date.now() - began) / 1000
         const output = service.output()
         const metricsUrl = /"metrics: (http:\/\/[^ "]+)/.exec(output)?.[1]

@@ -14,7 +14,7 @@ import { Network } from "../../src/chain/Network.ts"
 import { makeClient } from "../../src/client/Client.ts"
 import { signIn } from "../../src/client/signIn.ts"
 import { testNetwork } from "../support/TestChain.ts"
-import { testDatabaseName } from "../support/TestDatabase.ts"
+import { createDatabase, testDatabaseName } from "../support/TestDatabase.ts"
 import { replicaEnv, startService, stopService } from "../support/ServiceProcess.ts"
 import { startInstance } from "../support/TestServer.ts"
 import { bundlerProxy } from "./bundlerProxy.ts"
@@ -30,6 +30,29 @@ const instanceConfig = (overrides: Record<string, string> = {}) => ({
   BUNDLER_TIMEOUT: "3 seconds",
   ...overrides
 })
+
+/**
+ * Two in-process instances over one new database, started together: the database is made first
+ * (a copy of the migrated template), so neither waits for the other. Starting them one after the
+ * other doubled the time that beside 4 CPU burners (load 35) ran past the test's bound.
+ */
+const twoInstances = (config: Record<string, string>) =>
+  Effect.gen(function*() {
+    const database = testDatabaseName()
+    yield* createDatabase(database, { migrated: true })
+    return yield* Effect.all(
+      [startInstance({ config, database: { name: database, create: false } }), startInstance({ config, database: { name: database, create: false } })],
+      { concurrency: 2 }
+    )
+  })
+
+/**
+ * The time a test may take: each start of an instance (a database, the service's layers, its
+ * listener) took 15-20 s at load 35, a service process up to its own bound (ServiceProcess.ts,
+ * 300 s); a bound below them ended tests that were only slow.
+ */
+const IN_PROCESS = 240_000
+const WITH_PROCESS = 420_000
 
 const signedFreeze = (baseUrl: string) =>
   Effect.gen(function*() {
@@ -53,8 +76,8 @@ const operationRow = (sql: SqlClient.SqlClient, id: string) =>
     Effect.orDie
   )
 
-/** Waits (without polling the service) until `check` holds. */
-const eventually = <A>(what: string, effect: Effect.Effect<A>, check: (a: A) => boolean, timeout = Duration.seconds(20)) =>
+/** Waits (without polling the service) until `check` holds: a bound for a broken run, not a pace (at load 30 a receipt took 20 s). */
+const eventually = <A>(what: string, effect: Effect.Effect<A>, check: (a: A) => boolean, timeout = Duration.seconds(90)) =>
   effect.pipe(
     Effect.flatMap((a) => (check(a) ? Effect.succeed(a) : Effect.fail(`not yet: ${what}`))),
     Effect.retry(Schedule.spaced(Duration.millis(100))),
@@ -64,11 +87,8 @@ const eventually = <A>(what: string, effect: Effect.Effect<A>, check: (a: A) => 
 describe("relay across service instances", () => {
   it.live("50 concurrent polls of a settling operation on two instances append exactly one audit entry", () =>
     Effect.gen(function*() {
-      const database = testDatabaseName()
       // Reconcilers effectively off: the polls are what settles it.
-      const config = instanceConfig({ RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" })
-      const a = yield* startInstance({ config, database: { name: database } })
-      const b = yield* startInstance({ config, database: { name: database, create: false } })
+      const [a, b] = yield* twoInstances(instanceConfig({ RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" }))
       const user = yield* signedFreeze(a.baseUrl)
       const submitted = yield* user.api.userops.submit({ payload: user.signed })
       assert.strictEqual(submitted.status, "submitted")
@@ -95,18 +115,22 @@ describe("relay across service instances", () => {
       assert.strictEqual(chainLength[0]!.length, 1)
       yield* b.stop
       yield* a.stop
-    }))
+    }), IN_PROCESS)
 
   it.live("50 concurrent polls split between the service here and a second service PROCESS append exactly one audit entry", () =>
     Effect.gen(function*() {
       const database = testDatabaseName()
+      yield* createDatabase(database, { migrated: true })
       const config = instanceConfig({ RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" })
-      const a = yield* startInstance({ config, database: { name: database } })
-      // The second replica is its own OS process (src/main.ts) on the same database and chain.
-      const b = yield* Effect.acquireRelease(
-        startService(replicaEnv(database, { RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" })),
-        (b) => stopService(b.child)
-      )
+      // The second replica is its own OS process (src/main.ts) on the same database and chain,
+      // started beside the first (its start is the longest part of the test on a loaded machine).
+      const [a, b] = yield* Effect.all([
+        startInstance({ config, database: { name: database, create: false } }),
+        Effect.acquireRelease(
+          startService(replicaEnv(database, { RELAY_RECONCILE_INTERVAL: "1 hour", USEROPS_WATCH_INTERVAL: "0 seconds" })),
+          (b) => stopService(b.child)
+        )
+      ], { concurrency: 2 })
       const user = yield* signedFreeze(a.baseUrl)
       const submitted = yield* user.api.userops.submit({ payload: user.signed })
       // The answer does not wait for the sent mark; it lands right after (or the operation settles first).
@@ -131,7 +155,7 @@ describe("relay across service instances", () => {
       assert.isTrue((yield* apiB.accounts.getRules({ query: {} })).frozen)
       assert.strictEqual(yield* stopService(b.child), 0, b.output())
       yield* a.stop
-    }), 120_000)
+    }).pipe(Effect.scoped), WITH_PROCESS)
 
   it.live("bundler down: envelope error, operation kept unsent, sent and settled by the reconciler once it is back", () =>
     Effect.gen(function*() {
@@ -166,7 +190,7 @@ describe("relay across service instances", () => {
       assert.strictEqual(receipt.outcome, "mined")
       assert.isTrue((yield* user.api.accounts.getRules({ query: {} })).frozen)
       yield* server.stop
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped), IN_PROCESS)
 
   it.live("an instance killed between persisting and forwarding: the next one sends and settles it, nothing lost", () =>
     Effect.gen(function*() {
@@ -220,5 +244,5 @@ describe("relay across service instances", () => {
       assert.strictEqual(proxy.forwardedSends(), 0)
       assert.strictEqual(yield* auditCount(next.sql, userOpId), 1)
       yield* next.stop
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped), IN_PROCESS)
 })
