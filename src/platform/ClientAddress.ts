@@ -21,6 +21,7 @@
  *
  * `undefined` outside a request (a background job): no per-client share applies.
  */
+import { timingSafeEqual } from "node:crypto"
 import { Config, ConfigProvider, Context, Effect, Layer, Option, Result } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { IpNetwork, NetAddress } from "effect/net"
@@ -150,9 +151,16 @@ export const onBehalfOf = (peer: string, header: string | undefined): string | u
   const address = header === undefined ? undefined : parseIp(peer)
   if (header === undefined || address === undefined || !isLoopback(address)) return undefined
   const space = header.indexOf(" ")
-  if (space < 0 || header.slice(0, space) !== ON_BEHALF_SECRET) return undefined
+  // Compared in constant time: behind a reverse proxy on this host every request is a loopback one.
+  if (space < 0 || !sameSecret(header.slice(0, space))) return undefined
   const key = header.slice(space + 1)
   return key.length === 0 || key.length > ON_BEHALF_MAX ? undefined : key
+}
+
+const SECRET_BYTES = Buffer.from(ON_BEHALF_SECRET)
+const sameSecret = (given: string) => {
+  const bytes = Buffer.from(given)
+  return bytes.length === SECRET_BYTES.length && timingSafeEqual(bytes, SECRET_BYTES)
 }
 
 const isLoopback = (address: NetAddress.IpAddress) =>
