@@ -12,6 +12,7 @@ import { LOCAL_CHAIN_IDS, startAll, toJson } from "../../src/chain/LocalNetwork.
 import { runMigrations } from "../../src/db/Database.ts"
 import { startEmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
 import { MIGRATED_TEMPLATE } from "./TestDatabase.ts"
+import { keepHeadsFresh } from "./chainClock.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -76,7 +77,9 @@ export default async function setup(project: TestProject) {
   project.provide("pg", { host: pg.host, port: pg.port, user: pg.user, password: pg.password })
   project.provide("network", toJson(networks[0]!))
   project.provide("networks", networks.map(toJson))
+  const stopClock = keepHeadsFresh(networks.map((n) => n.rpcUrl))
   return async () => {
+    stopClock()
     await Effect.runPromise(Scope.close(scope, Exit.void))
     await fs.rm(databaseDir, { recursive: true, force: true })
   }
