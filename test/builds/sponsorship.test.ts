@@ -246,8 +246,10 @@ describe("sponsorship that fresh keys cannot farm (issue 31 item 4)", () => {
         // the budget's, made when one more build of theirs would not have fitted.
         const counted = sponsored.map((x) => countedGas(x.build.enableUserOp))
         const total = counted.reduce((a, b) => a + b, 0n)
+        // The budget is in gas, not in builds: how many fit follows from their estimates (four of
+        // these once fitted where the probe's estimate was high), never more than its gas allows.
         assert.isAtLeast(sponsored.length, 2, why.join("\n"))
-        assert.isAtMost(sponsored.length, 3, why.join("\n"))
+        assert.isAtMost(sponsored.length, Number(budget / counted.reduce((a, b) => (b < a ? b : a))), why.join("\n"))
         assert.isTrue(total <= budget, `${total} gas counted for ${sponsored.length} builds, over the budget of ${budget}`)
         assert.deepStrictEqual(why.slice(0, sponsored.length), sponsored.map(() => "sponsored"), why.join("\n"))
         for (const refusal of why.slice(sponsored.length)) assert.include(refusal, "sponsorship budget on this chain for this period is used up")
