@@ -27,7 +27,7 @@
  * 5. move the cursor.
  */
 import { Config, Context, Duration, Effect, Layer, Option, Schema } from "effect"
-import type { Log } from "viem"
+import { BlockNotFoundError, type Log } from "viem"
 import { SqlClient } from "effect/sql"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { type Inclusion, inclusionsOfEvents, senderOfEvent, userOperationEvents } from "../chain/Inclusions.ts"
@@ -93,9 +93,11 @@ const makeChainFollower = (net: ChainNetwork) =>
 
     const blockHash = (n: bigint) =>
       rpc(() => client.getBlock({ blockNumber: n })).pipe(
-        Effect.map((b) => b.hash?.toLowerCase()),
-        // Past the chain's head (it got shorter): no such block.
-        Effect.orElseSucceed(() => undefined)
+        Effect.map((b): string | undefined => b.hash?.toLowerCase()),
+        // Past the chain's head (it got shorter): no such block. Any other failure (a node that did not
+        // answer) fails the pass, retried next interval: read as "gone", it was a false fork that moved
+        // the cursor back by `keepBlocks` (821 → 275 in a test whose RPC gate closed).
+        Effect.catch((e) => e.cause instanceof BlockNotFoundError ? Effect.succeed(undefined) : Effect.fail(e))
       )
 
     const readCursor = sql`SELECT block_number::text, block_hash FROM chain_cursor WHERE chain_id = ${chainId}`.pipe(
