@@ -95,8 +95,8 @@ const makeChainFollower = (net: ChainNetwork) =>
       rpc(() => client.getBlock({ blockNumber: n })).pipe(
         Effect.map((b): string | undefined => b.hash?.toLowerCase()),
         // Past the chain's head (it got shorter): no such block. Any other failure (a node that did not
-        // answer) fails the pass, retried next interval: read as "gone", it was a false fork that moved
-        // the cursor back by `keepBlocks` (821 → 275 in a test whose RPC gate closed).
+        // answer) fails the pass, retried next interval: read as "gone", it would be a false fork that
+        // moves the cursor back by up to `keepBlocks`.
         Effect.catch((e) => e.cause instanceof BlockNotFoundError ? Effect.succeed(undefined) : Effect.fail(e))
       )
 
