@@ -314,15 +314,10 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
     }
     const reserveWithBuild = (stored: { readonly buildId: string; readonly userOpHash: string }) =>
       Effect.gen(function*() {
-        // The row lock, the grant's status and frozen flag, and its ledger: one round trip.
-        const { row: locked, state: use } = (yield* usageOf.lockedStateOf(row, yield* read))!
-        const result = evaluate(locked.policy_set, decimalsOf, { status: locked.status, accountFrozen: locked.frozen, ...use }, action, new Date())
-        if (result._tag !== "Allowed") return yield* new ReservationRefused({ row: locked, verdict: result })
-        // The policy is immutable and the action the same: the same transfer as built.
-        if (result.units !== reservation.units || lower(result.token.address!) !== lower(reservation.token)) {
-          return yield* Effect.die(new Error("an action evaluated twice in one request gave two transfers"))
-        }
-        yield* repo.insertReservation({
+        // The row lock, the grant's status and frozen flag, its ledger and the reservation's
+        // insert: one statement. A refusal below fails the build's transaction: rolled back, the
+        // reservation with it, so what is kept was checked against the ledger under the lock.
+        const { row: locked, state: use } = (yield* usageOf.lockedStateOf(row, yield* read, undefined, {
           id: reservation.id,
           delegationId: row.id,
           token: reservation.token,
@@ -330,7 +325,13 @@ export const makeActions = (reads: Reads) => Effect.gen(function*() {
           recipient: reservation.recipient,
           expiresAt: new Date(Date.now() + Duration.toMillis(reservationTtl)),
           build: { userOpHash: stored.userOpHash, opBuildId: stored.buildId }
-        })
+        }))!
+        const result = evaluate(locked.policy_set, decimalsOf, { status: locked.status, accountFrozen: locked.frozen, ...use }, action, new Date())
+        if (result._tag !== "Allowed") return yield* new ReservationRefused({ row: locked, verdict: result })
+        // The policy is immutable and the action the same: the same transfer as built.
+        if (result.units !== reservation.units || lower(result.token.address!) !== lower(reservation.token)) {
+          return yield* Effect.die(new Error("an action evaluated twice in one request gave two transfers"))
+        }
       })
     return yield* buildReserved(net, row, delegate, reservation, { shareKey, gasToken: action.gasToken, reserveWithBuild }).pipe(
       Effect.catchTag("ReservationRefused", ({ row: locked, verdict }): Effect.Effect<never, BadRequest | OutOfScope> =>

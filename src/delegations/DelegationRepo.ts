@@ -182,6 +182,14 @@ export class DelegationRepo extends Context.Service<DelegationRepo, {
   lockWithLedger(delegationId: string, since: Readonly<Record<string, string>>, exceptId: string | undefined): Effect.Effect<
     { readonly status: DelegationRow["status"]; readonly frozen: boolean; readonly ledger: ReadonlyArray<LedgerRow> } | undefined
   >
+  /**
+   * `lockWithLedger`, then `reservation` inserted in the same statement (`delegation_lock_reserve`,
+   * migration 0650) when the grant is active and its account not frozen; the ledger is the one
+   * before it. The caller evaluates on that ledger and rolls its transaction back on a refusal.
+   */
+  lockAndReserve(delegationId: string, since: Readonly<Record<string, string>>, reservation: NewReservation): Effect.Effect<
+    { readonly status: DelegationRow["status"]; readonly frozen: boolean; readonly ledger: ReadonlyArray<LedgerRow> } | undefined
+  >
 
   // op_builds, accounts, user_operations
   /** The newest open action build with `shareKey` of the account whose reservation is still reserved. */
@@ -223,6 +231,22 @@ const make = Effect.gen(function*() {
   const statuses = decodeAll(Schema.Struct({ id: Schema.String, status: Schema.String }))
   const accountRows = decodeAll(AccountRow)
   const reservationStates = decodeAll(Schema.Struct({ status: Schema.String, held: Schema.Boolean }))
+
+  /** `delegation_lock_ledger`'s / `delegation_lock_reserve`'s rows: the grant's status and frozen flag, and its ledger (none: no such grant). */
+  const lockedLedgerOf = (rows: ReadonlyArray<typeof LockedLedgerRow.Type>) => {
+    const head = rows[0]
+    if (head === undefined) return undefined
+    const ledger = rows.flatMap((r) =>
+      r.token_address === null ? [] : [{
+        token_address: r.token_address,
+        final_units: r.final_units!,
+        open_units: r.open_units!,
+        final_n: r.final_n!,
+        open_n: r.open_n!
+      }]
+    )
+    return { status: head.status, frozen: head.frozen, ledger }
+  }
 
   const selectDelegations = (where: ReturnType<typeof sql.and>) =>
     delegations(sql`SELECT d.*, a.frozen FROM delegations d JOIN accounts a ON a.id = d.account_id WHERE ${where}`)
@@ -481,21 +505,20 @@ const make = Effect.gen(function*() {
       ),
     lockWithLedger: (delegationId, since, exceptId) =>
       lockedLedgers(sql`SELECT * FROM delegation_lock_ledger(${delegationId}, ${JSON.stringify(since)}::jsonb, ${exceptId ?? null})`).pipe(
-        Effect.map((rows) => {
-          const head = rows[0]
-          if (head === undefined) return undefined
-          const ledger = rows.flatMap((r) =>
-            r.token_address === null ? [] : [{
-              token_address: r.token_address,
-              final_units: r.final_units!,
-              open_units: r.open_units!,
-              final_n: r.final_n!,
-              open_n: r.open_n!
-            }]
-          )
-          return { status: head.status, frozen: head.frozen, ledger }
-        })
+        Effect.map(lockedLedgerOf)
       ),
+    lockAndReserve: (delegationId, since, r) =>
+      lockedLedgers(sql`SELECT * FROM delegation_lock_reserve(${delegationId}, ${JSON.stringify(since)}::jsonb, ${
+        JSON.stringify({
+          id: r.id,
+          token: r.token,
+          units: r.units.toString(),
+          recipient: r.recipient,
+          expiresAt: r.expiresAt.toISOString(),
+          userOpHash: r.build?.userOpHash ?? null,
+          opBuildId: r.build?.opBuildId ?? null
+        })
+      }::jsonb)`).pipe(Effect.map(lockedLedgerOf)),
 
     findOpenAction: (shareKey, accountId) =>
       openActions(sql`

@@ -33,7 +33,7 @@ import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { basketPeriodEnforcerAbi } from "../chain/contracts/Basket.ts"
 import { basketUnits } from "./Baskets.ts"
 import type { Delegation as DfDelegation } from "./Caveats.ts"
-import { type Carried, DelegationRepo, type LedgerRow } from "./DelegationRepo.ts"
+import { type Carried, DelegationRepo, type LedgerRow, type NewReservation } from "./DelegationRepo.ts"
 import type { OpenPayment } from "./DelegationRows.ts"
 import type { PolicySet } from "./Domain.ts"
 import { periodArgs, type GrantScope } from "./Grant.ts"
@@ -314,10 +314,14 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
   const lockedStateOf = <R extends UsageRow & { readonly status: string; readonly frozen: boolean }>(
     row: R,
     fromChain: ChainUse | undefined,
-    exceptId?: string
+    exceptId?: string,
+    reserving?: NewReservation
   ) =>
     Effect.gen(function*() {
-      const locked = yield* repo.lockWithLedger(row.id, sinceOf(row, new Date()), exceptId)
+      // With `reserving`: inserted in the lock's own statement, on the ledger before it (the
+      // caller rolls back when its evaluation of that ledger refuses).
+      const since = sinceOf(row, new Date())
+      const locked = yield* (reserving === undefined ? repo.lockWithLedger(row.id, since, exceptId) : repo.lockAndReserve(row.id, since, reserving))
       if (locked === undefined) return undefined
       return {
         row: { ...row, status: locked.status, frozen: locked.frozen },

@@ -5,7 +5,7 @@
  * The statements every action runs read one grant's rows through its index, never the table.
  */
 import { assert, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Hash, Hex } from "viem"
 import { DelegationRepo, type Leg } from "../../src/delegations/DelegationRepo.ts"
@@ -303,6 +303,64 @@ layer(Live, { excludeTestServices: true })("DelegationRepo", (it) => {
       assert.deepStrictEqual(without?.ledger, [{ token_address: token, final_units: "0", open_units: "9", final_n: 0, open_n: 1 }])
       const withIt = yield* repo.lockWithLedger(d.id, {}, undefined).pipe(repo.withTransaction, Effect.orDie)
       assert.deepStrictEqual(withIt?.ledger, [{ token_address: token, final_units: "0", open_units: "13", final_n: 0, open_n: 2 }])
+    }))
+
+  // Issue 46 item 3: the lock, the ledger and the insert in one statement (`delegation_lock_reserve`).
+  it.effect("lockAndReserve locks, reads the ledger before its insert (counting one committed while it waited), inserts; a rollback leaves nothing", () =>
+    Effect.gen(function*() {
+      const repo = yield* DelegationRepo
+      const sql = yield* SqlClient.SqlClient
+      const d = yield* pendingDelegation
+      yield* repo.activate(d.id, hex32())
+      const reservation = (units: bigint) => ({
+        id: `rsv_${crypto.randomUUID()}`,
+        delegationId: d.id,
+        token,
+        units,
+        recipient: freshSigner(),
+        expiresAt: new Date(Date.now() + 600_000),
+        build: { userOpHash: hex32(), opBuildId: `bld_${crypto.randomUUID()}` }
+      })
+      const rowsOf = (id: string) =>
+        sql<{ status: string; units: string; user_op_hash: string | null; op_build_id: string | null }>`
+          SELECT status, units::text AS units, user_op_hash, op_build_id FROM delegation_reservations WHERE id = ${id}`.pipe(Effect.orDie)
+      const unknown = reservation(1n)
+      assert.isUndefined(yield* repo.lockAndReserve(`dlg_${crypto.randomUUID()}`, {}, unknown).pipe(repo.withTransaction, Effect.orDie))
+      assert.deepStrictEqual(yield* rowsOf(unknown.id), [], "no grant: nothing inserted")
+      // Another request holds the grant's row lock, takes a reservation and commits after 300 ms.
+      const locked = yield* Deferred.make<void>()
+      const other = yield* Effect.forkChild(Effect.gen(function*() {
+        yield* repo.lockById(d.id)
+        yield* Deferred.succeed(locked, undefined)
+        yield* Effect.sleep("300 millis")
+        yield* repo.insertReservation({ id: `rsv_${crypto.randomUUID()}`, delegationId: d.id, token, units: 9n, recipient: freshSigner(), expiresAt: new Date(Date.now() + 600_000) })
+      }).pipe(repo.withTransaction, Effect.orDie))
+      yield* Deferred.await(locked)
+      const first = reservation(5n)
+      const seen = yield* repo.lockAndReserve(d.id, {}, first).pipe(repo.withTransaction, Effect.orDie)
+      yield* Fiber.join(other)
+      assert.deepStrictEqual(seen, { status: "active", frozen: false, ledger: [{ token_address: token, final_units: "0", open_units: "9", final_n: 0, open_n: 1 }] })
+      assert.deepStrictEqual(yield* rowsOf(first.id), [{ status: "reserved", units: "5", user_op_hash: first.build.userOpHash, op_build_id: first.build.opBuildId }])
+      // Refused after the statement (the caller's evaluation fails its transaction): rolled back, nothing kept.
+      const refused = reservation(7n)
+      let seenBeforeRefusal: ReadonlyArray<unknown> | undefined
+      const exit = yield* repo.lockAndReserve(d.id, {}, refused).pipe(
+        Effect.flatMap((r) => {
+          seenBeforeRefusal = r?.ledger
+          return Effect.fail("refused" as const)
+        }),
+        repo.withTransaction,
+        Effect.exit
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      assert.deepStrictEqual(seenBeforeRefusal, [{ token_address: token, final_units: "0", open_units: "14", final_n: 0, open_n: 2 }])
+      assert.deepStrictEqual(yield* rowsOf(refused.id), [], "a refused reservation leaves no row")
+      // A grant that is no longer active takes nothing (it is refused anyway).
+      yield* sql`UPDATE delegations SET status = 'revoked' WHERE id = ${d.id}`.pipe(Effect.orDie)
+      const late = reservation(1n)
+      const onRevoked = yield* repo.lockAndReserve(d.id, {}, late).pipe(repo.withTransaction, Effect.orDie)
+      assert.strictEqual(onRevoked?.status, "revoked")
+      assert.deepStrictEqual(yield* rowsOf(late.id), [])
     }))
 })
 

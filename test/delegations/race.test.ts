@@ -103,6 +103,35 @@ layer(TestServerLive(), { timeout: Duration.seconds(120), excludeTestServices: t
       assert.strictEqual(reservedCount, 4)
     }))
 
+  // The reservation is inserted in the grant's lock statement (`delegation_lock_reserve`) and kept
+  // only when the policy, evaluated on the ledger that statement read, allows it (issue 46 item 3):
+  // 50 actions at once against a budget of 10 take exactly 10, and a refused one leaves no row at all.
+  it.effect("50 concurrent actions against a budget of 10: exactly 10 accepted, nothing left by the 40 refused", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const { owner, created } = yield* enabled({ budget: 10, perAction: 1, maxActions: 1000 })
+      const results = yield* Effect.forEach(
+        Array.from({ length: 50 }, () => privateKeyToAccount(generatePrivateKey()).address),
+        (recipient) =>
+          owner.api.delegations.act({ params: { delegationId: created.id }, payload: { recipient, amount: 1 } }).pipe(
+            Effect.map(() => "allowed"),
+            Effect.catch((e) => Effect.succeed((e as { declineReason?: string }).declineReason ?? e._tag))
+          ),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(results.filter((r) => r === "allowed").length, 10)
+      assert.strictEqual(results.filter((r) => r === "cap_exceeded").length, 40)
+      const rows = yield* sql<{ status: string; units: string; bound: boolean }>`
+        SELECT status, units::text AS units, op_build_id IS NOT NULL AS bound FROM delegation_reservations
+        WHERE delegation_id = ${created.id}`
+      assert.strictEqual(rows.length, 10, "no reservation row of a refused action, not even a released one")
+      for (const r of rows) {
+        assert.strictEqual(r.status, "reserved")
+        assert.strictEqual(r.units, "1000000")
+        assert.isTrue(r.bound)
+      }
+    }))
+
   // The reservation is bound to its build, and the paymaster's sponsorship counted, in the build's
   // own transaction: every allowed action's reservation names the build it was answered with, and
   // the budget counts exactly the builds stored (none for the declined).

@@ -52,6 +52,7 @@ import grantLockNoKeyUpdate from "./0490_grant_lock_no_key_update.ts"
 import permissionAsks from "./0540_permission_asks.ts"
 import grantMandates from "./0600_grant_mandates.ts"
 import hireIdentityPolicy from "./0620_hire_identity_policy.ts"
+import delegationReserveFunction from "./0650_delegation_reserve_function.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": foundation,
@@ -101,5 +102,6 @@ export const migrations = Migrator.fromRecord({
   "0490_grant_lock_no_key_update": grantLockNoKeyUpdate,
   "0540_permission_asks": permissionAsks,
   "0600_grant_mandates": grantMandates,
-  "0620_hire_identity_policy": hireIdentityPolicy
+  "0620_hire_identity_policy": hireIdentityPolicy,
+  "0650_delegation_reserve_function": delegationReserveFunction
 })
