@@ -253,13 +253,22 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second", PERMISSION
     Effect.gen(function*() {
       const net = yield* Network
       const owner = yield* newSession()
-      // 4 USDC asked; 0.000001 USDC per second for a day can accrue 0.0864 USDC at most.
-      const stream = (isAdjustmentAllowed: boolean) => ({
-        chainId: toHex(net.chainId),
-        to: randomAddress(),
-        permission: { type: "erc20-token-stream", isAdjustmentAllowed, data: { tokenAddress: net.tokens.usd.address, amountPerSecond: "0x1", maxAmount: toHex(USD(4)) } },
-        rules: [{ type: "expiry", data: { timestamp: nowS() + DAY } }]
-      })
+      // 4 USDC asked; 0.000001 USDC per second for a day can accrue 0.0864 USDC at most. The start
+      // is named: left to the service's clock, a second passed between this line and its answer
+      // (at load) made the day 86,399 s.
+      const stream = (isAdjustmentAllowed: boolean) => {
+        const start = nowS()
+        return {
+          chainId: toHex(net.chainId),
+          to: randomAddress(),
+          permission: {
+            type: "erc20-token-stream",
+            isAdjustmentAllowed,
+            data: { tokenAddress: net.tokens.usd.address, amountPerSecond: "0x1", maxAmount: toHex(USD(4)), startTime: start }
+          },
+          rules: [{ type: "expiry", data: { timestamp: start + DAY } }]
+        }
+      }
       const e = yield* failure(owner.api.permissions.request({ payload: { requests: [stream(false)] as never } }))
       assert.deepStrictEqual([e.tag, e.details["field"]], ["BadRequest", "requests[0].permission.data.maxAmount"], e.message)
       assert.include(e.message, "cannot be held exactly: at most 0.0864")

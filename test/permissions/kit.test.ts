@@ -104,19 +104,22 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second" } }), { tim
         const agent = yield* eoaAgent(agentKey)
         const alice = randomAddress()
         yield* mint("usd", owner.account.address as Hex, 50)
-        // A grant that expires within seconds, made first: its clock runs out while the other grant
-        // is used, so the test waits for real time only for what is left of it (the suite keeps such waits short).
-        const expiry = nowS() + 6
-        const expiring = yield* grant7715(owner, {
-          chainId: net.chainId,
-          to: agent.address,
-          expiry,
-          permission: { type: "erc20-token-allowance", isAdjustmentAllowed: false, data: { tokenAddress: usdc, allowanceAmount: USD(4) } }
-        })
+        const madeAt = Date.now()
         const g = yield* grant7715(owner, {
           chainId: net.chainId,
           to: agent.address,
           expiry: nowS() + 3600,
+          permission: { type: "erc20-token-allowance", isAdjustmentAllowed: false, data: { tokenAddress: usdc, allowanceAmount: USD(4) } }
+        })
+        // A grant that expires within seconds: its clock runs out while the other grant is used, so
+        // the test waits for real time only for what is left of it. Its margin is three times what
+        // making the first grant took (at least 6 s): a fixed 6 s ran out before its enable was on
+        // chain on a loaded host ('expired' at creation).
+        const expiry = nowS() + Math.max(6, Math.ceil((3 * (Date.now() - madeAt)) / 1000))
+        const expiring = yield* grant7715(owner, {
+          chainId: net.chainId,
+          to: agent.address,
+          expiry,
           permission: { type: "erc20-token-allowance", isAdjustmentAllowed: false, data: { tokenAddress: usdc, allowanceAmount: USD(4) } }
         })
 
