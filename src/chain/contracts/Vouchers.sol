@@ -80,7 +80,7 @@ contract VoucherEnforcer {
         require(uint256(bytes32(_executionCallData[20:52])) == 0, "VoucherEnforcer:value-not-allowed");
         bytes calldata callData = _executionCallData[52:];
         require(bytes4(callData[0:4]) == TRANSFER, "VoucherEnforcer:invalid-method");
-        require(address(uint160(uint256(bytes32(callData[4:36])))) == payTo, "VoucherEnforcer:invalid-recipient");
+        require(uint256(bytes32(callData[4:36])) == uint256(uint160(payTo)), "VoucherEnforcer:invalid-recipient");
         return uint256(bytes32(callData[36:68]));
     }
 
