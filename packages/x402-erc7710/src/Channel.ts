@@ -16,6 +16,8 @@
  */
 import { type Caveat, type Delegation } from "@metamask/smart-accounts-kit"
 import { createCaveatBuilder, hashDelegation } from "@metamask/smart-accounts-kit/utils"
+import { invert } from "@noble/curves/abstract/modular"
+import { secp256k1 } from "@noble/curves/secp256k1"
 import {
   type Address,
   encodeAbiParameters,
@@ -24,10 +26,12 @@ import {
   type Hex,
   hexToBigInt,
   keccak256,
-  recoverTypedDataAddress,
+  recoverPublicKey,
   size,
-  slice
+  slice,
+  toHex
 } from "viem"
+import { publicKeyToAddress } from "viem/accounts"
 import { checkChain, decodeChain, permissionContextOf, redeemCallData, transferExecution } from "./PaymentDelegation.ts"
 import type { DelegationEnvironment } from "./Wire.ts"
 
@@ -85,6 +89,52 @@ export const voucherTypedData = (
   primaryType: "Voucher" as const,
   message: { channel: input.channel, cumulativeAmount: input.cumulativeAmount, nonce: input.nonce }
 })
+
+const DOMAIN_TYPEHASH = keccak256(toHex("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"))
+const VOUCHER_TYPEHASH = keccak256(toHex("Voucher(bytes32 channel,uint256 cumulativeAmount,uint256 nonce)"))
+const word = (n: bigint) => n.toString(16).padStart(64, "0")
+
+/**
+ * The EIP-712 digest of vouchers at one enforcer, the domain separator hashed once: the same
+ * digest as `hashTypedData(voucherTypedData(...))` (tested), without its generic encoding.
+ */
+export const voucherDigester = (chainId: number, enforcer: Address) => {
+  const domainSeparator = keccak256(encodeAbiParameters(
+    [{ type: "bytes32" }, { type: "bytes32" }, { type: "bytes32" }, { type: "uint256" }, { type: "address" }],
+    [DOMAIN_TYPEHASH, keccak256(toHex("DAS Voucher")), keccak256(toHex("1")), BigInt(chainId), enforcer]
+  ))
+  return (channel: Hex, cumulativeAmount: bigint, nonce: bigint): Hex => {
+    const struct = keccak256(`${VOUCHER_TYPEHASH}${channel.slice(2)}${word(cumulativeAmount)}${word(nonce)}`)
+    return keccak256(`0x1901${domainSeparator.slice(2)}${struct.slice(2)}`)
+  }
+}
+
+type CurvePoint = ReturnType<typeof secp256k1.ProjectivePoint.fromHex>
+const N = secp256k1.CURVE.n
+const G = secp256k1.ProjectivePoint.BASE
+
+/** A signer's public key with its multiplication table built (once per channel): verifying against it is two table multiplications. */
+export const precomputedKey = (publicKey: Hex): CurvePoint => secp256k1.utils.precompute(8, secp256k1.ProjectivePoint.fromHex(publicKey.slice(2))) as CurvePoint
+
+/**
+ * Whether `signature` (r ‖ s ‖ v, 65 bytes) over `digest` is `key`'s and would recover to it on
+ * chain (OpenZeppelin's ECDSA.tryRecover, as the VoucherEnforcer uses): v 27 or 28, r and s in
+ * range, s in the lower half, and u1·G + u2·key = R whose x is r and whose y parity is v's.
+ */
+export const verifyVoucherSignature = (key: CurvePoint, digest: Hex, signature: Hex): boolean => {
+  if (signature.length !== 132) return false
+  const r = BigInt(`0x${signature.slice(2, 66)}`)
+  const s = BigInt(`0x${signature.slice(66, 130)}`)
+  const v = Number.parseInt(signature.slice(130, 132), 16)
+  if ((v !== 27 && v !== 28) || r <= 0n || r >= N || s <= 0n || s > N >> 1n) return false
+  const inverse = invert(s, N)
+  const u1 = (BigInt(digest) % N) * inverse % N
+  const u2 = r * inverse % N
+  const sum = (u1 === 0n ? secp256k1.ProjectivePoint.ZERO : G.multiply(u1)).add(key.multiply(u2))
+  if (sum.equals(secp256k1.ProjectivePoint.ZERO)) return false
+  const R = sum.toAffine()
+  return R.x === r && (R.y & 1n) === BigInt(v - 27)
+}
 
 /** The VoucherEnforcer's args carrying `voucher` (what the merchant puts on the leaf to settle it). */
 export const voucherArgs = (voucher: Voucher): Hex =>
@@ -228,6 +278,8 @@ export interface OpenChannel {
   readonly limit: bigint
   settled: bigint
   highest: Voucher | undefined
+  /** The signer's public key, precomputed, once a first voucher recovered to the signer. */
+  key?: CurvePoint | undefined
 }
 
 export type Accepted = { readonly ok: true; readonly channel: OpenChannel } | { readonly ok: false; readonly reason: string }
@@ -240,8 +292,6 @@ export type Accepted = { readonly ok: true; readonly channel: OpenChannel } | { 
 export class ChannelBook {
   readonly channels = new Map<string, OpenChannel>()
 
-  constructor(readonly config: { readonly chainId: number; readonly enforcer: Address }) {}
-
   add(channel: OpenChannel): void {
     if (!this.channels.has(channel.id.toLowerCase())) this.channels.set(channel.id.toLowerCase(), channel)
   }
@@ -250,23 +300,35 @@ export class ChannelBook {
     return this.channels.get(id.toLowerCase())
   }
 
-  /** Accepts `voucher` as a payment of `price`, or says why not (nothing changes then). */
+  private readonly digest: ReturnType<typeof voucherDigester>
+
+  constructor(readonly config: { readonly chainId: number; readonly enforcer: Address }) {
+    this.digest = voucherDigester(config.chainId, config.enforcer)
+  }
+
+  /**
+   * Accepts `voucher` as a payment of `price`, or says why not (nothing changes then). The
+   * channel's first voucher recovers the signer's public key (and its table is built); every
+   * later one is verified against it synchronously, so no other voucher interleaves.
+   */
   async accept(voucher: Voucher, price: bigint): Promise<Accepted> {
     const channel = this.get(voucher.channel)
     if (channel === undefined) return { ok: false, reason: "unknown channel: send the channel's permission context with its first voucher" }
     const bounds = this.bounds(channel, voucher, price)
     if (bounds !== undefined) return { ok: false, reason: bounds }
-    let signer: Address
-    try {
-      signer = await recoverTypedDataAddress({
-        ...voucherTypedData({ chainId: this.config.chainId, enforcer: this.config.enforcer, ...voucher }),
-        signature: voucher.signature
-      })
-    } catch {
-      return { ok: false, reason: "the voucher's signature does not recover" }
+    const digest = this.digest(voucher.channel, voucher.cumulativeAmount, voucher.nonce)
+    if (channel.key === undefined) {
+      let publicKey: Hex
+      try {
+        publicKey = await recoverPublicKey({ hash: digest, signature: voucher.signature })
+      } catch {
+        return { ok: false, reason: "the voucher's signature does not recover" }
+      }
+      if (!same(publicKeyToAddress(publicKey), channel.terms.signer)) return { ok: false, reason: "the voucher is not signed by the channel's signer" }
+      channel.key ??= precomputedKey(publicKey)
     }
-    if (!same(signer, channel.terms.signer)) return { ok: false, reason: "the voucher is not signed by the channel's signer" }
-    // Another voucher may have been kept while the signature was checked: check again.
+    if (!verifyVoucherSignature(channel.key, digest, voucher.signature)) return { ok: false, reason: "the voucher is not signed by the channel's signer" }
+    // The first voucher awaited its recovery: another may have been kept meanwhile.
     const again = this.bounds(channel, voucher, price)
     if (again !== undefined) return { ok: false, reason: again }
     channel.highest = voucher

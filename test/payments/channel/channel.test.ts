@@ -15,11 +15,13 @@ import {
   encodeVoucherHeader,
   revertReasonOf,
   type Voucher,
+  voucherDigester,
   voucherEnforcerReadAbi,
   voucherTypedData,
   VOUCHER_HEADER
 } from "@das/x402-erc7710"
-import { type Address, createWalletClient, decodeEventLog, erc20Abi, type Hex, http, type LocalAccount } from "viem"
+import { secp256k1 } from "@noble/curves/secp256k1"
+import { type Address, createWalletClient, decodeEventLog, erc20Abi, hashTypedData, type Hex, http, type LocalAccount, recoverAddress } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { localChannel } from "../../../src/payments/x402/Channel.ts"
 import { deployVoucherEnforcer, startChannelServer, type ChannelServer } from "../../../src/payments/x402/world/ChannelServer.ts"
@@ -123,6 +125,16 @@ const redeemAround = async (
 }
 
 describe("payment channels under a grant", () => {
+  it("the merchant's voucher digest is the EIP-712 digest the enforcer checks", async () => {
+    const digest = voucherDigester(net.chainId, enforcer)
+    const abi = [{ type: "function", name: "voucherDigest", stateMutability: "view", inputs: [{ type: "bytes32" }, { type: "uint256" }, { type: "uint256" }], outputs: [{ type: "bytes32" }] }] as const
+    for (const [channel, cumulativeAmount, nonce] of [[`0x${"ab".repeat(32)}`, 1n, 1n], [`0x${"01".repeat(32)}`, 10n ** 30n, 2n ** 200n]] as const) {
+      const onChain = await publicClient.readContract({ address: enforcer, abi, functionName: "voucherDigest", args: [channel, cumulativeAmount, nonce] })
+      assert.strictEqual(digest(channel, cumulativeAmount, nonce), onChain)
+      assert.strictEqual(hashTypedData(voucherTypedData({ chainId: net.chainId, enforcer, channel, cumulativeAmount, nonce })), onChain)
+    }
+  })
+
   it("1,000 payments over HTTP, each checked in memory, then one settlement transaction moves exactly their sum", async () => {
     const opened = await openChannel({ budget: 20, perAction: 5 }, USD(2))
     const unpaid = await get()
@@ -193,6 +205,17 @@ describe("payment channels under a grant", () => {
     await refused(headerOf(await signVoucher(privateKeyToAccount(merchantKey), id, PRICE * 4n, 10n)), /not signed by the channel's signer/)
     // Another channel's id, never opened.
     await refused(headerOf(await signVoucher(opened.agent, `0x${"11".repeat(32)}`, PRICE, 1n)), /unknown channel/)
+    // The agent's own next voucher, its signature changed the ways the chain (OpenZeppelin's ECDSA) refuses:
+    // s in the upper half with v flipped (the same signer to a lax recover), and v flipped alone.
+    const next = await signVoucher(opened.agent, id, PRICE * 4n, 4n)
+    const r = next.signature.slice(2, 66)
+    const s = BigInt(`0x${next.signature.slice(66, 130)}`)
+    const v = Number.parseInt(next.signature.slice(130, 132), 16)
+    const flipped = (55 - v).toString(16)
+    const highS = `0x${r}${(secp256k1.CURVE.n - s).toString(16).padStart(64, "0")}${flipped}` as Hex
+    assert.strictEqual((await recoverAddress({ hash: hashTypedData(voucherTypedData({ chainId: net.chainId, enforcer, ...next })), signature: highS })).toLowerCase(), opened.agent.address.toLowerCase())
+    await refused(headerOf({ ...next, signature: highS }), /not signed by the channel's signer/)
+    await refused(headerOf({ ...next, signature: `0x${r}${next.signature.slice(66, 130)}${flipped}` }), /not signed by the channel's signer/)
     await refused("not base64 json", /not base64 JSON|not an object/)
     await refused(Buffer.from(JSON.stringify({ channel: id, cumulativeAmount: "-1", nonce: "1", signature: "0x" })).toString("base64"), /cumulativeAmount/)
     const highest = server.merchant.book.get(id)!.highest!
