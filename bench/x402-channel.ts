@@ -30,7 +30,8 @@ const parties = localParties(keys)
 const usdc = network.tokens.usd.address
 const enforcer = await deployVoucherEnforcer(keys, await parties.fundedKey())
 const payTo = privateKeyToAccount(generatePrivateKey()).address
-const server = await startChannelServer({ network: keys, enforcer, key: await parties.fundedKey(), token: usdc, payTo, price })
+const checks: Array<number> = []
+const server = await startChannelServer({ network: keys, enforcer, key: await parties.fundedKey(), token: usdc, payTo, price, onCheck: (ms) => checks.push(ms) })
 
 const owner = await parties.makeOwner(1_000)
 const agent = privateKeyToAccount(generatePrivateKey())
@@ -63,17 +64,33 @@ const pay = async () => {
   const res = await fetch(url, { headers: { [VOUCHER_HEADER]: header } })
   const body = await res.json() as { error?: string }
   if (res.status !== 200) throw new Error(`payment refused: ${res.status} ${body.error}`)
-  return { total: performance.now() - t, sign: signed - t }
+  const done = performance.now()
+  return { total: done - t, sign: signed - t, http: done - signed }
 }
 
 const first = await pay()
+checks.length = 0
 const totals: Array<number> = []
 const signs: Array<number> = []
+const https: Array<number> = []
 for (let i = 1; i < payments; i++) {
-  const { total, sign } = await pay()
+  const { total, sign, http } = await pay()
   totals.push(total)
   signs.push(sign)
+  https.push(http)
 }
+
+// The same paid round trip refused before any signature check (a replayed voucher): the HTTP part alone.
+const replayed = await channel.payer.pay(price)
+await fetch(url, { headers: { [VOUCHER_HEADER]: replayed } }).then((r) => r.arrayBuffer())
+const replays: Array<number> = []
+for (let i = 0; i < Math.min(payments, 300); i++) {
+  const t0 = performance.now()
+  const res = await fetch(url, { headers: { [VOUCHER_HEADER]: replayed } })
+  await res.arrayBuffer()
+  replays.push(performance.now() - t0)
+}
+console.log(`replayed voucher round trip p50 ${percentile(replays, 0.5).toFixed(2)} ms`)
 
 const t = performance.now()
 const settled = await server.merchant.settle(channel.payer.channel)
@@ -90,12 +107,14 @@ console.log(JSON.stringify({
   firstMs: first.total,
   perPayment: { p50, p99, max: Math.max(...totals) },
   agentSign: { p50: percentile(signs, 0.5), p99: percentile(signs, 0.99) },
+  paidRoundTrip: { p50: percentile(https, 0.5), p99: percentile(https, 0.99) },
+  merchantCheck: { p50: percentile(checks, 0.5), p99: percentile(checks, 0.99) },
   unpaidRoundTrip: { p50: percentile(floor, 0.5), p99: percentile(floor, 0.99) },
   settlement: settled.ok ? { transaction: settled.transaction, amount: settled.amount.toString(), ms: settleMs, gasUsed: settled.receipt.gasUsed.toString() } : settled
 }))
 console.log(
   `${payments} payments: first ${first.total.toFixed(1)} ms (opens the channel); after it p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms ` +
-    `(agent's signing p50 ${percentile(signs, 0.5).toFixed(2)} ms; unpaid round trip p50 ${percentile(floor, 0.5).toFixed(2)} ms); ` +
+    `(agent's signing p50 ${percentile(signs, 0.5).toFixed(2)} ms; merchant's check p50 ${percentile(checks, 0.5).toFixed(2)} ms; paid round trip p50 ${percentile(https, 0.5).toFixed(2)} ms; unpaid round trip p50 ${percentile(floor, 0.5).toFixed(2)} ms); ` +
     `one settlement: ${settled.ok ? `${settled.amount} moved in ${settleMs.toFixed(0)} ms, gas ${settled.receipt.gasUsed}` : settled.reason}`
 )
 const spreadOf = (values: ReadonlyArray<number>) => ({ median: percentile(values, 0.5), min: Math.min(...values), max: Math.max(...values) })

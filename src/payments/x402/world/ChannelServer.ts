@@ -41,6 +41,8 @@ export const startChannelServer = async (input: {
   readonly token: Address
   readonly payTo: Address
   readonly price: bigint
+  /** Called with each paid request's check time in ms (the bench's split). */
+  readonly onCheck?: (ms: number) => void
 }) => {
   const chain = viemChainOf(input.network)
   const publicClient = createPublicClient({ chain, transport: http(input.network.rpcUrl), pollingInterval: 50 }) as PublicClient
@@ -67,7 +69,9 @@ export const startChannelServer = async (input: {
     if (req.method !== "GET" || req.url !== "/item") return json(res, 404, { error: "not found" })
     const header = req.headers[VOUCHER_HEADER.toLowerCase()]
     if (typeof header !== "string") return json(res, 402, { error: "payment required", accepts: offer })
+    const started = performance.now()
     const accepted = await merchant.pay(header, input.price)
+    input.onCheck?.(performance.now() - started)
     if (!accepted.ok) return json(res, 402, { error: accepted.reason, accepts: offer })
     served++
     return json(res, 200, { item: served, channel: accepted.channel.id, paid: accepted.channel.highest?.cumulativeAmount.toString() })
