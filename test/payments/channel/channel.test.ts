@@ -25,7 +25,7 @@ import { type Address, createWalletClient, decodeEventLog, erc20Abi, hashTypedDa
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { localChannel } from "../../../src/payments/x402/Channel.ts"
 import { deployVoucherEnforcer, startChannelServer, type ChannelServer } from "../../../src/payments/x402/world/ChannelServer.ts"
-import { balanceOf, chain, fundedKey, type GrantLimits, makeOwner, net, publicClient, randomAddress, signGrant, USD, usdc } from "../x402/support.ts"
+import { balanceOf, chain, fundedKey, type GrantLimits, makeOwner, net, publicClient, randomAddress, revokeGrant, signGrant, USD, usdc } from "../x402/support.ts"
 
 const PRICE = USD(0.001)
 let enforcer: Address
@@ -291,5 +291,20 @@ describe("payment channels under a grant", () => {
     const twice = await redeemAround(opened, voucher, USD(0.005))
     assert.strictEqual(twice.reason, "VoucherEnforcer:voucher-already-settled")
     assert.strictEqual(await settledOnChain(id), USD(0.005))
+  }, 120_000)
+
+  it("the owner's revoke holds the channel: vouchers the merchant accepted before it no longer settle", async () => {
+    const opened = await openChannel({}, USD(1))
+    for (let i = 0; i < 3; i++) assert.strictEqual((await get(await opened.channel.payer.pay(PRICE))).status, 200)
+    await revokeGrant(opened.owner, opened.grant.grant)
+    const before = await balanceOf(usdc, opened.owner.address)
+    const settled = await server.merchant.settle(opened.channel.payer.channel)
+    assert.isFalse(settled.ok)
+    if (!settled.ok) assert.match(settled.reason, /CannotUseADisabledDelegation/)
+    const around = await redeemAround(opened, server.merchant.book.get(opened.channel.payer.channel)!.highest!, PRICE * 3n)
+    assert.match(around.reason ?? "", /CannotUseADisabledDelegation/)
+    assert.strictEqual(around.receipt.status, "reverted")
+    assert.strictEqual(await balanceOf(usdc, opened.owner.address), before)
+    assert.strictEqual(await settledOnChain(opened.channel.payer.channel), 0n)
   }, 120_000)
 })
