@@ -12,7 +12,7 @@ import * as path from "node:path"
 import { root } from "./support/processes.ts"
 import type { Result } from "./support/results.ts"
 
-const all = ["http-read", "launchpad", "floor", "relay", "receipts", "permissions-granted", "notify", "delegation-action", "approvals", "audit", "marketplace-stream", "follower", "chains", "console", "scale"] as const
+const all = ["http-read", "launchpad", "floor", "relay", "receipts", "permissions-granted", "notify", "delegation-action", "approvals", "audit", "marketplace-stream", "follower", "chains", "console", "x402-channel", "scale"] as const
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : [...all]
 const limitMs = 150_000
 /**
