@@ -65,26 +65,49 @@ export const delegationHashOf = (d: DelegationStruct): Hash => {
   )
 }
 
+type Decoded = Omit<Redemption, "logIndex"> | null
+
+/**
+ * A log's decoded redemption (`null`: another event), by its topics and data. A pass reads the
+ * same `RedeemedDelegation` log up to four times (Redeemed.ts: the known-event check, the loop,
+ * the transaction's contexts, the boundaries before it), and decoding it hashes every caveat;
+ * the answer depends on the log's bytes alone. The most recent entries only.
+ */
+const decodedLogs = new Map<string, Decoded>()
+const DECODED_KEPT = 512
+
+const decodeRedemption = (log: RawLog): Decoded => {
+  const key = `${log.topics.join("")}${log.data}`
+  const kept = decodedLogs.get(key)
+  if (kept !== undefined) return kept
+  let decoded: Decoded = null
+  try {
+    const ev = decodeEventLog({ abi: DelegationManager, topics: log.topics as [Hex, ...Array<Hex>], data: log.data })
+    if (ev.eventName === "RedeemedDelegation") {
+      const args = ev.args as unknown as { rootDelegator: Address; redeemer: Address; delegation: DelegationStruct }
+      decoded = {
+        rootDelegator: args.rootDelegator,
+        redeemer: args.redeemer,
+        delegate: args.delegation.delegate,
+        authority: args.delegation.authority,
+        delegationHash: delegationHashOf(args.delegation)
+      }
+    }
+  } catch {
+    // another event
+  }
+  if (decodedLogs.size >= DECODED_KEPT) decodedLogs.delete(decodedLogs.keys().next().value!)
+  decodedLogs.set(key, decoded)
+  return decoded
+}
+
 /** Every `RedeemedDelegation` the DelegationManager logged among `logs`. */
 export const redemptionsIn = (delegationManager: Address, logs: ReadonlyArray<RawLog>): ReadonlyArray<Redemption> => {
   const out: Array<Redemption> = []
   for (const log of logs) {
     if (log.address.toLowerCase() !== delegationManager.toLowerCase()) continue
-    try {
-      const ev = decodeEventLog({ abi: DelegationManager, topics: log.topics as [Hex, ...Array<Hex>], data: log.data })
-      if (ev.eventName !== "RedeemedDelegation") continue
-      const args = ev.args as unknown as { rootDelegator: Address; redeemer: Address; delegation: DelegationStruct }
-      out.push({
-        rootDelegator: args.rootDelegator,
-        redeemer: args.redeemer,
-        delegate: args.delegation.delegate,
-        authority: args.delegation.authority,
-        delegationHash: delegationHashOf(args.delegation),
-        logIndex: log.logIndex ?? 0
-      })
-    } catch {
-      // another event
-    }
+    const decoded = decodeRedemption(log)
+    if (decoded !== null) out.push({ ...decoded, logIndex: log.logIndex ?? 0 })
   }
   return out
 }
