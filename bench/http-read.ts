@@ -73,13 +73,20 @@ try {
     for (const side of Object.values(sides)) await load(side.url, session.token, warmSeconds)
     const rates = { service: [] as Array<number>, floor: [] as Array<number>, bare: [] as Array<number> }
     const cpu = { service: [] as Array<number>, floor: [] as Array<number>, bare: [] as Array<number> }
+    const idleMicrosPerSecond: Array<number> = []
     for (let round = 1; round <= rounds; round++) {
       // Alternate the order, so drift on a shared machine hits every side alike.
       const order: ReadonlyArray<Side> = round % 2 === 1 ? ["service", "floor", "bare"] : ["bare", "floor", "service"]
       for (const side of order) {
         const before = cpuMicros(sides[side].child, sides[side].script)
+        // The service's own background (chain follower, pollers) while another side is loaded.
+        const serviceBefore = cpuMicros(service.child, "src/main.ts")
+        const started = performance.now()
         const r = await load(sides[side].url, session.token, duration)
         if (r.errors + r.non2xx > 0) throw new Error(`${sides[side].name} answered errors under load`)
+        if (side !== "service") {
+          idleMicrosPerSecond.push((cpuMicros(service.child, "src/main.ts") - serviceBefore) / ((performance.now() - started) / 1000))
+        }
         cpu[side].push((cpuMicros(sides[side].child, sides[side].script) - before) / r.requests.total)
         rates[side].push(r.requests.average)
         console.log(row(`#${round} ${sides[side].name}`, r, cpu[side].at(-1)!))
@@ -90,6 +97,8 @@ try {
     const f = ratio("floor", "bare")
     console.log(`CPU per request (server process, median): service ${spread(cpu.service).median.toFixed(0)} µs, ` +
       `Effect floor ${spread(cpu.floor).median.toFixed(0)} µs, bare ${spread(cpu.bare).median.toFixed(0)} µs`)
+    console.log(`service CPU while idle (another side loaded): median ${(spread(idleMicrosPerSecond).median / 1000).toFixed(1)} ms/s ` +
+      `(${(spread(idleMicrosPerSecond).min / 1000).toFixed(1)}–${(spread(idleMicrosPerSecond).max / 1000).toFixed(1)})`)
     console.log(`ratio Effect floor / bare: median ${f.median.toFixed(2)} (min ${f.min.toFixed(2)}, max ${f.max.toFixed(2)})`)
     console.log(`ratio service / bare: median ${s.median.toFixed(2)} (min ${s.min.toFixed(2)}, max ${s.max.toFixed(2)})  goal ≥ 0.9`)
     report({

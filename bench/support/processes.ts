@@ -29,7 +29,17 @@ export const startProcess = async (script: string, env: Record<string, string>, 
   const child: ChildProcess = spawn(path.join(root, "node_modules/.bin/tsx"), [script], {
     cwd: root,
     // The service's metrics listener on a free port unless told (its default, 9464, may be taken on a shared machine).
-    env: { ...process.env, METRICS_PORT: "0", X402_FACILITATOR_PORT: "off", ...env },
+    env: {
+      ...process.env,
+      METRICS_PORT: "0",
+      X402_FACILITATOR_PORT: "off",
+      // SERVICE_PROFILE_DIR=/tmp/prof: the service alone (not the benchmark, not its floors) runs
+      // under `--cpu-prof`; read it with bench/support/profile-top.ts.
+      ...(process.env.SERVICE_PROFILE_DIR !== undefined && script === "src/main.ts"
+        ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.SERVICE_PROFILE_DIR}` }
+        : {}),
+      ...env
+    },
     stdio: ["ignore", "pipe", "inherit"]
   })
   // The service logs to stdout; its last lines say why it did not become ready.
@@ -118,6 +128,19 @@ export const cpuMicros = (child: ChildProcess, script: string): number =>
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
     return sum + ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
+  }, 0)
+
+/**
+ * CPU time (µs, nanosecond-precise from `schedstat`: the main threads, where JavaScript runs)
+ * used so far by a child's script processes: fine enough to read around one request.
+ */
+export const scriptCpuMicrosPrecise = (child: ChildProcess, script: string): number =>
+  scriptProcesses(child.pid!, script).reduce((sum, pid) => {
+    try {
+      return sum + Number(fs.readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]) / 1000
+    } catch {
+      return sum
+    }
   }, 0)
 
 /** The children of a process, from /proc (Linux). */

@@ -6,7 +6,7 @@
  * redemption took.
  */
 import { DelegationManager } from "@metamask/delegation-abis"
-import { type Address, decodeEventLog, erc20Abi, formatUnits, type Hash, type Hex, hashStruct } from "viem"
+import { type Address, concat, decodeEventLog, encodeAbiParameters, erc20Abi, formatUnits, type Hash, type Hex, keccak256, toHex } from "viem"
 
 export interface RawLog {
   readonly address: Address
@@ -33,20 +33,6 @@ export interface TransferOut {
   readonly logIndex: number
 }
 
-const delegationTypes = {
-  Delegation: [
-    { name: "delegate", type: "address" },
-    { name: "delegator", type: "address" },
-    { name: "authority", type: "bytes32" },
-    { name: "caveats", type: "Caveat[]" },
-    { name: "salt", type: "uint256" }
-  ],
-  Caveat: [
-    { name: "enforcer", type: "address" },
-    { name: "terms", type: "bytes" }
-  ]
-} as const
-
 interface DelegationStruct {
   readonly delegate: Address
   readonly delegator: Address
@@ -55,40 +41,73 @@ interface DelegationStruct {
   readonly salt: bigint
 }
 
-/** The DelegationManager's hash of a delegation (EIP-712 struct hash; the permission id). */
-export const delegationHashOf = (d: DelegationStruct): Hash =>
-  hashStruct({
-    types: delegationTypes,
-    primaryType: "Delegation",
-    data: {
-      delegate: d.delegate,
-      delegator: d.delegator,
-      authority: d.authority,
-      caveats: d.caveats.map((c) => ({ enforcer: c.enforcer, terms: c.terms })),
-      salt: d.salt
+// The EIP-712 type hashes, once: viem's `hashStruct` encodes and hashes the type string again
+// for the delegation and for each caveat on every call, and the follower hashes every link of
+// every redemption it reads (docs/performance.md, "Issue 46 items 1, 2, 4 (h47d)"). The strings
+// are EIP-712's encodeType of the two structs (the referenced Caveat appended to Delegation's).
+const DELEGATION_TYPEHASH = keccak256(
+  toHex("Delegation(address delegate,address delegator,bytes32 authority,Caveat[] caveats,uint256 salt)Caveat(address enforcer,bytes terms)")
+)
+const CAVEAT_TYPEHASH = keccak256(toHex("Caveat(address enforcer,bytes terms)"))
+const caveatParams = [{ type: "bytes32" }, { type: "address" }, { type: "bytes32" }] as const
+const delegationParams = [{ type: "bytes32" }, { type: "address" }, { type: "address" }, { type: "bytes32" }, { type: "bytes32" }, {
+  type: "uint256"
+}] as const
+
+/**
+ * The DelegationManager's hash of a delegation (EIP-712 struct hash; the permission id): the
+ * same value as viem's `hashStruct` of those types (test/delegations/redemptions.test.ts).
+ */
+export const delegationHashOf = (d: DelegationStruct): Hash => {
+  const caveats = d.caveats.map((c) => keccak256(encodeAbiParameters(caveatParams, [CAVEAT_TYPEHASH, c.enforcer, keccak256(c.terms)])))
+  return keccak256(
+    encodeAbiParameters(delegationParams, [DELEGATION_TYPEHASH, d.delegate, d.delegator, d.authority, keccak256(caveats.length === 0 ? "0x" : concat(caveats)), d.salt])
+  )
+}
+
+type Decoded = Omit<Redemption, "logIndex"> | null
+
+/**
+ * A log's decoded redemption (`null`: another event), by its topics and data. A pass reads the
+ * same `RedeemedDelegation` log up to four times (Redeemed.ts: the known-event check, the loop,
+ * the transaction's contexts, the boundaries before it), and decoding it hashes every caveat;
+ * the answer depends on the log's bytes alone. The most recent entries only.
+ */
+const decodedLogs = new Map<string, Decoded>()
+const DECODED_KEPT = 512
+
+const decodeRedemption = (log: RawLog): Decoded => {
+  const key = `${log.topics.join("")}${log.data}`
+  const kept = decodedLogs.get(key)
+  if (kept !== undefined) return kept
+  let decoded: Decoded = null
+  try {
+    const ev = decodeEventLog({ abi: DelegationManager, topics: log.topics as [Hex, ...Array<Hex>], data: log.data })
+    if (ev.eventName === "RedeemedDelegation") {
+      const args = ev.args as unknown as { rootDelegator: Address; redeemer: Address; delegation: DelegationStruct }
+      decoded = {
+        rootDelegator: args.rootDelegator,
+        redeemer: args.redeemer,
+        delegate: args.delegation.delegate,
+        authority: args.delegation.authority,
+        delegationHash: delegationHashOf(args.delegation)
+      }
     }
-  })
+  } catch {
+    // another event
+  }
+  if (decodedLogs.size >= DECODED_KEPT) decodedLogs.delete(decodedLogs.keys().next().value!)
+  decodedLogs.set(key, decoded)
+  return decoded
+}
 
 /** Every `RedeemedDelegation` the DelegationManager logged among `logs`. */
 export const redemptionsIn = (delegationManager: Address, logs: ReadonlyArray<RawLog>): ReadonlyArray<Redemption> => {
   const out: Array<Redemption> = []
   for (const log of logs) {
     if (log.address.toLowerCase() !== delegationManager.toLowerCase()) continue
-    try {
-      const ev = decodeEventLog({ abi: DelegationManager, topics: log.topics as [Hex, ...Array<Hex>], data: log.data })
-      if (ev.eventName !== "RedeemedDelegation") continue
-      const args = ev.args as unknown as { rootDelegator: Address; redeemer: Address; delegation: DelegationStruct }
-      out.push({
-        rootDelegator: args.rootDelegator,
-        redeemer: args.redeemer,
-        delegate: args.delegation.delegate,
-        authority: args.delegation.authority,
-        delegationHash: delegationHashOf(args.delegation),
-        logIndex: log.logIndex ?? 0
-      })
-    } catch {
-      // another event
-    }
+    const decoded = decodeRedemption(log)
+    if (decoded !== null) out.push({ ...decoded, logIndex: log.logIndex ?? 0 })
   }
   return out
 }

@@ -5,8 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { hashDelegation } from "@metamask/smart-accounts-kit/utils"
-import { type Address, encodeAbiParameters, encodeEventTopics, erc20Abi, type Hex, pad } from "viem"
-import { delegationHashOf, transfersOut } from "../../src/follower/Redemptions.ts"
+import { type Address, encodeAbiParameters, encodeEventTopics, erc20Abi, hashStruct, type Hex, keccak256, pad, toHex } from "viem"
+import { delegationHashOf, redemptionsIn, transfersOut } from "../../src/follower/Redemptions.ts"
+import { DelegationManager } from "@metamask/delegation-abis"
 
 const a = (n: number) => pad(`0x${n.toString(16)}`, { size: 20 }) as Address
 
@@ -28,6 +29,63 @@ describe("redemptions from logs", () => {
       signature: "0x" as Hex
     }
     assert.strictEqual(delegationHashOf(delegation), hashDelegation(delegation as never))
+  })
+
+  it("the hash with its type hashes computed once is EIP-712's, for any number and size of caveats", () => {
+    const types = {
+      Delegation: [
+        { name: "delegate", type: "address" },
+        { name: "delegator", type: "address" },
+        { name: "authority", type: "bytes32" },
+        { name: "caveats", type: "Caveat[]" },
+        { name: "salt", type: "uint256" }
+      ],
+      Caveat: [{ name: "enforcer", type: "address" }, { name: "terms", type: "bytes" }]
+    } as const
+    for (let n = 0; n < 6; n++) {
+      const caveats = Array.from({ length: n }, (_, i) => ({
+        enforcer: a(100 + i),
+        // Empty, short, a word, and longer than a word.
+        terms: (i % 4 === 0 ? "0x" : toHex(new Uint8Array(i * 17).map((_, j) => (j * 31 + n) & 0xff))) as Hex,
+        args: "0x01" as Hex
+      }))
+      const delegation = {
+        delegate: a(7 + n),
+        delegator: a(50 + n),
+        authority: n % 2 === 0 ? (`0x${"ff".repeat(32)}` as Hex) : keccak256(toHex(`parent ${n}`)),
+        caveats,
+        salt: 2n ** BigInt(40 * n) + BigInt(n),
+        signature: "0x" as Hex
+      }
+      const viemHash = hashStruct({
+        types,
+        primaryType: "Delegation",
+        data: { ...delegation, caveats: caveats.map((c) => ({ enforcer: c.enforcer, terms: c.terms })) }
+      })
+      assert.strictEqual(delegationHashOf(delegation), viemHash, `${n} caveats`)
+      assert.strictEqual(delegationHashOf(delegation), hashDelegation(delegation as never), `${n} caveats (the kit)`)
+    }
+  })
+
+  it("a redemption log read again (kept decoded) gives the same facts, with each log's own index; another contract's is not one", () => {
+    const manager = a(900)
+    const event = DelegationManager.find((x) => x.type === "event" && x.name === "RedeemedDelegation")!
+    const delegation = {
+      delegate: a(1),
+      delegator: a(2),
+      authority: `0x${"ff".repeat(32)}` as Hex,
+      caveats: [{ enforcer: a(3), terms: "0x1234" as Hex, args: "0xabcd" as Hex }],
+      salt: 5n,
+      signature: "0x99" as Hex
+    }
+    const topics = encodeEventTopics({ abi: [event], eventName: "RedeemedDelegation", args: { rootDelegator: a(2), redeemer: a(1) } } as never) as ReadonlyArray<Hex>
+    const data = encodeAbiParameters((event as { inputs: ReadonlyArray<{ indexed?: boolean }> }).inputs.filter((i) => i.indexed !== true) as never, [delegation] as never)
+    const log = (logIndex: number, address = manager) => ({ address, topics, data, logIndex })
+    const first = redemptionsIn(manager, [log(3)])
+    const again = redemptionsIn(manager, [log(8), log(9, a(901)), transferLog(a(20), a(2), a(30), 1n, 10)])
+    const expected = { rootDelegator: a(2), redeemer: a(1), delegate: a(1), authority: delegation.authority, delegationHash: delegationHashOf(delegation) }
+    assert.deepStrictEqual(first, [{ ...expected, logIndex: 3 }])
+    assert.deepStrictEqual(again, [{ ...expected, logIndex: 8 }])
   })
 
   it("only the delegator's transfers inside the window count", () => {
