@@ -22,7 +22,8 @@
  * (another process, the same client code), from the loop's start to the last client's read.
  * Then the disconnect: every client closes its socket at once, until the hub's last subscriber
  * left, BENCH_DISCONNECT_ROUNDS times (default 3, the clients opening again between rounds),
- * alternating with node's floor (until its server saw the last response close); reported as
+ * alternating with node's floor (until its server saw the last client end its side or its
+ * response close, as the service's subscriber leaves); reported as
  * the median and as the service over the floor, round by round.
  * The server is the service's `NodeServer` (its node-level route serves the stream);
  * BENCH_PLAIN_SERVER=1 serves it through the HttpApi handler on a plain node server instead.
@@ -173,21 +174,24 @@ const runClients = () => {
  */
 const runFloorServer = () => {
   const held = new Set<net.Socket>()
-  // While a disconnect is watched: the CPU when it started; answered when the last response closed.
+  // While a disconnect is watched: the CPU when it started; answered when the last client is gone.
   let watching: NodeJS.CpuUsage | undefined
   const server = createServer((_req, res) => {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform" })
     res.write(": connected\nretry: 5000\n\n")
     const socket = res.socket!
     held.add(socket)
-    res.on("close", () => {
-      held.delete(socket)
+    // As the service's subscriber: gone at the client's end of the connection or the response's close.
+    const leave = () => {
+      if (!held.delete(socket)) return
       if (held.size === 0 && watching !== undefined) {
         const cpu = process.cpuUsage(watching)
         watching = undefined
         process.send!({ kind: "empty", at: performance.timeOrigin + performance.now(), cpuMs: (cpu.user + cpu.system) / 1000 })
       }
-    })
+    }
+    socket.once("end", leave)
+    res.on("close", leave)
   })
   server.listen(0, "127.0.0.1", () => process.send!({ kind: "listening", port: (server.address() as net.AddressInfo).port }))
   process.on("message", (m: { kind: "fire"; volume: number } | { kind: "count" } | { kind: "watch" }) => {
@@ -307,7 +311,7 @@ const startFloor = async (count: number) => {
   await open()
   return {
     open,
-    /** Every client closes its socket at once; until node's server has seen the last response close. */
+    /** Every client closes its socket at once; until node's server has seen the last client go. */
     disconnect: async () => {
       await nextMessage(fromServer, "watching", () => server.send({ kind: "watch" }), 10_000, "the floor server's watch")
       const closing = now()
@@ -483,7 +487,7 @@ const main = async () => {
     )
     // Disconnect: every client closes its socket at once, BENCH_DISCONNECT_ROUNDS times (default
     // 3; the clients open again between rounds), alternating with node's floor (its server sees
-    // the last response close) and alternating which goes first, so drift hits both alike.
+    // the last client go) and alternating which goes first, so drift hits both alike.
     const service = async () => {
       const closeCpu0 = process.cpuUsage()
       const closing = now()
@@ -523,7 +527,7 @@ const main = async () => {
       const ratios = spread(disconnects.map((d, i) => d.gone / floorDisconnects[i]!.gone))
       results.push(
         [
-          "  node:http floor: disconnect → last response closed",
+          "  node:http floor: disconnect → last client gone",
           `${floorDisconnects.map((d) => d.gone.toFixed(0)).join(", ")} ms (server CPU ${floorDisconnects.map((d) => d.cpuMs.toFixed(0)).join(", ")} ms)`
         ],
         ["  disconnect, service / floor, round by round", `${disconnects.map((d, i) => (d.gone / floorDisconnects[i]!.gone).toFixed(2)).join(", ")} (median ${ratios.median.toFixed(2)}×)`]
