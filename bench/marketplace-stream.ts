@@ -20,9 +20,18 @@
  * round by round between the service's (BENCH_NODE_FLOOR=0 leaves it out): a bare
  * `node:http` server (its own process) writing one pre-framed event to as many SSE clients
  * (another process, the same client code), from the loop's start to the last client's read.
+ * Then the disconnect: every client closes its socket at once, until the hub's last subscriber
+ * left, BENCH_DISCONNECT_ROUNDS times (default 3, the clients opening again between rounds),
+ * alternating with node's floor (until its server saw the last client end its side or its
+ * response close, as the service's subscriber leaves); reported as
+ * the median and as the service over the floor, round by round.
  * The server is the service's `NodeServer` (its node-level route serves the stream);
  * BENCH_PLAIN_SERVER=1 serves it through the HttpApi handler on a plain node server instead.
- * Stops by itself (hard limit BENCH_MAX_SECONDS, default 180).
+ * Waits are readiness-driven (a child's first message, the hub's count) with generous bounds
+ * (a child's start BENCH_START_SECONDS, default 300; each opening of the connections
+ * BENCH_OPEN_SECONDS, default 300) and say every 10 s what they still wait for: a loaded
+ * host's `tsx` start took longer than the 20 s once allowed. Stops by itself (hard limit
+ * BENCH_MAX_SECONDS, default 1200).
  */
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { fork } from "node:child_process"
@@ -40,13 +49,17 @@ const POLL_MS = 1_000
 /** Changes measured one by one (each one poll apart); the fan-out is their median and spread. */
 const fanOutRounds = Number(process.env.BENCH_ROUNDS ?? 21)
 const LEADERBOARD = 10
+/** Disconnects measured (10,000 clients each time), alternating with node's floor. */
+const disconnectRounds = Number(process.env.BENCH_DISCONNECT_ROUNDS ?? 3)
+/** Opening every SSE connection (10,000 by default), per opening. */
+const openBoundMs = Number(process.env.BENCH_OPEN_SECONDS ?? 300) * 1000
 
 // ---------------------------------------------------------------------------
 // Child process: SSE clients
 // ---------------------------------------------------------------------------
 
 interface ToClient {
-  readonly kind: "open" | "expect" | "close"
+  readonly kind: "open" | "expect" | "close" | "exit"
   readonly url?: string
   readonly count?: number
   readonly volume?: number
@@ -130,6 +143,17 @@ const runClients = () => {
         if (got[k] === 0) waiting++
       }
     } else if (m.kind === "close") {
+      // Every socket closed in one loop (a crowd leaving at once); the process stays for the next open.
+      for (const s of sockets) s.destroy()
+      sockets.length = 0
+      got.length = 0
+      tails.length = 0
+      marker = undefined
+      connected = 0
+      failed = 0
+      reasons.clear()
+      send({ kind: "closed" })
+    } else if (m.kind === "exit") {
       for (const s of sockets) s.destroy()
       setTimeout(() => process.exit(0), 100)
     }
@@ -150,16 +174,32 @@ const runClients = () => {
  */
 const runFloorServer = () => {
   const held = new Set<net.Socket>()
+  // While a disconnect is watched: the CPU when it started; answered when the last client is gone.
+  let watching: NodeJS.CpuUsage | undefined
   const server = createServer((_req, res) => {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache, no-transform" })
     res.write(": connected\nretry: 5000\n\n")
     const socket = res.socket!
     held.add(socket)
-    res.on("close", () => held.delete(socket))
+    // As the service's subscriber: gone at the client's end of the connection or the response's close.
+    const leave = () => {
+      if (!held.delete(socket)) return
+      if (held.size === 0 && watching !== undefined) {
+        const cpu = process.cpuUsage(watching)
+        watching = undefined
+        process.send!({ kind: "empty", at: performance.timeOrigin + performance.now(), cpuMs: (cpu.user + cpu.system) / 1000 })
+      }
+    }
+    socket.once("end", leave)
+    res.on("close", leave)
   })
   server.listen(0, "127.0.0.1", () => process.send!({ kind: "listening", port: (server.address() as net.AddressInfo).port }))
-  process.on("message", (m: { kind: "fire"; volume: number } | { kind: "count" }) => {
+  process.on("message", (m: { kind: "fire"; volume: number } | { kind: "count" } | { kind: "watch" }) => {
     if (m.kind === "count") return process.send!({ kind: "count", held: held.size })
+    if (m.kind === "watch") {
+      watching = process.cpuUsage()
+      return process.send!({ kind: "watching" })
+    }
     // The same event as the service's: one agent's stat, as the hub frames it (`statFrame`).
     const stat = { walletAddress: `0x${"ab".repeat(20)}`, successRate: 0.95, totalJobs: 42, rating: 4.5, pricePerJobUsd: 1.5, totalVolumeUsd: m.volume, asOf: new Date().toISOString() }
     const data = Buffer.from(`data: ${JSON.stringify(stat)}\n\n`)
@@ -185,12 +225,39 @@ const memory = () => {
 }
 const now = () => performance.timeOrigin + performance.now()
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const until = async (check: () => boolean, timeoutMs: number, what: string) => {
-  const deadline = Date.now() + timeoutMs
+/**
+ * Waits for `check` (polled every 5 ms) up to `timeoutMs`, saying every 10 s what it still
+ * waits for: on a loaded host a child's start alone (tsx compiling this file) can take tens
+ * of seconds, so the bounds are generous and the wait shows it is alive.
+ */
+const until = async (check: () => boolean, timeoutMs: number, what: string, everyMs = 5) => {
+  const started = Date.now()
+  let said = started
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await wait(5)
+    const t = Date.now()
+    if (t - started > timeoutMs) throw new Error(`timed out waiting for ${what} (${(timeoutMs / 1000).toFixed(0)} s)`)
+    if (t - said >= 10_000) {
+      said = t
+      console.error(`… still waiting for ${what} (${((t - started) / 1000).toFixed(0)} s of at most ${(timeoutMs / 1000).toFixed(0)})`)
+    }
+    await wait(everyMs)
   }
+}
+/** A forked child's readiness (its first message): bounded by BENCH_START_SECONDS (default 300). */
+const startBoundMs = Number(process.env.BENCH_START_SECONDS ?? 300) * 1000
+/** Waits for the next message of `kind` after the ones already in `list`, sending with `send`. */
+const nextMessage = async (
+  list: ReadonlyArray<Record<string, unknown>>,
+  kind: string,
+  send: () => void,
+  timeoutMs: number,
+  what: string
+) => {
+  const count = () => list.reduce((n, m) => (m.kind === kind ? n + 1 : n), 0)
+  const before = count()
+  send()
+  await until(() => count() > before, timeoutMs, what)
+  return list.filter((m) => m.kind === kind).at(-1)!
 }
 
 const setVolume = (fake: FakeUpstream, n: number, volume: number) => {
@@ -219,16 +286,38 @@ const startFloor = async (count: number) => {
   const server = fork(new URL(import.meta.url).pathname, ["floor-server"], { execArgv: process.execArgv, stdio: "inherit" })
   const fromServer: Array<Record<string, unknown>> = []
   server.on("message", (m: Record<string, unknown>) => fromServer.push(m))
-  await until(() => fromServer.some((m) => m.kind === "listening"), 20_000, "floor server")
+  await until(() => fromServer.some((m) => m.kind === "listening"), startBoundMs, "the floor server process to listen")
   const port = Number(fromServer.find((m) => m.kind === "listening")!.port)
   const clients = fork(new URL(import.meta.url).pathname, ["clients"], { execArgv: process.execArgv, stdio: "inherit" })
   const fromClients: Array<Record<string, unknown>> = []
   clients.on("message", (m: Record<string, unknown>) => fromClients.push(m))
-  await until(() => fromClients.some((m) => m.kind === "ready"), 20_000, "floor client process")
-  clients.send({ kind: "open", url: `http://127.0.0.1:${port}/marketplace/agents/stream`, count } satisfies ToClient)
-  await until(() => fromClients.some((m) => m.kind === "opened"), 120_000, "floor SSE connections")
-  await wait(500)
+  await until(() => fromClients.some((m) => m.kind === "ready"), startBoundMs, "the floor's client process to start")
+  const open = async () => {
+    await nextMessage(
+      fromClients,
+      "opened",
+      () => clients.send({ kind: "open", url: `http://127.0.0.1:${port}/marketplace/agents/stream`, count } satisfies ToClient),
+      openBoundMs,
+      "the floor's SSE connections"
+    )
+    const opened = Number(fromClients.filter((m) => m.kind === "opened").at(-1)!.connected)
+    for (let asked = 0; fromServer.filter((m) => m.kind === "count").at(-1)?.held !== opened; asked++) {
+      if (asked > 600) throw new Error("the floor server does not hold every connection after 60 s")
+      server.send({ kind: "count" })
+      await wait(100)
+    }
+    await wait(500)
+  }
+  await open()
   return {
+    open,
+    /** Every client closes its socket at once; until node's server has seen the last client go. */
+    disconnect: async () => {
+      await nextMessage(fromServer, "watching", () => server.send({ kind: "watch" }), 10_000, "the floor server's watch")
+      const closing = now()
+      const empty = await nextMessage(fromServer, "empty", () => clients.send({ kind: "close" } satisfies ToClient), 60_000, "the floor's disconnect")
+      return { gone: Number(empty.at) - closing, cpuMs: Number(empty.cpuMs) }
+    },
     fire: async (volume: number) => {
       const answered = fromClients.filter((m) => m.kind === "received").length
       const fired = fromServer.filter((m) => m.kind === "fired").length
@@ -242,7 +331,7 @@ const startFloor = async (count: number) => {
       return { last: Number(got.last) - Number(done.at), loopMs: Number(done.loopMs) }
     },
     stop: () => {
-      clients.send({ kind: "close" } satisfies ToClient)
+      clients.send({ kind: "exit" } satisfies ToClient)
       server.kill()
     }
   }
@@ -254,7 +343,7 @@ const main = async () => {
   const hardLimit = setTimeout(() => {
     console.error("benchmark exceeded its time limit")
     process.exit(2)
-  }, Number(process.env.BENCH_MAX_SECONDS ?? 180) * 1000)
+  }, Number(process.env.BENCH_MAX_SECONDS ?? 1200) * 1000)
   hardLimit.unref()
 
   const fake = await startFakeUpstream()
@@ -285,12 +374,20 @@ const main = async () => {
     const child = fork(new URL(import.meta.url).pathname, ["clients"], { execArgv: process.execArgv, stdio: "inherit" })
     const messages: Array<Record<string, unknown>> = []
     child.on("message", (m: Record<string, unknown>) => messages.push(m))
-    await until(() => messages.some((m) => m.kind === "ready"), 20_000, "client process")
+    await until(() => messages.some((m) => m.kind === "ready"), startBoundMs, "the client process to start")
+    const openClients = async () => {
+      const opened = await nextMessage(
+        messages,
+        "opened",
+        () => child.send({ kind: "open", url: `${baseUrl}/marketplace/agents/stream`, count: sseClients } satisfies ToClient),
+        openBoundMs,
+        "the service's SSE connections"
+      )
+      await until(() => Effect.runSync(hub.stats).subscribers === Number(opened.connected), 60_000, "server-side subscribers")
+      return opened
+    }
     const started = now()
-    child.send({ kind: "open", url: `${baseUrl}/marketplace/agents/stream`, count: sseClients } satisfies ToClient)
-    await until(() => messages.some((m) => m.kind === "opened"), 120_000, "SSE connections")
-    const opened = messages.find((m) => m.kind === "opened")!
-    await until(() => Effect.runSync(hub.stats).subscribers === Number(opened.connected), 30_000, "server-side subscribers")
+    const opened = await openClients()
     const joined = now() - started
     await wait(POLL_MS * 2)
     const mem = memory()
@@ -371,7 +468,6 @@ const main = async () => {
         ["  node:http floor: write → last client", `${floorRounds.map((r) => r.last.toFixed(1)).join(", ")} ms (median ${floors.median.toFixed(1)}; its loop ${floorRounds.map((r) => r.loopMs.toFixed(1)).join(", ")} ms)`],
         ["  service / floor, round by round", `${rounds.map((r, i) => (r.last / floorRounds[i]!.last).toFixed(2)).join(", ")} (median ${ratios.median.toFixed(2)}×)`]
       )
-      floor.stop()
     }
     report({ path: `stream: server RSS over baseline, ${sseClients} clients`, service: rssMb, baseline: 0, unit: "MB", goal: "≤ 100 MB", met: rssMb <= 100 })
     results.push(
@@ -389,22 +485,66 @@ const main = async () => {
       // CPU time is less at the mercy of other work on the machine than the wall-clock figures.
       ["  server CPU, change → last client (median round)", `${((cpu.user + cpu.system) / 1000).toFixed(1)} ms (user ${(cpu.user / 1000).toFixed(1)}, system ${(cpu.system / 1000).toFixed(1)})`]
     )
-    const closing = now()
-    const closeCpu0 = process.cpuUsage()
-    child.send({ kind: "close" } satisfies ToClient)
-    await until(() => Effect.runSync(hub.stats).subscribers === 0, 30_000, "server-side cleanup")
-    // The check above runs on a timer, so it also waits for the event loop to be free of the
-    // connections' teardown (node's and the handler fibers'); the hub's own clock says when
-    // the last subscriber actually left.
-    const loopFree = now() - closing
-    const closeCpu = process.cpuUsage(closeCpu0)
-    const emptiedAt = Effect.runSync(hub.stats).emptiedAt
-    const gone = emptiedAt === undefined ? loopFree : emptiedAt - closing
+    // Disconnect: every client closes its socket at once, BENCH_DISCONNECT_ROUNDS times (default
+    // 3; the clients open again between rounds), alternating with node's floor (its server sees
+    // the last client go) and alternating which goes first, so drift hits both alike.
+    const service = async () => {
+      const closeCpu0 = process.cpuUsage()
+      const closing = now()
+      child.send({ kind: "close" } satisfies ToClient)
+      // Every 50 ms: `hub.stats` walks every subscriber, and polled every 5 ms while 10,000 leave
+      // it was a third of the server's CPU counted for the disconnect (the floor has no such poll).
+      await until(() => Effect.runSync(hub.stats).subscribers === 0, 60_000, "server-side cleanup", 50)
+      // The check above runs on a timer, so it also waits for the event loop to be free of the
+      // connections' teardown; the hub's own clock says when the last subscriber actually left.
+      const loopFree = now() - closing
+      const closeCpu = process.cpuUsage(closeCpu0)
+      const emptiedAt = Effect.runSync(hub.stats).emptiedAt
+      return { gone: emptiedAt === undefined ? loopFree : emptiedAt - closing, loopFree, cpuMs: (closeCpu.user + closeCpu.system) / 1000 }
+    }
+    const disconnects: Array<{ gone: number; loopFree: number; cpuMs: number }> = []
+    const floorDisconnects: Array<{ gone: number; cpuMs: number }> = []
+    for (let round = 0; round < disconnectRounds; round++) {
+      if (round > 0) {
+        await openClients()
+        await floor?.open()
+        await wait(POLL_MS)
+      }
+      if (floor !== undefined && round % 2 === 1) floorDisconnects.push(await floor.disconnect())
+      disconnects.push(await service())
+      if (floor !== undefined && round % 2 === 0) floorDisconnects.push(await floor.disconnect())
+    }
+    floor?.stop()
+    const gones = spread(disconnects.map((d) => d.gone))
+    const gone = gones.median
     results.push(
-      ["  disconnect → all subscribers gone", `${gone.toFixed(0)} ms (hub's clock)`],
-      ["  disconnect → cleanup seen by a timer", `${loopFree.toFixed(0)} ms (server CPU ${((closeCpu.user + closeCpu.system) / 1000).toFixed(0)} ms)`]
+      ["  disconnect → all subscribers gone", `${disconnects.map((d) => d.gone.toFixed(0)).join(", ")} ms (hub's clock; median ${gone.toFixed(0)})`],
+      [
+        "  disconnect → cleanup seen by a timer",
+        `${disconnects.map((d) => d.loopFree.toFixed(0)).join(", ")} ms (server CPU ${disconnects.map((d) => d.cpuMs.toFixed(0)).join(", ")} ms)`
+      ]
     )
-    report({ path: "stream: disconnect → all subscribers gone", service: gone, baseline: 0, unit: "ms", goal: "≤ 1000 ms", met: gone <= 1000 })
+    report({ path: "stream: disconnect → all subscribers gone", service: gone, baseline: 0, unit: "ms", goal: "≤ 1000 ms", met: gone <= 1000, spread: gones })
+    if (floorDisconnects.length === disconnects.length) {
+      const ratios = spread(disconnects.map((d, i) => d.gone / floorDisconnects[i]!.gone))
+      results.push(
+        [
+          "  node:http floor: disconnect → last client gone",
+          `${floorDisconnects.map((d) => d.gone.toFixed(0)).join(", ")} ms (server CPU ${floorDisconnects.map((d) => d.cpuMs.toFixed(0)).join(", ")} ms)`
+        ],
+        ["  disconnect, service / floor, round by round", `${disconnects.map((d, i) => (d.gone / floorDisconnects[i]!.gone).toFixed(2)).join(", ")} (median ${ratios.median.toFixed(2)}×)`]
+      )
+      report({
+        path: `stream: disconnect of ${sseClients}, over node:http's own (same run)`,
+        service: ratios.median,
+        baseline: 1,
+        unit: "ratio",
+        goal: "≤ 1.2×",
+        met: ratios.median <= 1.2,
+        spread: ratios
+      })
+    }
+    child.send({ kind: "exit" } satisfies ToClient)
   }
 
   // -------- Phase 2: in-process subscribers of the shared hub --------

@@ -105,6 +105,12 @@ export class Chain extends Context.Service<Chain, {
   isDeployed(address: Address): Effect.Effect<boolean, ChainUnavailable>
   readonly feeData: Effect.Effect<FeeData, ChainUnavailable>
   readonly blockNumber: Effect.Effect<bigint, ChainUnavailable>
+  /**
+   * The latest block's timestamp (unix seconds): the time the chain has reached. What is
+   * simulated at "latest" (the bundler's validation, an `eth_call`) reads it; on a quiet chain
+   * that mines on demand it can lag the wall clock by minutes.
+   */
+  readonly headTimestamp: Effect.Effect<number, ChainUnavailable>
   erc20Balance(token: Address, owner: Address): Effect.Effect<bigint, ChainUnavailable>
   erc20Allowance(token: Address, owner: Address, spender: Address): Effect.Effect<bigint, ChainUnavailable>
   /** EIP-2612 `nonces(owner)`. */
@@ -212,6 +218,11 @@ const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Ser
     Effect.withSpan("Chain.blockNumber")
   )
 
+  const headTimestamp = rpc("headTimestamp", () => client.getBlock({ blockTag: "latest" })).pipe(
+    Effect.map((block) => Number(block.timestamp)),
+    Effect.withSpan("Chain.headTimestamp")
+  )
+
   const erc20Balance = Effect.fn("Chain.erc20Balance")(function*(token: Address, owner: Address) {
     return yield* rpc("erc20Balance", () =>
       client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] })
@@ -276,6 +287,7 @@ const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Ser
     isDeployed,
     feeData,
     blockNumber,
+    headTimestamp,
     erc20Balance,
     erc20Allowance,
     permitNonce,

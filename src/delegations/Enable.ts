@@ -11,7 +11,7 @@ import { Accounts } from "../accounts/Accounts.ts"
 import { BadRequest, Conflict, UpstreamTimeout } from "../api/Errors.ts"
 import { OperationBuilder } from "../builds/OperationBuilder.ts"
 import type { Call } from "../chain/Accounts4337.ts"
-import { fromWire, userOpHashOf } from "../builds/Wire.ts"
+import { fromWire, upstreamError, userOpHashOf } from "../builds/Wire.ts"
 import type { UserOpReceipt as BundlerReceipt, UserOpLog } from "../chain/Bundler.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { networkTokens } from "../chain/Network.ts"
@@ -22,7 +22,7 @@ import { type Carried, DelegationRepo, type Leg } from "./DelegationRepo.ts"
 import type { DelegationBuild, GrantMandate, PolicySet, RevocationMethods } from "./Domain.ts"
 import { grantTermsOf, makeGrant, makeRevocationGrant, revocationTermsOf } from "./Grant.ts"
 import { isNativeSymbol, nativeToken } from "../tokens/Native.ts"
-import type { PeriodInput } from "./Periods.ts"
+import { type PeriodInput, startOnChain } from "./Periods.ts"
 import { decodeSignedTerms } from "./SignedTerms.ts"
 import { humanSummary } from "./Summary.ts"
 import { fromUnits, makePolicySet, makeRevocationPolicy, toUnits } from "./Policy.ts"
@@ -140,8 +140,11 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
       return yield* new BadRequest({ message: "a revocation grant has no budget: it moves nothing", details: { field: "budgets" } })
     }
     const native = nativeToken(input.chainId)
+    // A default start (a renewing period's, the lifetime allowance's) the chain has reached: its
+    // latest block may be older than our clock (docs/decisions.md "A default start the chain has reached").
+    const startAt = input.revocation === undefined ? startOnChain(now, yield* Effect.mapError(net.chain.headTimestamp, upstreamError)) : now
     const made = input.revocation === undefined
-      ? makePolicySet(input, budgetTokens, now, minLifetimeMs)
+      ? makePolicySet(input, budgetTokens, now, minLifetimeMs, startAt)
       : makeRevocationPolicy({ ...input, revocation: input.revocation }, native, now, minLifetimeMs)
     if (made._tag === "Invalid") {
       return yield* new BadRequest({ message: made.message, ...(made.field === undefined ? {} : { details: { field: made.field } }) })
@@ -176,7 +179,7 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     }
     const onChain = replacement === undefined ? policy : lowered(policy, replacement.carried, decimalsOf)
     if (typeof onChain === "string") return yield* new BadRequest({ message: onChain, details: { field: "changes" } })
-    const terms = policy.revocation === undefined ? grantTermsOf(onChain, decimalsOf, parties, now) : undefined
+    const terms = policy.revocation === undefined ? grantTermsOf(onChain, decimalsOf, parties, startAt) : undefined
     const grant = policy.revocation !== undefined
       ? makeRevocationGrant(network.delegation, revocationTermsOf(policy, policy.revocation, parties))
       : terms === undefined

@@ -496,6 +496,7 @@ export const grantTermsOf = (
   },
   decimalsOf: (address: string) => number,
   parties: { readonly delegator: Address; readonly delegate: Address; readonly salt: Hex },
+  /** A time the chain has reached (`startOnChain`): the lifetime allowance starts a minute before it. */
   now: Date
 ): GrantTerms | undefined => {
   const budgets: Array<GrantBudget> = []
@@ -520,7 +521,7 @@ export const grantTermsOf = (
     targets: [...new Set(policy.allowedActions.map((a) => a.target.toLowerCase() as Address))],
     recipients: policy.recipientAllowlist.map((r) => r.address.toLowerCase() as Address),
     maxActions: policy.maxActions,
-    // A minute before the build: the chain's clock may lag the service's a little.
+    // A minute before the chain's time: a chain's clock may differ from the service's a little.
     startSeconds: Math.floor(now.getTime() / 1000) - 60,
     expiresAtSeconds: Math.floor(new Date(policy.expiresAt).getTime() / 1000),
     // "From notBefore" is "strictly after the second before it" (TimestampEnforcer's afterThreshold).

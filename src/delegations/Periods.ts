@@ -14,6 +14,17 @@ export interface PeriodInput {
 /** Period lengths in seconds; a month is 30 days (the chain's periods have a fixed length). */
 export const PERIOD_SECONDS = { day: 86_400, week: 604_800, month: 2_592_000 } as const
 
+/**
+ * A start the chain has already reached: the wall clock's second, or the chain's latest block
+ * when that is older. Enforcers compare a start with `block.timestamp`, and what is simulated
+ * at "latest" (the bundler's validation) reads the latest block's: on a quiet chain that mines
+ * on demand it lags the wall clock, and a start "now" would read as not started
+ * (`transfer-not-started`) until another block comes. docs/decisions.md ("A default start the
+ * chain has reached").
+ */
+export const startOnChain = (now: Date, headSeconds: number): Date =>
+  new Date(Math.min(Math.floor(now.getTime() / 1000), headSeconds) * 1000)
+
 /** The period `now` falls in: its start and end (the next start); before `start`, the first period. */
 export const currentPeriod = (period: BudgetPeriod, now: Date): { readonly start: Date; readonly end: Date; readonly started: boolean } => {
   const start = new Date(period.start).getTime()
@@ -28,7 +39,13 @@ export const currentPeriod = (period: BudgetPeriod, now: Date): { readonly start
  * `seconds`, a start on a whole second (default: now), and the first period must end by
  * the grant's expiry (else the budget would never renew).
  */
-export const periodOf = (p: PeriodInput | undefined, symbol: string, now: Date, expiresAt: Date): BudgetPeriod | undefined | string => {
+export const periodOf = (
+  p: PeriodInput | undefined,
+  symbol: string,
+  /** The default start (the caller's "now": a time the chain has reached, `startOnChain`). */
+  now: Date,
+  expiresAt: Date
+): BudgetPeriod | undefined | string => {
   if (p === undefined) return undefined
   if ((p.every === undefined) === (p.seconds === undefined)) return `the period of ${symbol} needs exactly one of every or seconds`
   const seconds = p.every === undefined ? p.seconds! : PERIOD_SECONDS[p.every]

@@ -158,7 +158,13 @@ export const makePolicySet = (
   budgetTokens: ReadonlyArray<Token>,
   now: Date,
   /** Shortest lifetime accepted (`DELEGATION_MIN_LIFETIME`; default 1 minute). */
-  minLifetimeMs: number = POLICY_DEFAULTS.minLifetimeMs
+  minLifetimeMs: number = POLICY_DEFAULTS.minLifetimeMs,
+  /**
+   * Where a renewing period starts when the request names no start: a time the chain has
+   * already reached (`startOnChain`), so the chain's enforcers read the allowance as started
+   * (default `now`). Streams start at `now` whatever this is: they accrue from their start.
+   */
+  periodStart: Date = now
 ): PolicyResult => {
   if (budgetTokens.length !== input.budgets.length) return invalid("every budget needs a known token")
   const addresses = new Set(budgetTokens.map((t) => t.address))
@@ -246,7 +252,7 @@ export const makePolicySet = (
   for (const [i, b] of input.budgets.entries()) {
     const token = budgetTokens[i]!
     if (b.period !== undefined && b.stream !== undefined) return invalid(`the budget of ${token.symbol} is a period or a stream, not both`)
-    const p = periodOf(b.period, token.symbol, now, expiresAt)
+    const p = periodOf(b.period, token.symbol, periodStart, expiresAt)
     if (typeof p === "string") return invalid(p)
     periods.push(p)
     const s = streamOf(b.stream, { amount: b.amount, symbol: token.symbol, decimals: token.decimals }, now, expiresAt)
@@ -259,7 +265,7 @@ export const makePolicySet = (
   if (typeof redeemers === "string") return invalid(redeemers)
   const approval = input.approval === undefined
     ? undefined
-    : approvalRuleOf(input.approval, budgetTokens, perActionMax.amount, { native, stream: streams.some((s) => s !== undefined) }, { now, expiresAt })
+    : approvalRuleOf(input.approval, budgetTokens, perActionMax.amount, { native, stream: streams.some((s) => s !== undefined) }, { now: periodStart, expiresAt })
   if (approval !== undefined && isRuleProblem(approval)) return { _tag: "Invalid", message: approval.message, field: approval.field }
   const basket = input.basket === undefined ? undefined : basketOf(input.basket, budgetTokens, periods, streams, tokenRef)
   if (typeof basket === "string") return { _tag: "Invalid", message: basket, field: "basket" }

@@ -13,10 +13,12 @@ import { type Address, type Hex, toHex } from "viem"
 import { Accounts } from "../accounts/Accounts.ts"
 import type { Account } from "../accounts/Domain.ts"
 import { BadRequest, Conflict, NotFound, UpstreamTimeout } from "../api/Errors.ts"
+import { upstreamError } from "../builds/Wire.ts"
 import { Chains, servedList } from "../chain/Chains.ts"
 import { recoverLegSigner, type Delegation as DfDelegation } from "../delegations/Caveats.ts"
 import { DelegationRepo } from "../delegations/DelegationRepo.ts"
 import { Delegations, MinLifetime } from "../delegations/Delegations.ts"
+import { startOnChain } from "../delegations/Periods.ts"
 import type { DelegationBuild } from "../delegations/Domain.ts"
 import { Relay } from "../delegations/Ports.ts"
 import type { Signer } from "../delegations/Reads.ts"
@@ -152,10 +154,16 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
         })
       }
       const account = yield* grantingAccount(signer, chainId, decoded.value.from)
+      // A periodic permission from "now": from the time the chain has reached (Periods.ts `startOnChain`).
+      const permission = decoded.value.permission
+      const fromChain = permission.type.endsWith("-periodic") && permission.data["startTime"] === undefined
+        ? startOnChain(now, yield* Effect.mapError(chains.find(chainId)!.chain.headTimestamp, upstreamError))
+        : undefined
       const ctx: MappingContext = {
         chainIds: chains.ids,
         supported,
         now,
+        ...(fromChain === undefined ? {} : { startOnChain: fromChain }),
         tokenOf: (c, address) => tokens.byAddress(c, address),
         knownTokens: (c) => tokens.all.filter((t) => t.chainId === c),
         account: account.address,

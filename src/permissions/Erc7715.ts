@@ -45,6 +45,12 @@ export interface MappingContext {
   /** What this deployment's enforcers can hold (Supported.ts). */
   readonly supported: SupportedPermissions
   readonly now: Date
+  /**
+   * A time the chain has reached (`startOnChain`: the latest block's, when older than `now`): a
+   * periodic permission without `startTime` starts there, so the chain reads it as started.
+   * Absent: `now`. A stream still starts at `now` (it accrues from its start).
+   */
+  readonly startOnChain?: Date
   /** A known ERC-20 token by chain and address (the token registry). */
   readonly tokenOf: (chainId: number, address: string) => Token | undefined
   /** The known ERC-20 tokens of a chain (for the refusal's message). */
@@ -179,14 +185,16 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
   }
   const symbol = token?.symbol ?? NATIVE_SYMBOL
   const decimals = token?.decimals ?? 18
-  const start = (data["startTime"] as number | undefined) ?? nowSeconds
+  const periodic = type.endsWith("-periodic")
+  const start = (data["startTime"] as number | undefined) ??
+    (periodic && ctx.startOnChain !== undefined ? Math.floor(ctx.startOnChain.getTime() / 1000) : nowSeconds)
   if (start >= expiry) return refuse("permission.data.startTime", `startTime ${iso(start)} is at or after the expiry ${iso(expiry)}: nothing could ever be spent`)
 
   // The budget.
   let budget: BuildInput["budgets"][number]
   const adjustments: Array<Adjustment> = []
   const granted: Record<string, unknown> = { ...data, startTime: start }
-  if (type.endsWith("-periodic")) {
+  if (periodic) {
     const amount = exact(hexOf(data["periodAmount"]), decimals, "permission.data.periodAmount")
     if (amount._tag === "Refused") return amount
     const duration = data["periodDuration"] as number

@@ -64,8 +64,11 @@ export const TestChainLive = (options?: TestChainOptions) => {
  * (DevAccount.ts), and included before the caller simulates against the balance.
  */
 export const mint = (token: "usd" | "usdt" | "dai", to: Address, amount: number, chainId?: number) =>
+  Effect.suspend(() => mintOn(testNetworks().find((n) => n.chainId === (chainId ?? testNetwork().chainId))!, token, to, amount))
+
+/** `mint` on a given network (e.g. a test file's own). */
+export const mintOn = (network: LocalNetworkDescription, token: "usd" | "usdt" | "dai", to: Address, amount: number) =>
   Effect.promise(async () => {
-    const network = testNetworks().find((n) => n.chainId === (chainId ?? testNetwork().chainId))!
     const deployer = privateKeyToAccount(Redacted.value(network.deployerKey)).address
     const info = network.tokens[token]!
     const data = encodeFunctionData({ abi: testStablecoinAbi, functionName: "mint", args: [to, parseUnits(String(amount), info.decimals)] })
