@@ -104,7 +104,13 @@ export const BasketBudget = Schema.Struct({
   unit: Schema.Literal("USD"),
   amount: Schema.Finite,
   tokens: Schema.Array(TokenRef),
-  period: Schema.optionalKey(BudgetPeriod)
+  period: Schema.optionalKey(BudgetPeriod),
+  /**
+   * The grant's only budget caveat (ERC-7715 `erc20-basket-periodic`): each token's budget is the
+   * basket's amount and no MultiTokenPeriodEnforcer holds them (the basket does), so a permission
+   * context redeems any basket token without args. Absent: the budgets have their own caveat too.
+   */
+  only: Schema.optionalKey(Schema.Literal(true))
 }).annotate({ identifier: "BasketBudget" })
 export type BasketBudget = typeof BasketBudget.Type
 
@@ -275,10 +281,18 @@ export const DelegationBuildRequest = Schema.Struct({
    * Beyond the contract: one budget across every budget token (USD stablecoins), each counted at
    * 1:1 in `unit` after its decimals, held on chain (docs/delegations.md, "Basket budgets"): `amount`
    * per period of the budgets' common period, or in total. The per-token budgets stay as caps of their own.
+   * With `tokens` (and `budgets` empty) the basket is the grant's only budget: each token's budget is the
+   * basket's amount and renews with the basket's own `period` (the ERC-7715 `erc20-basket-periodic` grant).
    */
   basket: Schema.optionalKey(Schema.Struct({
     amount: PositiveAmount,
-    unit: Schema.optionalKey(Schema.Literal("USD"))
+    unit: Schema.optionalKey(Schema.Literal("USD")),
+    tokens: Schema.optionalKey(Schema.Array(Schema.Struct({ symbol: TextOfLength(1, 64) }))),
+    period: Schema.optionalKey(Schema.Struct({
+      every: Schema.optionalKey(Schema.Literals(["day", "week", "month"])),
+      seconds: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+      start: Schema.optionalKey(Timestamp)
+    }))
   }))
 }).annotate({ identifier: "DelegationBuildRequest" })
 

@@ -32,6 +32,7 @@ import { delegateProblem, type RedeemersInput } from "./Redeemers.ts"
 import type { StreamInput } from "./Streams.ts"
 import { Relay } from "./Ports.ts"
 import { lower, type Reads, type Signer } from "./Reads.ts"
+import { type BasketRequest, expandBasket } from "./Baskets.ts"
 
 interface EnableOutcome {
   readonly status: "executed"
@@ -60,6 +61,8 @@ export interface BuildInput {
   readonly accountId?: string
   readonly redeemers?: RedeemersInput
   readonly approval?: ApprovalRuleInput
+  /** A basket budget (Baskets.ts); with `tokens` and no `budgets`, the grant's only budget. */
+  readonly basket?: BasketRequest
   /** A revocation-only grant (ERC-7715 revocation types; `budgets` empty): the primitives it may call. */
   readonly revocation?: RevocationMethods
   /**
@@ -128,6 +131,13 @@ export const makeEnable = (reads: Reads) => Effect.gen(function*() {
     /** Built alongside others of the same account, sent after them (OperationBuilder's `queuedBehind`). */
     queuedBehind?: number
   ) {
+    // A basket naming its tokens is the grant's only budget: its budgets are derived from it (Baskets.ts).
+    const expanded = expandBasket(input.budgets, input.basket)
+    if (typeof expanded === "string") return yield* new BadRequest({ message: expanded, details: { field: "basket" } })
+    if (expanded.budgets.length === 0 && input.revocation === undefined) {
+      return yield* new BadRequest({ message: "a grant needs at least one budget (or a basket naming its tokens: basket.tokens)", details: { field: "budgets" } })
+    }
+    input = { ...input, budgets: expanded.budgets, ...(expanded.basket === undefined ? {} : { basket: expanded.basket }) }
     const net = yield* chains.get(input.chainId)
     const { network, accounts: stack } = net
     const dm = network.delegation.DelegationManager

@@ -101,7 +101,12 @@ export interface GrantTerms {
    * A basket budget: one allowance (18-decimals common unit) across `tokens`, every budget token,
    * renewing with the budgets' period (none: one period over the grant's life).
    */
-  readonly basket?: { readonly units: bigint; readonly tokens: ReadonlyArray<{ readonly token: Address; readonly decimals: number }> }
+  readonly basket?: {
+    readonly units: bigint
+    readonly tokens: ReadonlyArray<{ readonly token: Address; readonly decimals: number }>
+    /** The grant's only budget caveat: no MultiTokenPeriod entries (each budget is the basket's amount, which it holds). */
+    readonly only?: boolean
+  }
 }
 
 /** What a redemption needs to pick its caveat args: the order of tokens and recipients in the terms. */
@@ -129,7 +134,7 @@ export const grantKindOf = (budgets: ReadonlyArray<{ readonly token: string; rea
  */
 export const requiredEnforcers = (
   kind: GrantKind,
-  options: { readonly recipients: number; readonly redeemers: boolean; readonly basket?: boolean }
+  options: { readonly recipients: number; readonly redeemers: boolean; readonly basket?: boolean; readonly basketOnly?: boolean }
 ): ReadonlyArray<string> => {
   if (kind === "revocation") {
     return ["TimestampEnforcer", ...(options.redeemers ? ["RedeemerEnforcer"] : []), "ApprovalRevocationEnforcer", "LimitedCallsEnforcer"]
@@ -143,13 +148,13 @@ export const requiredEnforcers = (
       : ["ExactCalldataEnforcer", "ValueLteEnforcer", "LimitedCallsEnforcer", ...(options.recipients > 0 ? ["AllowedTargetsEnforcer"] : [])]),
     ...(erc20 && options.recipients > 0 ? ["AllowedCalldataEnforcer"] : []),
     ...(erc20 && options.recipients > 1 ? ["LogicalOrWrapperEnforcer"] : []),
-    {
+    ...(kind === "erc20" && options.basketOnly === true ? [] : [{
       "erc20": "MultiTokenPeriodEnforcer",
       "erc20-stream": "ERC20StreamingEnforcer",
       "native": "NativeTokenPeriodTransferEnforcer",
       "native-stream": "NativeTokenStreamingEnforcer"
-    }[kind],
-    ...(options.basket === true ? ["BasketPeriodEnforcer"] : [])
+    }[kind]]),
+    ...(options.basket === true || options.basketOnly === true ? ["BasketPeriodEnforcer"] : [])
   ]
 }
 
@@ -220,7 +225,12 @@ export const makeGrant = (environment: DelegationEnvironment, terms: GrantTerms)
     return invalid(`a recipient allowlist has at most ${MAX_RECIPIENTS} entries (each is enforced on chain)`)
   }
   if (terms.redeemers !== undefined && terms.redeemers.length === 0) return invalid("a redeemer list names at least the delegate")
-  const needed = requiredEnforcers(kind, { recipients: terms.recipients.length, redeemers: terms.redeemers !== undefined, basket: terms.basket !== undefined })
+  const needed = requiredEnforcers(kind, {
+    recipients: terms.recipients.length,
+    redeemers: terms.redeemers !== undefined,
+    basket: terms.basket !== undefined,
+    basketOnly: terms.basket?.only === true
+  })
   for (const name of needed) {
     if (enforcerOf(environment, name) === undefined) {
       const what = name === "AllowedCalldataEnforcer" || name === "LogicalOrWrapperEnforcer"
@@ -294,6 +304,10 @@ const basketProblem = (budgets: ReadonlyArray<GrantBudget>, basket: NonNullable<
   if (named.size !== basket.tokens.length || named.size !== budgets.length || budgets.some((b) => !named.has(b.token.toLowerCase()))) {
     return "a basket names every budget token once"
   }
+  // Without MultiTokenPeriod entries a budget is held only by the basket: it must not be below it.
+  if (basket.only === true && budgets.some((b, i) => b.units * 10n ** BigInt(18 - basket.tokens[i]!.decimals) !== basket.units)) {
+    return "a basket that is the grant's only budget has every budget at its amount"
+  }
   const p = budgets[0]!.period
   const same = budgets.every((b) => p === undefined ? b.period === undefined : b.period?.seconds === p.seconds && b.period.startSeconds === p.startSeconds)
   return same ? undefined : "a basket's budgets share one period (or none)"
@@ -321,7 +335,9 @@ const grantOf = (environment: DelegationEnvironment, terms: GrantTerms, lifetime
   const cap = { enforcer: enforcerOf(environment, "TransferCapEnforcer")!, terms: transferCapTerms(terms.budgets), args: "0x" as Hex }
   const counted = createCaveatBuilder(environment as never).addCaveat("limitedCalls", { limit: terms.maxActions })
   const stream = terms.budgets[0]!.stream
-  const tail = (stream === undefined
+  const tail = (terms.basket?.only === true
+    ? counted
+    : stream === undefined
     ? counted.addCaveat("multiTokenPeriod", {
       tokenConfigs: terms.budgets.map((b) => ({
         token: b.token,
@@ -458,9 +474,16 @@ export const standingGrant = (environment: DelegationEnvironment, grant: Delegat
   // No token, no recipient (a revocation-only grant): no caveat takes args.
   scope.tokens.length === 0 && scope.recipients.length === 0
     ? grant
-    : scope.tokens.length !== 1 || scope.recipients.length > 1
+    // Several tokens need args only to pick a MultiTokenPeriod entry; a basket-only grant has none.
+    : (scope.tokens.length !== 1 && !(scope.tokens.length > 1 && !hasCaveat(environment, grant, "MultiTokenPeriodEnforcer"))) ||
+        scope.recipients.length > 1
     ? undefined
     : redeemArgs(environment, grant, scope, { token: scope.tokens[0]!, to: scope.recipients[0] ?? (grant.delegate as Address) })
+
+const hasCaveat = (environment: DelegationEnvironment, grant: Delegation, name: string) => {
+  const address = environment.caveatEnforcers[name]
+  return address !== undefined && grant.caveats.some((c) => sameAddress(c.enforcer, address))
+}
 
 /** LogicalOrWrapperEnforcer args selecting group `index` whose `caveats` caveats take no args. */
 export const logicalOrArgs = (index: number, caveats = 1): Hex =>
@@ -535,6 +558,7 @@ export const grantTermsOf = (
 /** The basket's allowance in the common unit and its tokens with their decimals (0 units: refused by makeGrant). */
 const basketTermsOf = (basket: BasketBudget, decimalsOf: (address: string) => number): NonNullable<GrantTerms["basket"]> => ({
   units: basketUnits(basket.amount) ?? 0n,
+  ...(basket.only === true ? { only: true } : {}),
   tokens: basket.tokens.map((t) => {
     const token = (t.address ?? "").toLowerCase() as Address
     return { token, decimals: decimalsOf(token) }

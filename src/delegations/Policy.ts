@@ -267,7 +267,7 @@ export const makePolicySet = (
     ? undefined
     : approvalRuleOf(input.approval, budgetTokens, perActionMax.amount, { native, stream: streams.some((s) => s !== undefined) }, { now: periodStart, expiresAt })
   if (approval !== undefined && isRuleProblem(approval)) return { _tag: "Invalid", message: approval.message, field: approval.field }
-  const basket = input.basket === undefined ? undefined : basketOf(input.basket, budgetTokens, periods, streams, tokenRef)
+  const basket = input.basket === undefined ? undefined : basketOf(input.basket, budgetTokens, periods, streams, tokenRef, input.budgets.map((b) => b.amount))
   if (typeof basket === "string") return { _tag: "Invalid", message: basket, field: "basket" }
 
   return {

@@ -175,12 +175,14 @@ export const humanSummary = (
     terms.selectors.map((s) => `${s === TRANSFER ? "transfer(address,uint256)" : `the function ${s}`} on ${tokenOf(target)?.symbol ?? "the contract"} (${target})`)
   ))
   const recipients = terms.recipients.length === 0 ? "to any recipient" : `only to ${listJoin(terms.recipients)}`
-  const across = terms.budgets.length > 1 && terms.maxActions !== undefined ? " in total across all its tokens" : ""
+  const across = Math.max(terms.budgets.length, terms.basket?.tokens.length ?? 0) > 1 && terms.maxActions !== undefined ? " in total across all its tokens" : ""
   const attached = terms.maxValue === undefined || terms.maxValue === 0n ? "with no ETH attached" : `with at most ${formatUnits(terms.maxValue, 18)} ETH attached`
   const only = native && terms.exactCalldata === "0x"
     ? "It may only send ETH, with no call data (so it calls no contract function)."
     : `It may only call ${calls === "" ? "any function" : calls}, ${attached}.`
-  return `${who} may spend ${listJoin(spend)}, ${perAction}, ${actionsWords(terms)}${across}, ` +
+  // A basket-only grant (ERC-7715 erc20-basket-periodic) has no budget caveat but the basket's, stated next.
+  const spent = spend.length === 0 && terms.basket !== undefined ? "only what the basket below allows" : listJoin(spend)
+  return `${who} may spend ${spent}, ${perAction}, ${actionsWords(terms)}${across}, ` +
     `${recipients}${from}, until ${utc(terms.expiresAtSeconds)}. ${basketWords(tokenOf, terms)}${only} ${redeemerWords(terms)}` +
     approvalWords(tokenOf, terms.approval, terms.budgets.map((b) => b.token)) + CLOSING +
     (note === undefined ? "" : ` ${note}`) + requesterText(words)

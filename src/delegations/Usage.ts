@@ -196,9 +196,10 @@ export const makeUsage = (decimalsOf: (address: string) => number) => Effect.gen
           const terms = multi.terms as Hex
           perToken.set(lower(t), periodic(answer, word(terms, at + 20), word(terms, at + 52), word(terms, at + 84), now))
         }
-      } else {
+      } else if (caveatOf(net, leg.delegation, "BasketPeriodEnforcer") === undefined) {
         return undefined
       }
+      // A basket-only grant: no per-token enforcer (the basket's own spend is read by basketOnChain); the call count still is.
       return perToken
     })
 

@@ -38,7 +38,8 @@ import {
 import { mandateDelegation, missingMandateEnforcers } from "./MandateDelegation.ts"
 import { makeStanding } from "./MandateStanding.ts"
 import { HiringMarket } from "./Market.ts"
-import { HirePolicies, type HirePolicy, type HirePolicyInput, validatePolicy } from "./IdentityPolicy.ts"
+import { HirePolicies, type HirePolicy, type HirePolicyInput } from "./IdentityPolicy.ts"
+import { makePolicyLog } from "./PolicyLog.ts"
 import { encodeNamedAgentTerms, requireNamedAgent } from "./NamedAgent.ts"
 
 export interface HiringConfig {
@@ -385,9 +386,8 @@ export const make = Effect.fn("Hiring.make")(function*(config: HiringConfig) {
   })
 
   const policy = (signer: Address) => policies.get(signer)
-  const setPolicy = Effect.fn("Hiring.setPolicy")(function*(signer: Address, input: HirePolicyInput) {
-    return yield* policies.set(signer, yield* validatePolicy(input))
-  })
+  // Stored and appended to the owner's log together (PolicyLog.ts).
+  const setPolicy = yield* makePolicyLog
 
   return Hiring.of({ hire, policy, setPolicy, createJob, fundJob, managedDeposit })
 })

@@ -46,7 +46,7 @@ export const HiringHandlers = HttpApiBuilder.group(
  */
 export const HiringAppLive = HiringHandlers.pipe(
   Layer.provide(
-    Layer.mergeAll(HiringLive, MandateGrants.layer, JobWatcherLive.pipe(Layer.provide(AuditLive))).pipe(
+    Layer.mergeAll(HiringLive.pipe(Layer.provide(AuditLive)), MandateGrants.layer, JobWatcherLive.pipe(Layer.provide(AuditLive))).pipe(
       Layer.provideMerge(Layer.mergeAll(MandatesSql, HirePoliciesSql)),
       Layer.provide(Layer.mergeAll(OperationBuilderLive, TokenRegistry.layer, RelayHooksLive, AccountRulesLive))
     )

@@ -6,7 +6,7 @@
  * docs/permissions.md.
  */
 import { Schema } from "effect"
-import { DelegationBuild, DelegationSignature } from "../delegations/Domain.ts"
+import { BasketSpent, DelegationBuild, DelegationSignature } from "../delegations/Domain.ts"
 import { SignedUserOp, UserOpBuild } from "../domain/Operations.ts"
 import { Address, ChainId, Hash32, HexString, Timestamp } from "../domain/Primitives.ts"
 
@@ -57,7 +57,9 @@ export const PermissionResponse = Schema.Struct({
   dependencies: Schema.Array(Schema.Struct({ factory: Address, factoryData: HexString })),
   delegationManager: Address,
   /** What was granted differently from the request (beyond the standard; only when the request allowed adjustment). */
-  adjustments: Schema.optionalKey(Schema.Array(PermissionAdjustment))
+  adjustments: Schema.optionalKey(Schema.Array(PermissionAdjustment)),
+  /** Beyond the standard, on `erc20-basket-periodic` in the granted list: the basket's spent and left in USD (as `basketToDate` of the grant). */
+  basketToDate: Schema.optionalKey(BasketSpent)
 }).annotate({ identifier: "PermissionResponse" })
 export type PermissionResponse = typeof PermissionResponse.Type
 

@@ -17,7 +17,19 @@ import { MAX_REDEEMERS } from "../delegations/Redeemers.ts"
 import { toUnitsOrZero } from "../delegations/Streams.ts"
 import type { Token } from "../tokens/TokenRegistry.ts"
 import type { SupportedPermissions } from "./Supported.ts"
-import { type Decoded, decodeRequest, isRevocationType, type MappedPermission, type MappedRequest, REVOCATION_METHODS, type Refusal, refuse } from "./Wire.ts"
+import { MAX_BASKET_UNITS } from "../chain/Basket.ts"
+import { USD_STABLECOINS } from "../delegations/Baskets.ts"
+import {
+  BASKET_TYPE,
+  type Decoded,
+  decodeRequest,
+  isRevocationType,
+  type MappedPermission,
+  type MappedRequest,
+  REVOCATION_METHODS,
+  type Refusal,
+  refuse
+} from "./Wire.ts"
 
 /** Action count of a 7715 grant: the standard has none, so the service's ceiling (stated in the summary). */
 export const MAX_ACTIONS = 1_000_000
@@ -173,6 +185,10 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
     return { _tag: "Ok", input, granted: { ...request, rules: grantedRules }, adjustments: [] }
   }
 
+  if (type === BASKET_TYPE) {
+    return basketBuild(request, ctx, { chainId, nowSeconds, expiry, name, delegate, redeemers: redeemerInput, listed, rules })
+  }
+
   // The token.
   const erc20 = type.startsWith("erc20-")
   let token: Token | undefined
@@ -271,6 +287,81 @@ export const toBuildInput = (request: MappedRequest, ctx: MappingContext): Mappe
     input,
     granted: { ...request, permission: { ...request.permission, data: granted } as MappedPermission, rules: grantedRules },
     adjustments
+  }
+}
+
+/**
+ * `erc20-basket-periodic` (this service's type): a grant whose only budget caveat is the basket
+ * (BasketPeriodEnforcer over the listed tokens, `periodAmount` USD in 18 decimals per period), so
+ * its context is redeemed as it is for any of the tokens. Each token must be a USD stablecoin the
+ * chain's registry knows; the amount must be exact in every token's decimals (each token's budget,
+ * the service's bookkeeping, is the basket's amount). Payee: one address, as for erc20 types.
+ */
+const basketBuild = (
+  request: MappedRequest,
+  ctx: MappingContext,
+  g: {
+    readonly chainId: number
+    readonly nowSeconds: number
+    readonly expiry: number
+    readonly name: string
+    readonly delegate: string
+    readonly redeemers: NonNullable<BuildInput["redeemers"]>
+    readonly listed: ReadonlyArray<string>
+    readonly rules: ReadonlyArray<Rule>
+  }
+): Mapped | Refusal => {
+  const data = request.permission.data as Record<string, unknown>
+  const usd = (t: Token) => !isNative(t.address) && USD_STABLECOINS.includes(t.symbol.toUpperCase())
+  const tokens: Array<Token> = []
+  for (const [i, a] of (data["tokens"] as ReadonlyArray<string>).entries()) {
+    const token = ctx.tokenOf(g.chainId, a)
+    if (token === undefined || !usd(token)) {
+      const known = ctx.knownTokens(g.chainId).filter(usd).map((t) => `${t.symbol} (${t.address})`).join(", ")
+      return refuse(`permission.data.tokens[${i}]`, `token ${a} is not a USD stablecoin known on chain ${g.chainId} (a basket counts each token 1:1 as USD); known: ${known || "none"}`)
+    }
+    tokens.push(token)
+  }
+  const units = hexOf(data["periodAmount"])
+  if (units >= MAX_BASKET_UNITS) return refuse("permission.data.periodAmount", "permission.data.periodAmount must be below 2^192 (the enforcer's counter)")
+  const amount = exact(units, 18, "permission.data.periodAmount")
+  if (amount._tag === "Refused") return amount
+  const coarse = tokens.find((t) => toUnits(amount.value, t.decimals) === undefined)
+  if (coarse !== undefined) {
+    return refuse("permission.data.periodAmount", `permission.data.periodAmount (${formatUnits(units, 18)} USD) cannot be held exactly in ${coarse.symbol} ` +
+      `(${coarse.decimals} decimals): ask for an amount with at most ${coarse.decimals} decimals`)
+  }
+  const start = (data["startTime"] as number | undefined) ?? g.nowSeconds
+  if (start >= g.expiry) return refuse("permission.data.startTime", `startTime ${iso(start)} is at or after the expiry ${iso(g.expiry)}: nothing could ever be spent`)
+  const p = g.rules.findIndex((r) => r.type === "payee")
+  const payees = p < 0 ? [] : (g.rules[p]!.data as { addresses: ReadonlyArray<Hex> }).addresses
+  if (payees.length > 1) {
+    return refuse(`rules[${p}].data.addresses`, "a basket's payee rule holds one address here (each of several would be chosen per redemption, which a permission context cannot carry)")
+  }
+  const duration = data["periodDuration"] as number
+  const input: BuildInput = {
+    name: g.name,
+    kind: "dapp",
+    delegateeAddress: g.delegate,
+    chainId: g.chainId,
+    budgets: [],
+    basket: { amount: amount.value, unit: "USD", tokens: tokens.map((t) => ({ symbol: t.symbol })), period: periodOf(Math.min(duration, g.expiry - start), start) },
+    perActionMax: { token: { symbol: tokens[0]!.symbol }, amount: amount.value },
+    maxActions: MAX_ACTIONS,
+    ...(payees.length === 0 ? {} : { recipientAllowlist: payees.map((a, i) => ({ name: `payee ${i + 1}`, address: a.toLowerCase(), chainId: g.chainId })) }),
+    expiresAt: iso(g.expiry),
+    redeemers: g.redeemers
+  }
+  const grantedRules: Array<Rule> = [
+    { type: "expiry", data: { timestamp: g.expiry } },
+    { type: "redeemer", data: { addresses: [...g.listed] } },
+    ...(payees.length === 0 ? [] : [{ type: "payee", data: { addresses: payees.map((a) => a.toLowerCase()) } }])
+  ]
+  return {
+    _tag: "Ok",
+    input,
+    granted: { ...request, permission: { ...request.permission, data: { ...data, startTime: start } } as MappedPermission, rules: grantedRules },
+    adjustments: []
   }
 }
 

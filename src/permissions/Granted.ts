@@ -15,6 +15,7 @@ import { mapUpstream } from "../builds/Wire.ts"
 import { type ChainNetwork, Chains } from "../chain/Chains.ts"
 import { DelegationRepo, type DelegationRow } from "../delegations/DelegationRepo.ts"
 import { standingGrant } from "../delegations/Grant.ts"
+import { makeUsage } from "../delegations/Usage.ts"
 import { isNative } from "../tokens/Native.ts"
 import { visibleStatus } from "../delegations/Policy.ts"
 import { TokenRegistry } from "../tokens/TokenRegistry.ts"
@@ -29,6 +30,8 @@ export const makeGranted = Effect.gen(function*() {
   const accounts = yield* Accounts
   const tokens = yield* TokenRegistry
   const delegationRepo = yield* DelegationRepo
+  // A basket's spent and left (USD) beside its standard response: the same reconciliation as the grant's own reads.
+  const usage = yield* makeUsage((address: string) => tokens.all.find((t) => t.address.toLowerCase() === address.toLowerCase())?.decimals ?? 18)
 
   /** Per type, the served chains whose enforcers hold it exactly (computed once: the registry is fixed). */
   const supportedNow: SupportedPermissions = supportedPermissions(
@@ -101,7 +104,10 @@ export const makeGranted = Effect.gen(function*() {
         const token = row.policy_set.budgets[0]?.token.address
         const decimals = token === undefined ? 18 : isNative(token) ? 18 : tokens.byAddress(row.chain_id, token)?.decimals ?? row.legs[0]?.token.decimals ?? 18
         const request = grantedRequest(row.policy_set, { delegatee: row.delegatee_address, chainId: row.chain_id, decimals })
-        return request === undefined ? undefined : yield* responseFor(row, request, account)
+        const response = request === undefined ? undefined : yield* responseFor(row, request, account)
+        if (response === undefined || row.policy_set.basket === undefined) return response
+        const basketToDate = yield* usage.basketToDate(row, now)
+        return basketToDate === undefined ? response : { ...response, basketToDate }
       }), { concurrency: 4 })
     return responses.filter((r): r is MappedResponse => r !== undefined)
   })

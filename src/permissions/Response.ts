@@ -5,18 +5,26 @@
  * `wallet_getGrantedExecutionPermissions`, a stored grant in the standard's shape when the
  * standard can state its limits exactly. Mapping: docs/permissions.md.
  */
-import type { PermissionResponse, Rule } from "@metamask/7715-permission-types"
+import type { Rule } from "@metamask/7715-permission-types"
 import type { Delegation } from "@metamask/smart-accounts-kit"
 import { encodeDelegations } from "@metamask/smart-accounts-kit/utils"
 import { type Hex, toHex } from "viem"
-import type { PolicySet } from "../delegations/Domain.ts"
+import type { BasketSpent, PolicySet } from "../delegations/Domain.ts"
 import { isNative } from "../tokens/Native.ts"
 import { toUnits } from "../delegations/Policy.ts"
+import { basketUnits } from "../delegations/Baskets.ts"
 import { toUnitsOrZero } from "../delegations/Streams.ts"
 import { MAX_ACTIONS, type MappedPermission, type MappedRequest, REVOCATION_METHODS } from "./Erc7715.ts"
 
 /** The standard response; `from` (optional in a request) is always the granting account here. */
-export type MappedResponse = PermissionResponse<MappedPermission> & { readonly from: Hex }
+export type MappedResponse = MappedRequest & {
+  readonly from: Hex
+  context: Hex
+  dependencies: Array<{ factory: Hex; factoryData: Hex }>
+  delegationManager: Hex
+  /** Beyond the standard, for `erc20-basket-periodic`: what the basket has spent and has left, in USD. */
+  basketToDate?: BasketSpent
+}
 
 /**
  * The permission context an agent redeems: the signed grant alone (ABI `Delegation[]`, leaf first),
@@ -56,6 +64,7 @@ export const grantedRequest = (
   grant: { readonly delegatee: string; readonly chainId: number; readonly decimals: number }
 ): MappedRequest | undefined => {
   if (policy.revocation !== undefined) return revocationRequest(policy, policy.revocation, grant)
+  if (policy.basket?.only === true) return basketRequest(policy, policy.basket, grant)
   const [budget] = policy.budgets
   if (budget === undefined || policy.budgets.length !== 1 || budget.token.address === undefined) return undefined
   if (policy.perActionMax.amount !== budget.amount || policy.maxActions < MAX_ACTIONS) return undefined
@@ -83,6 +92,34 @@ export const grantedRequest = (
     } as MappedPermission
     : { type: `${prefix}-allowance`, isAdjustmentAllowed: false, data: { ...token, allowanceAmount: units(budget.amount) } } as MappedPermission
   const delegate = grant.delegatee.toLowerCase() as Hex
+  const rules: Array<Rule> = [
+    ...timeAndRedeemers(policy, delegate),
+    ...(policy.recipientAllowlist.length === 0 ? [] : [{ type: "payee", data: { addresses: policy.recipientAllowlist.map((r) => r.address.toLowerCase()) } }])
+  ]
+  return { chainId: toHex(grant.chainId), to: delegate, permission, rules }
+}
+
+/**
+ * A basket-only grant as `erc20-basket-periodic` (this service's type): only with a period (the type
+ * has one), a per-action maximum of the whole amount and the service's count ceiling.
+ */
+const basketRequest = (
+  policy: PolicySet,
+  basket: NonNullable<PolicySet["basket"]>,
+  grant: { readonly delegatee: string; readonly chainId: number }
+): MappedRequest | undefined => {
+  if (basket.period === undefined || policy.perActionMax.amount !== basket.amount || policy.maxActions < MAX_ACTIONS) return undefined
+  const delegate = grant.delegatee.toLowerCase() as Hex
+  const permission: MappedPermission = {
+    type: "erc20-basket-periodic",
+    isAdjustmentAllowed: false,
+    data: {
+      tokens: basket.tokens.map((t) => (t.address ?? "").toLowerCase() as Hex),
+      periodAmount: toHex(basketUnits(basket.amount) ?? 0n),
+      periodDuration: basket.period.seconds,
+      startTime: seconds(basket.period.start)
+    }
+  }
   const rules: Array<Rule> = [
     ...timeAndRedeemers(policy, delegate),
     ...(policy.recipientAllowlist.length === 0 ? [] : [{ type: "payee", data: { addresses: policy.recipientAllowlist.map((r) => r.address.toLowerCase()) } }])

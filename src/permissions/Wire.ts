@@ -12,7 +12,6 @@ import type {
   NativeTokenAllowancePermission,
   NativeTokenPeriodicPermission,
   NativeTokenStreamPermission,
-  PermissionRequest,
   Rule,
   TokenApprovalRevocationPermission
 } from "@metamask/7715-permission-types"
@@ -32,8 +31,35 @@ export type MappedPermission =
   | Erc20TokenAllowancePermission
   | Erc20TokenRevocationPermission
   | TokenApprovalRevocationPermission
+  | Erc20BasketPeriodicPermission
 export type MappedType = MappedPermission["type"]
-export type MappedRequest = PermissionRequest<MappedPermission>
+/** `PermissionRequest` of the types package, over this service's types too (the package's generic takes only its own). */
+export interface MappedRequest {
+  chainId: Hex
+  from?: Hex
+  to: Hex
+  permission: MappedPermission
+  rules?: Array<Rule> | null
+}
+
+/**
+ * This service's own type (docs/permissions.md, "erc20-basket-periodic"): one allowance per period
+ * across several USD stablecoins, each counted 1:1 as USD by its decimals, held by
+ * BasketPeriodEnforcer alone. `periodAmount` is a hex quantity of USD in 18 decimals (the
+ * enforcer's common unit: 100 USD = 100 × 10^18), as the standard's amounts are hex base units.
+ */
+export interface Erc20BasketPeriodicPermission {
+  type: "erc20-basket-periodic"
+  isAdjustmentAllowed: boolean
+  data: {
+    tokens: Array<Hex>
+    periodAmount: Hex
+    periodDuration: number
+    startTime?: number | null
+    justification?: string | null
+  }
+}
+export const BASKET_TYPE = "erc20-basket-periodic" as const
 
 /** The standard's revocation types: no budget, only approvals the account gave set back to none. */
 export const REVOCATION_TYPES: ReadonlyArray<MappedType> = ["erc20-token-revocation", "token-approval-revocation"]
@@ -57,7 +83,8 @@ export const MAPPED_TYPES: ReadonlyArray<MappedType> = [
   "erc20-token-stream",
   "erc20-token-periodic",
   "erc20-token-allowance",
-  ...REVOCATION_TYPES
+  ...REVOCATION_TYPES,
+  BASKET_TYPE
 ]
 export const RULE_TYPES = ["expiry", "payee", "redeemer"] as const
 
@@ -212,7 +239,14 @@ const decodeData = (type: MappedType, data: Record<string, unknown>): Decoded<Da
     out["justification"] = data["justification"]
   }
   if (isRevocationType(type)) return revocationData(type, data, out)
-  if (type.startsWith("erc20-")) {
+  if (type === BASKET_TYPE) {
+    // A field the type does not have is refused: a dApp sending `tokenAddress` may believe it narrows the grant.
+    const extra = Object.keys(data).find((k) => !BASKET_FIELDS.includes(k))
+    if (extra !== undefined) return refuse(f(extra), `${f(extra)} is not a field of ${type} (it takes ${BASKET_FIELDS.join(", ")})`)
+    const tokens = basketTokens(data["tokens"])
+    if (tokens._tag === "Refused") return tokens
+    out["tokens"] = tokens.value
+  } else if (type.startsWith("erc20-")) {
     const token = address(data["tokenAddress"], f("tokenAddress"))
     if (token._tag === "Refused") return token
     out["tokenAddress"] = token.value
@@ -245,6 +279,26 @@ const decodeData = (type: MappedType, data: Record<string, unknown>): Decoded<Da
   // Amounts leave this function as the wire's hex; the mapping reads them again as bigints.
   for (const k of ["amountPerSecond", "initialAmount", "maxAmount", "periodAmount", "allowanceAmount"]) {
     if (typeof out[k] === "bigint") out[k] = toHex(out[k] as bigint)
+  }
+  return { _tag: "Ok", value: out }
+}
+
+const BASKET_FIELDS: ReadonlyArray<string> = ["tokens", "periodAmount", "periodDuration", "startTime", "justification"]
+
+/** Most tokens of a basket (BasketPeriodEnforcer loops over them; Baskets.ts MAX_BASKET_TOKENS). */
+const MAX_BASKET_TOKENS = 16
+
+/** A basket's token list: 1 to 16 addresses, none twice (whether the chain knows them is the mapping's). */
+const basketTokens = (x: unknown): Decoded<Array<Hex>> => {
+  const field = "permission.data.tokens"
+  if (!Array.isArray(x) || x.length === 0) return refuse(field, `${field} must list at least one token address`)
+  if (x.length > MAX_BASKET_TOKENS) return refuse(field, `${field} lists at most ${MAX_BASKET_TOKENS} tokens`)
+  const out: Array<Hex> = []
+  for (const [i, a] of x.entries()) {
+    const decoded = address(a, `${field}[${i}]`)
+    if (decoded._tag === "Refused") return decoded
+    if (out.includes(decoded.value)) return refuse(`${field}[${i}]`, `${decoded.value} is listed twice: a basket counts each token once`)
+    out.push(decoded.value)
   }
   return { _tag: "Ok", value: out }
 }
