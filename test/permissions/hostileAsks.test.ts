@@ -1,7 +1,9 @@
 /**
  * An agent's asks sent at once (`POST /permissions/asks`, MCP `request_permission`), against the
- * real PostgreSQL: one pending ask per agent and owner holds when ten arrive together (each read
- * "none pending" before any was stored: ten were stored). The pair's lock is per pair: another
+ * real PostgreSQL: one pending ask per agent and owner holds when ten are stored together (before,
+ * `ask` read "none pending" and then built the grant for seconds before storing it: two asks in that
+ * window were both stored). The check here and its insert share one lock of the pair; at this level
+ * the race's window is too narrow to show without it. The pair's lock is per pair: another
  * owner or another agent is not held back, and an ask no longer pending (expired, rejected) does
  * not block a new one.
  */
