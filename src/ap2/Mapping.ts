@@ -77,6 +77,8 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
 const MAX_ACTIONS = 1_000_000
+/** 9999-12-31T23:59:59Z: the last instant an ISO 8601 date of four digits names. */
+const MAX_UNIX_SECONDS = 253_402_300_799
 
 /** An ISO 8601 date (a UTC day) or date-time (with its offset) as the window it names, in unix seconds. */
 const instantOf = (text: string, end: boolean): number | undefined => {
@@ -148,11 +150,12 @@ export const mapMandate = (mandate: OpenPaymentMandate, ctx: MappingContext): Ma
     if (c.code !== code) refuse(c.type, path(c.type, "currency"), `${c.type} is in ${c.code} but ${currencies[0]!.type} in ${code}: one grant pays one currency`)
   }
   if (code !== undefined) {
-    const currency = CURRENCIES[code]
+    // Own keys only: a code such as "__proto__" or "toString" names the object's prototype, not a currency.
+    const currency = Object.hasOwn(CURRENCIES, code) ? CURRENCIES[code] : undefined
     const first = currencies[0]!
     if (currency === undefined) {
       refuse(first.type, path(first.type, "currency"),
-        `the currency ${JSON.stringify(code.slice(0, 16))} is not a token here: this service pays ${Object.keys(CURRENCIES).join(", ")} in stablecoins of its registry`)
+        `the currency ${JSON.stringify(cleanOutsideText(code, 16))} is not a token here: this service pays ${Object.keys(CURRENCIES).join(", ")} in stablecoins of its registry`)
     } else {
       minorDigits = currency.minorDigits
       const available = currency.tokens.flatMap((s) => ctx.tokens.filter((t) => t.symbol.toUpperCase() === s))
@@ -162,7 +165,7 @@ export const mapMandate = (mandate: OpenPaymentMandate, ctx: MappingContext): Ma
       if (chosen === undefined) {
         refuse(first.type, path(first.type, "currency"), ctx.token === undefined
           ? `no stablecoin of ${code} is known on chain ${ctx.chainId} (${currency.tokens.join(", ")})`
-          : `token ${ctx.token.slice(0, 16)} is not a ${code} stablecoin on chain ${ctx.chainId}; known: ${available.map((t) => t.symbol).join(", ") || "none"}`)
+          : `token ${JSON.stringify(cleanOutsideText(ctx.token, 16))} is not a ${code} stablecoin on chain ${ctx.chainId}; known: ${available.map((t) => t.symbol).join(", ") || "none"}`)
       } else if (chosen.decimals < minorDigits) {
         refuse(first.type, path(first.type, "currency"), `${chosen.symbol} has fewer decimals than ${code}'s minor unit`)
       } else token = chosen
@@ -240,7 +243,12 @@ export const mapMandate = (mandate: OpenPaymentMandate, ctx: MappingContext): Ma
       ends.push({ seconds: day + 86_400, from: "execution_date", path: "mandate.execution_date" })
     }
   }
-  if (mandate.exp !== undefined) ends.push({ seconds: mandate.exp, from: "exp", path: "mandate.exp" })
+  if (mandate.exp !== undefined) {
+    // The schema asks only for an integer: one outside a date's range (1e300, negative) is refused by
+    // name here, before any message writes it as a date.
+    if (mandate.exp < 0 || mandate.exp > MAX_UNIX_SECONDS) refuse("exp", "mandate.exp", "exp is not a time: unix seconds from 1970 to 9999 are")
+    else ends.push({ seconds: mandate.exp, from: "exp", path: "mandate.exp" })
+  }
   if (ctx.expiresAt !== undefined) {
     const given = Date.parse(ctx.expiresAt)
     if (Number.isNaN(given) || given % 1000 !== 0) refuse("expiresAt", "expiresAt", "expiresAt must be a timestamp on a whole second")

@@ -30,7 +30,7 @@ import type { ApprovalSignatures, PermissionApproval } from "./Domain.ts"
 import { MAX_REQUESTS } from "./Domain.ts"
 import { type Adjustment, decodeRequest, type MappedRequest, type MappingContext, toBuildInput } from "./Erc7715.ts"
 import type { Granted } from "./Granted.ts"
-import { type ApprovalRow, PermissionRepo } from "./PermissionRepo.ts"
+import { type ApprovalRow, type NewApproval, PermissionRepo } from "./PermissionRepo.ts"
 import type { SupportedPermissions } from "./Supported.ts"
 
 /**
@@ -124,11 +124,15 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
 
   /** Maps every request (all or none), then builds each as `POST /delegations/build` does, and offers them. */
   const request = Effect.fn("Permissions.request")(function*(signer: Signer, raws: ReadonlyArray<unknown>) {
-    return yield* offer(signer, raws, undefined)
+    return yield* offer(signer, raws, repo.insert)
   })
 
   /** `request`'s work; `requestedBy`: the agent whose ask this is (stored with the owner's approval). */
-  const offer = (signer: Signer, raws: ReadonlyArray<unknown>, requestedBy: string | undefined) => Effect.gen(function*() {
+  const askPending = (approvalId: string) =>
+    Effect.fail(new Conflict({ message: "An ask of this owner is already pending: wait for the owner's answer (or its expiry)", details: { approvalId } }))
+
+  /** `store`: how the approval is stored (an agent's ask: only while none of the pair is pending). */
+  const offer = <E>(signer: Signer, raws: ReadonlyArray<unknown>, store: (approval: NewApproval) => Effect.Effect<void, E>) => Effect.gen(function*() {
     if (raws.length === 0 || raws.length > MAX_REQUESTS) {
       return yield* new PermissionRefused({ field: "", message: `between 1 and ${MAX_REQUESTS} permission requests are taken at once` })
     }
@@ -200,7 +204,7 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
     }
     const expiresAt = new Date(Math.min(...items.map((i) => new Date(i.build.expiresAt ?? now.getTime() + DEFAULT_OFFER_MS).getTime())))
     const id = `pap_${crypto.randomUUID()}`
-    yield* repo.insert({ id, signerAddress: lower(signer.address), kind: "grant", items, expiresAt, ...(requestedBy === undefined ? {} : { requestedBy }) })
+    yield* store({ id, signerAddress: lower(signer.address), kind: "grant", items, expiresAt })
     return view((yield* repo.find(id, lower(signer.address)))!)
   })
 
@@ -273,14 +277,12 @@ export const makeApprovals = (granted: Granted) => Effect.gen(function*() {
     }
     const owner = lower(worksFor.signer_address)
     const open = yield* repo.pendingAsk(agentAddress, owner)
-    if (open !== undefined) {
-      return yield* new Conflict({
-        message: "An ask of this owner is already pending: wait for the owner's answer (or its expiry)",
-        details: { approvalId: open.id }
-      })
-    }
+    if (open !== undefined) return yield* askPending(open.id)
     const ownerSigner: Signer = { address: owner as Address, sessionId: `ask:${agentAddress}`, sessionExpiresAt: new Date(Date.now() + DEFAULT_OFFER_MS) }
-    const approval = yield* offer(ownerSigner, [raw], agentAddress).pipe(
+    // Read before building (a fast 409) and again under the pair's lock as it is stored (two asks at once: one stored).
+    const storeAsk = (approval: NewApproval) =>
+      Effect.flatMap(repo.insertAsk({ ...approval, requestedBy: agentAddress }), (o) => o === undefined ? Effect.void : askPending(o.pending))
+    const approval = yield* offer(ownerSigner, [raw], storeAsk).pipe(
       // One request: its fields are named without an index.
       Effect.mapError((e) => e._tag === "PermissionRefused" ? new PermissionRefused({ ...refusalFields(e), ...(e.served === undefined ? {} : { served: e.served }) }) : e)
     )

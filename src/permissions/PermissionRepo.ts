@@ -40,6 +40,11 @@ export interface NewApproval {
 
 export class PermissionRepo extends Context.Service<PermissionRepo, {
   insert(approval: NewApproval): Effect.Effect<void>
+  /**
+   * An agent's ask stored unless that agent has one of this owner pending (checked and inserted
+   * under one lock of the pair: two asks at once store one); the pending ask's id when not stored.
+   */
+  insertAsk(approval: NewApproval & { readonly requestedBy: string }): Effect.Effect<{ readonly pending: string } | undefined>
   /** The signer's approval (anyone else's does not exist). */
   find(id: string, signerAddress: string): Effect.Effect<ApprovalRow | undefined>
   /** An approval the agent asked for (`requested_by`), whoever's it is. */
@@ -75,6 +80,20 @@ export class PermissionRepo extends Context.Service<PermissionRepo, {
           run(sql`
             INSERT INTO permission_approvals (id, signer_address, kind, status, items, expires_at, requested_by)
             VALUES (${a.id}, ${a.signerAddress}, ${a.kind}, 'pending', ${JSON.stringify(a.items)}::jsonb, ${a.expiresAt}, ${a.requestedBy ?? null})`),
+        insertAsk: (a) =>
+          sql.withTransaction(Effect.gen(function*() {
+            // The pair's lock outlives the check until the commit: a second ask at once reads the first.
+            yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`permission-ask:${a.requestedBy}:${a.signerAddress}`}, 0))`
+            const open = yield* sql<{ id: string }>`
+              SELECT id FROM permission_approvals
+              WHERE requested_by = ${a.requestedBy} AND signer_address = ${a.signerAddress} AND status = 'pending' AND expires_at > now()
+              LIMIT 1`
+            if (open[0] !== undefined) return { pending: open[0].id }
+            yield* sql`
+              INSERT INTO permission_approvals (id, signer_address, kind, status, items, expires_at, requested_by)
+              VALUES (${a.id}, ${a.signerAddress}, ${a.kind}, 'pending', ${JSON.stringify(a.items)}::jsonb, ${a.expiresAt}, ${a.requestedBy})`
+            return undefined
+          })).pipe(Effect.orDie),
         findAsked: (id, agentAddress) =>
           rows(sql`SELECT * FROM permission_approvals WHERE id = ${id} AND requested_by = ${agentAddress}`).pipe(Effect.map(first)),
         pendingAsk: (agentAddress, ownerAddress) =>
