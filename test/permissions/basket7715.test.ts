@@ -64,6 +64,13 @@ layer(TestServerLive({ config: { DELEGATION_MIN_LIFETIME: "1 second", PERMISSION
         assert.strictEqual(e.tag, "BadRequest", JSON.stringify(data).slice(0, 200))
         assert.include(JSON.stringify(e), field)
       }
+      // The JSON-RPC methods a wallet calls: the type listed, the same decoding (-32602 naming the field).
+      const rpc = (id: number, method: string, params: ReadonlyArray<unknown>) =>
+        owner.api.permissions.rpc({ payload: { jsonrpc: "2.0", id, method, params } as never })
+      const listed = (yield* rpc(1, "wallet_getSupportedExecutionPermissions", [])).result as Record<string, { chainIds: Array<string> }>
+      assert.include(listed["erc20-basket-periodic"]?.chainIds, toHex(net.chainId))
+      const viaRpc = yield* rpc(2, "wallet_requestExecutionPermissions", [request({ ...good, tokens: [usdc, unknownToken] })])
+      assert.deepStrictEqual([viaRpc.error?.code, (viaRpc.error?.data as { field?: string }).field], [-32602, "params[0].permission.data.tokens[1]"])
       assert.lengthOf(yield* owner.api.permissions.approvals({ query: { status: "pending" } }), 0, "nothing stored")
 
       const offered = yield* owner.api.permissions.request({ payload: { requests: [request(good)] as never } })
