@@ -24,6 +24,15 @@ export interface ServiceProcess {
  * CLI relays signals and SIGKILLs a child slow to answer), or through `npm start` itself
  * (`viaNpm`: the child is npm, which passes signals on).
  */
+/**
+ * How long a start may take to become ready: as generous as the service's own bound on its
+ * children (LOCAL_READY_TIMEOUT, 3 minutes), and then some. A test that starts the service
+ * takes its timeout from it (`startsTimeout`), not from a figure of its own.
+ */
+export const START_BOUND_MS = 300_000
+/** A test's timeout for `starts` starts of the service in a row, plus `restMs` of its own work. */
+export const startsTimeout = (starts: number, restMs = 60_000) => starts * START_BOUND_MS + restMs
+
 export const startService = (
   env: Record<string, string>,
   options: {
@@ -59,8 +68,7 @@ export const startService = (
     child.stdout!.on("data", (d) => (output += d))
     child.stderr!.on("data", (d) => (output += d))
     const baseUrl = `http://127.0.0.1:${port}`
-    // As generous as the service's own bound on its children (LOCAL_READY_TIMEOUT, 3 minutes), and then some.
-    const deadline = Date.now() + 300_000
+    const deadline = Date.now() + START_BOUND_MS
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`service exited early: ${output}`)
       const ok = await fetch(`${baseUrl}/health/ready`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false)
