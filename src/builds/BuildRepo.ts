@@ -4,7 +4,7 @@
  * storing a build, or finding the open identical one to share (`storeOrShare`).
  */
 import { Effect, Schema } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { readFrozen } from "../accounts/Accounts.ts"
 import { isPermitPrefix } from "../chain/TokenPaymaster.ts"
 import { type IntentType, UserOperation } from "../domain/Operations.ts"
@@ -140,11 +140,13 @@ export const makeBuildRepo = (sql: SqlClient.SqlClient, tokenPaymasterOf: (chain
      * `byHash` for the signer of a live session (the token's hash), in ONE statement: the
      * session check and the build lookup together (`POST /userops`: one round trip fewer).
      * Undefined when the session is unknown, revoked or expired; otherwise its signer and
-     * builds as `byHash` answers them (none: an empty list).
+     * builds as `byHash` answers them (none: an empty list). `alongside`: a caller's scalar
+     * subquery read by the same statement (the relay's earlier submissions of the hash),
+     * answered as `alongside` (null without one).
      */
-    byHashForSession: (tokenHash: Uint8Array, chainId: number, userOpHash: string) =>
-      sql<{ readonly session_signer: string; readonly id: string | null }>`
-        SELECT s.signer_address AS session_signer, b.*
+    byHashForSession: (tokenHash: Uint8Array, chainId: number, userOpHash: string, alongside?: Statement.Fragment) =>
+      sql<{ readonly session_signer: string; readonly alongside: unknown; readonly id: string | null }>`
+        SELECT s.signer_address AS session_signer, ${alongside ?? sql`NULL`} AS alongside, b.*
         FROM sessions s
         LEFT JOIN LATERAL (
           SELECT b.*, a.frozen AS account_frozen FROM op_builds b JOIN accounts a ON a.id = b.account_id
@@ -157,6 +159,7 @@ export const makeBuildRepo = (sql: SqlClient.SqlClient, tokenPaymasterOf: (chain
           if (first === undefined) return Effect.succeed(undefined)
           return Effect.map(decodeBuilds(rows.filter((r) => r.id !== null)), (builds) => ({
             signer: first.session_signer,
+            alongside: first.alongside,
             builds: builds.map((r): StoredBuild => ({ ...stored(r), accountFrozen: r.account_frozen }))
           }))
         }),

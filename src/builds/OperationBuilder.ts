@@ -12,7 +12,7 @@
  * match a stored build (docs/relay.md).
  */
 import { Config, Context, Data, Duration, Effect, Layer, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { type Address, formatUnits, type Hex, maxUint256 } from "viem"
 import type { Account } from "../accounts/Domain.ts"
 import { OutOfScope, ServiceUnavailable, type TooManyRequests, type UpstreamTimeout, type UpstreamUnavailable } from "../api/Errors.ts"
@@ -112,9 +112,10 @@ export class OperationBuilder extends Context.Service<OperationBuilder, {
   /**
    * `byHash` for the signer of a live session (`tokenHash`: the bearer token's hash), the
    * session check in the same statement; undefined when no live session has that token.
+   * `alongside`: a caller's scalar subquery read by that statement too (answered as `alongside`).
    */
-  byHashForSession(tokenHash: Uint8Array, chainId: number, userOpHash: string): Effect.Effect<
-    { readonly signer: string; readonly builds: ReadonlyArray<StoredBuild> } | undefined
+  byHashForSession(tokenHash: Uint8Array, chainId: number, userOpHash: string, alongside?: Statement.Fragment): Effect.Effect<
+    { readonly signer: string; readonly alongside: unknown; readonly builds: ReadonlyArray<StoredBuild> } | undefined
   >
   /** Whether the signer's accounts have any build for (chain, sender, nonce): only to word a refusal. */
   hasBuildFor(signer: string, chainId: number, sender: string, nonce: string): Effect.Effect<boolean>
@@ -456,8 +457,13 @@ const make = Effect.gen(function*() {
   const byHash = Effect.fn("OperationBuilder.byHash")(function*(signer: string, chainId: number, userOpHash: string) {
     return yield* repo.byHash(signer, chainId, userOpHash.toLowerCase())
   })
-  const byHashForSession = Effect.fn("OperationBuilder.byHashForSession")(function*(tokenHash: Uint8Array, chainId: number, userOpHash: string) {
-    return yield* repo.byHashForSession(tokenHash, chainId, userOpHash.toLowerCase())
+  const byHashForSession = Effect.fn("OperationBuilder.byHashForSession")(function*(
+    tokenHash: Uint8Array,
+    chainId: number,
+    userOpHash: string,
+    alongside?: Statement.Fragment
+  ) {
+    return yield* repo.byHashForSession(tokenHash, chainId, userOpHash.toLowerCase(), alongside)
   })
   const hasBuildFor = Effect.fn("OperationBuilder.hasBuildFor")(function*(signer: string, chainId: number, sender: string, nonce: string) {
     return yield* repo.hasBuildFor(signer, chainId, sender.toLowerCase(), nonce)

@@ -130,6 +130,12 @@ export interface ChainOptions {
   readonly timeout?: Duration.Duration
   /** The chain's state: while its node is found down, every call fails at once (`Chains`' monitor). */
   readonly health?: ChainHealth
+  /**
+   * How long one read of the fee data answers every build (`CHAIN_FEE_DATA_MAX_AGE`; 0: read each
+   * time). Within a block's time the node answers the same (viem's 1.2× margin over the base fee
+   * covers one block's rise); a fee that went stale can only make the bundler or the chain refuse.
+   */
+  readonly feeDataMaxAge?: Duration.Duration
 }
 
 /**
@@ -169,7 +175,7 @@ export const makeChain = (network: NetworkDescription, options: ChainOptions = {
     transport: chainTransport(network, options),
     pollingInterval: 250
   }) as PublicClient
-  return makeWith(client, network)
+  return makeWith(client, network, options)
 }
 
 /** What a failed call tells the client: a timeout (504) or the node unreachable (503). */
@@ -182,7 +188,7 @@ const unavailable = (network: Pick<NetworkDescription, "chainId">, operation: st
     cause
   })
 
-const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Service"] => {
+const makeWith = (client: PublicClient, network: NetworkDescription, options: ChainOptions = {}): Chain["Service"] => {
   const rpc = <A>(operation: string, f: () => Promise<A>) =>
     Effect.tryPromise({
       try: f,
@@ -209,10 +215,30 @@ const makeWith = (client: PublicClient, network: NetworkDescription): Chain["Ser
     return code !== undefined && code !== "0x"
   })
 
-  const feeData = Effect.gen(function*() {
-    const fees = yield* rpc("feeData", () => client.estimateFeesPerGas({ type: "eip1559", chain: null }))
-    return { maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas } satisfies FeeData
-  }).pipe(Effect.withSpan("Chain.feeData"))
+  const readFees = rpc("feeData", () => client.estimateFeesPerGas({ type: "eip1559", chain: null })).pipe(
+    Effect.map((fees) => ({ maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas }) satisfies FeeData)
+  )
+  // One read answers every build for `feeDataMaxAge` (issue 46 item 3: two calls of the node and
+  // a block decoded per build before); builds at once share one read; a failed read is not kept.
+  const feeMaxAgeMs = options.feeDataMaxAge === undefined ? 0 : Duration.toMillis(options.feeDataMaxAge)
+  let lastFees: { readonly at: number; readonly fees: Promise<FeeData> } | undefined
+  const feeData = (feeMaxAgeMs <= 0 ? readFees : Effect.suspend(() => {
+    const now = Date.now()
+    if (lastFees === undefined || now - lastFees.at >= feeMaxAgeMs) {
+      const read = {
+        at: now,
+        fees: Effect.runPromise(Effect.result(readFees)).then((r) => {
+          if (r._tag === "Success") return r.success
+          if (lastFees === read) lastFees = undefined
+          throw r.failure
+        })
+      }
+      read.fees.catch(() => undefined) // each reader gets the failure; none is left unhandled
+      lastFees = read
+    }
+    const { fees } = lastFees
+    return Effect.tryPromise({ try: () => fees, catch: (e) => e as ChainUnavailable })
+  })).pipe(Effect.withSpan("Chain.feeData"))
 
   const blockNumber = rpc("blockNumber", () => client.getBlockNumber({ cacheTime: 0 })).pipe(
     Effect.withSpan("Chain.blockNumber")

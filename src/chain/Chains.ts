@@ -9,7 +9,7 @@
  * constructs them (tests may still provide one chain's `Network`, `Chain`, ... tags).
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { Config, Context, Effect, Layer } from "effect"
+import { Config, Context, Duration, Effect, Layer } from "effect"
 import { BadRequest, ServiceUnavailable } from "../api/Errors.ts"
 import { AccountStack, makeHybridDeleGator } from "./Accounts4337.ts"
 import { Bundler, makeBundler } from "./Bundler.ts"
@@ -94,6 +94,8 @@ const makeChains = (networks: ReadonlyArray<NetworkDescription>) =>
   Effect.gen(function*() {
     if (networks.length === 0) return yield* Effect.die(new Error("Chains: no network to serve"))
     const retries = yield* Config.Int("BUNDLER_RETRIES").pipe(Config.withDefault(2))
+    // One fee-data read answers the builds of this long (Chain.ts, `feeDataMaxAge`; docs/decisions.md).
+    const feeDataMaxAge = yield* Config.Duration("CHAIN_FEE_DATA_MAX_AGE").pipe(Config.withDefault(Duration.seconds(1)))
     const probeConfig = yield* ProbeConfig
     const all: Array<ChainNetwork> = []
     const healthOf = new Map<number, ChainHealth>()
@@ -105,7 +107,7 @@ const makeChains = (networks: ReadonlyArray<NetworkDescription>) =>
         chainId: network.chainId,
         name: network.name,
         network,
-        chain: makeChain(network, { timeout: timeouts.rpc, health }),
+        chain: makeChain(network, { timeout: timeouts.rpc, health, feeDataMaxAge }),
         bundler: yield* makeBundler(network, { timeout: timeouts.bundler, retries, health }),
         accounts: makeHybridDeleGator({ chainId: network.chainId, entryPoint: network.entryPoint, environment: network.delegation }),
         paymaster: makePaymaster(network)

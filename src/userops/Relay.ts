@@ -30,7 +30,7 @@ import { cleanOutsideText } from "../domain/OutsideText.ts"
 import { makeLoopHealth } from "../platform/LoopHealth.ts"
 import { runLoop } from "../platform/Loop.ts"
 import { makeChainRecord } from "./ChainRecord.ts"
-import { buildOfSubmission, priorVerdict } from "./Matching.ts"
+import { buildOfSubmission, type PriorSubmission, priorVerdict } from "./Matching.ts"
 import { withPasskeySignature } from "./Passkeys.ts"
 import { ALREADY_KNOWN, OperationRow, rejectionReason, toReceipt } from "./OperationRow.ts"
 import { chainVerdict, STALE_PRONE } from "./Refusals.ts"
@@ -41,6 +41,9 @@ import { makeSettlement } from "./Settlement.ts"
 import { makeSubmission } from "./Submission.ts"
 
 export { type OperationRow, toReceipt } from "./OperationRow.ts"
+
+/** An earlier submission of the same hash as the session's statement reads it (`earlierOf`). */
+type EarlierSubmission = PriorSubmission & { readonly id: string }
 
 export const RelayConfig = Config.all({
   /** How long a process may take to forward an operation before another may (re-)send it. */
@@ -123,6 +126,16 @@ const make = Effect.gen(function*() {
   const { observe, reopen } = yield* makeChainRecord(settlement)
 
   const { claimSend, markSent, markRefusedPending, markUnsent } = makeSendMarks(sql, leaseMs, resendAfterMs)
+
+  /**
+   * The earlier submissions of a hash as a scalar subquery (what `priorVerdict` weighs, in
+   * `byHash`'s order), read by the session's statement: a JSON array, empty when none.
+   */
+  const earlierOf = (chainId: number, hash: string) =>
+    sql`(SELECT coalesce(json_agg(json_build_object('id', u.id, 'signer_address', u.signer_address, 'status', u.status,
+                                                    'user_op', json_build_object('signature', u.user_op->>'signature'))
+                                  ORDER BY (u.status <> 'failed') DESC, u.submitted_at DESC), '[]'::json)
+         FROM user_operations u WHERE u.chain_id = ${chainId} AND u.user_op_hash = ${hash})`
   const submission = yield* makeSubmission(settlement, { leaseMs, chainLookback: config.chainLookback })
 
   /** Whether the chain shows the operation's nonce used (by it or another); false when the chain cannot be read. */
@@ -261,27 +274,27 @@ const make = Effect.gen(function*() {
       catch: (e) => new BadRequest({ message: `The operation cannot be encoded: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` })
     })
     const tokenPaymaster = network.tokenPaymaster?.address.toLowerCase()
-    // The signer and the build it matches. A session token is checked in the build lookup's own
-    // statement: a revoked or expired session finds nothing and stops here (401), before any
-    // answer about an operation and before anything is stored.
-    const matching = typeof submitter === "string"
-      ? Effect.map(Effect.result(buildOfSubmission({ builder, signer: submitter, wire, userOpHash: hash, tokenPaymaster })), (matched) => ({
-        signer: submitter,
-        matched
-      }))
-      : Effect.flatMap(builder.byHashForSession(submitter.tokenHash, chainId, hash), (session) =>
+    // The signer, the build it matches and the earlier submissions of this hash. A session token
+    // is checked in the build lookup's own statement, which reads the earlier submissions too (one
+    // statement: issue 46 item 2): a revoked or expired session finds nothing and stops here (401),
+    // before any answer about an operation and before anything is stored.
+    const { signer, matched, earlier } = typeof submitter === "string"
+      // Both lookups at once (two round trips in the time of one). Both only read.
+      ? yield* Effect.all({
+        signer: Effect.succeed(submitter),
+        matched: Effect.result(buildOfSubmission({ builder, signer: submitter, wire, userOpHash: hash, tokenPaymaster })),
+        earlier: byHash(chainId, hash).pipe(Effect.orDie)
+      }, { concurrency: 2 })
+      : yield* Effect.flatMap(builder.byHashForSession(submitter.tokenHash, chainId, hash, earlierOf(chainId, hash)), (session) =>
         session === undefined
           ? Effect.fail(new Unauthorized({ message: "Missing, unknown, expired or revoked session token" }))
           : Effect.map(
             Effect.result(buildOfSubmission({ builder, signer: session.signer, wire, userOpHash: hash, tokenPaymaster, direct: session.builds })),
-            (matched) => ({ signer: session.signer, matched })
+            (matched) => ({ signer: session.signer, matched, earlier: session.alongside as ReadonlyArray<EarlierSubmission> })
           ))
-    // Both lookups at once (two round trips in the time of one): earlier submissions of this
-    // hash, and the signer's build it matches. Both only read.
-    const [earlier, { signer, matched }] = yield* Effect.all([byHash(chainId, hash).pipe(Effect.orDie), matching], { concurrency: 2 })
     // The same signed operation (signature included) submitted again is the same operation: answer its receipt.
-    const prior = priorVerdict(earlier, signer, wire.signature)
-    if (prior?._tag === "Same") return toReceipt(prior.row)
+    const prior = priorVerdict<EarlierSubmission>(earlier, signer, wire.signature)
+    if (prior?._tag === "Same") return toReceipt(yield* load(prior.row.id))
     if (prior?._tag === "Live") {
       return yield* new BadRequest({
         message: "This operation is already submitted with another signature, and is pending or included",

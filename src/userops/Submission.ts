@@ -6,7 +6,7 @@
  * When every check that applies only reads, they run first and the insert is one statement
  * committed on its own: one round trip instead of three (BEGIN, the insert, COMMIT).
  */
-import { Data, Effect, Schema } from "effect"
+import { Data, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Hash } from "viem"
 import { BadRequest, OutOfScope } from "../api/Errors.ts"
@@ -17,7 +17,7 @@ import { findInclusion, type Inclusion, nextNonce } from "../chain/Inclusions.ts
 import { transactionRetryingConflicts } from "../db/Conflicts.ts"
 import type { UserOperation } from "../domain/Operations.ts"
 import { priorVerdict, signatureDigest } from "./Matching.ts"
-import { OperationRow, toReceipt } from "./OperationRow.ts"
+import { type OperationRow, toReceipt } from "./OperationRow.ts"
 import { RelayAudit } from "./RelayAudit.ts"
 import { type RelayedOperation, RelayHooks } from "./RelayHooks.ts"
 import type { Settlement } from "./Settlement.ts"
@@ -43,17 +43,52 @@ export const makeSubmission = (settlement: Settlement, options: { readonly lease
     const audit = yield* RelayAudit
     const { byHash, load, relayedOf, auditFacts, settle } = settlement
 
-    /** Stores a submission as `submitted` (the send lease held when `lease`); undefined when one with its hash and signature exists. */
-    const insertSubmitted = (a: Submitted & { readonly lease: boolean }) =>
-      sql`
+    /**
+     * Stores a submission as `submitted` (the send lease held when `lease`); undefined when one
+     * with its hash and signature exists. The stored row is the one written (only its
+     * `submitted_at` read back): the operation is not decoded again from what was just encoded.
+     */
+    const insertSubmitted = (a: Submitted & { readonly lease: boolean }) => {
+      const nonce = BigInt(a.wire.nonce).toString()
+      const sender = a.wire.sender.toLowerCase()
+      const userOp = { ...a.wire, sender }
+      return sql<{ readonly submitted_at: Date }>`
         INSERT INTO user_operations (id, build_id, account_id, signer_address, intent_type, chain_id, sender, nonce,
                                      user_op_hash, signature_digest, user_op, status, outcome, send_attempts, send_lease_until, submitted_at)
-        VALUES (${a.id}, ${a.build.id}, ${a.build.accountId}, ${a.signer}, ${a.build.intentType}, ${a.wire.chainId}, ${a.wire.sender.toLowerCase()},
-                ${BigInt(a.wire.nonce).toString()}, ${a.hash}, ${signatureDigest(a.wire)},
-                ${JSON.stringify({ ...a.wire, sender: a.wire.sender.toLowerCase() })}::jsonb, 'submitted', 'pending', ${a.lease ? 1 : 0},
+        VALUES (${a.id}, ${a.build.id}, ${a.build.accountId}, ${a.signer}, ${a.build.intentType}, ${a.wire.chainId}, ${sender},
+                ${nonce}, ${a.hash}, ${signatureDigest(a.wire)},
+                ${JSON.stringify(userOp)}::jsonb, 'submitted', 'pending', ${a.lease ? 1 : 0},
                 ${a.lease ? sql`now() + ${`${options.leaseMs} milliseconds`}::interval` : sql`NULL`}, now())
         ON CONFLICT DO NOTHING
-        RETURNING *`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(OperationRow))), Effect.map((rows) => rows[0]))
+        RETURNING submitted_at`.pipe(Effect.map((rows): OperationRow | undefined =>
+        rows[0] === undefined ? undefined : {
+          id: a.id,
+          build_id: a.build.id,
+          account_id: a.build.accountId,
+          signer_address: a.signer,
+          intent_type: a.build.intentType,
+          chain_id: a.wire.chainId,
+          sender,
+          nonce,
+          user_op_hash: a.hash,
+          user_op: userOp,
+          status: "submitted",
+          outcome: "pending",
+          sent_at: null,
+          send_attempts: a.lease ? 1 : 0,
+          last_error: null,
+          transaction_hash: null,
+          block_number: null,
+          reason: null,
+          revert_data: null,
+          bundler_error: null,
+          decline_reason: null,
+          audit_event_id: null,
+          submitted_at: rows[0].submitted_at,
+          settled_at: null
+        }
+      ))
+    }
 
     /**
      * Persisted (holding the send lease) and checked in ONE transaction, the insert first. A
