@@ -144,11 +144,18 @@ export const decodeApprovalTerms = (terms: Hex): ApprovalRule | undefined => {
     token: word(tokensAt + 52 * i, tokensAt + 52 * i + 20) as Address,
     units: BigInt(word(tokensAt + 52 * i + 20, tokensAt + 52 * i + 52))
   }))
+  // The contract checks every entry's bound, duplicates included.
   if (window !== undefined && thresholds.some((t) => t.units > MAX_PERIOD_THRESHOLD)) return undefined
+  // Terms this service never builds but a chain holds: stated as the contract enforces them. It
+  // reads a token's FIRST threshold (a later one never applies, so it is never shown), and counts
+  // each approver once (the same approver twice is one approver; m distinct ones it can never
+  // reach is no rule this service can state).
+  const approvers = [...new Set(Array.from({ length: n }, (_, i) => word(base + 2 + 20 * i, base + 22 + 20 * i).toLowerCase() as Address))]
+  if (required > approvers.length) return undefined
   return {
     required,
-    approvers: Array.from({ length: n }, (_, i) => word(base + 2 + 20 * i, base + 22 + 20 * i) as Address),
-    thresholds,
+    approvers,
+    thresholds: thresholds.filter((t, i) => thresholds.findIndex((x) => x.token.toLowerCase() === t.token.toLowerCase()) === i),
     ...(window === undefined ? {} : { window })
   }
 }
