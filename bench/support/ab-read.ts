@@ -1,7 +1,8 @@
 /**
  * A/B (and ablation) of `GET /accounts` across service builds or settings, alternated in one
  * session: every variant is a service process of its own on the same PostgreSQL and chain,
- * loaded in turn (the order rotating each round), with bare node + pg in the same rounds.
+ * loaded in turn (the order rotating each round), with the Effect floor and bare node + pg in
+ * the same rounds. Each process's CPU while another side is loaded (its background) is subtracted.
  * Prints each variant's server CPU per request and requests/s against bare, medians and ranges.
  *
  *   VARIANTS='[{"name":"before","dir":"/work/wt/scratch"},{"name":"after","dir":"."},
@@ -79,6 +80,11 @@ try {
   }
   sides.push(await start(variants[0]!))
   sides.push(...await Promise.all(variants.slice(1).map(start)))
+  // The floor: the same read on Effect's HttpRouter + sql-pg with nothing else (bench/http-read.ts).
+  const floorPort = await freePort()
+  const floor = await startProcess("bench/support/effect-read-server.ts", { DATABASE_URL: pg.url, PORT: String(floorPort) }, `http://127.0.0.1:${floorPort}/`)
+  children.push(floor.child)
+  sides.push({ name: "Effect floor", child: floor.child, script: "effect-read-server", url: `http://127.0.0.1:${floorPort}/accounts` })
   const barePort = await freePort()
   const bare = await startProcess("bench/support/bare-read-server.ts", { DATABASE_URL: pg.url, PORT: String(barePort) }, `http://127.0.0.1:${barePort}/`)
   children.push(bare.child)
