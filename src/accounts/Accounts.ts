@@ -69,6 +69,12 @@ export class Accounts extends Context.Service<Accounts, {
   readonly ensurePrimary: (signer: Address) => Effect.Effect<Account>
   /** Every account of the signer: by index, the primary chain first within an index. */
   readonly list: (signer: Address) => Effect.Effect<ReadonlyArray<Account>>
+  /**
+   * `list` for the signer of a live session (the token's hash), in ONE statement: the session
+   * check and the accounts together (`GET /accounts`: one round trip fewer, as the relay's
+   * lookup). Undefined when the session is unknown, revoked or expired.
+   */
+  readonly listForSession: (tokenHash: Uint8Array) => Effect.Effect<ReadonlyArray<Account> | undefined>
   /** The signer's accounts among `ids` (others' and unknown ids left out), in `list`'s order. */
   readonly listIn: (signer: Address, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Account>>
   /** The next index, on every served chain (same address where the factory allows) or on `chainId` alone. */
@@ -137,6 +143,23 @@ export class Accounts extends Context.Service<Accounts, {
       // A hot read: a span, without `Effect.fn`'s per-call stack capture (docs/performance.md).
       const listSpan = hotSpan("Accounts.list")
       const list = (signer: Address) => listSpan(Effect.orDie(rowsOf(signer)))
+      const decodeRows = Schema.decodeUnknownEffect(Schema.Array(AccountRow))
+      const listForSession = (tokenHash: Uint8Array) =>
+        listSpan(
+          sql<{ readonly session_signer: string; readonly id: string | null }>`
+            SELECT s.signer_address AS session_signer, a.*
+            FROM sessions s
+            LEFT JOIN accounts a ON a.signer_address = s.signer_address
+            WHERE s.token_hash = ${tokenHash} AND s.revoked_at IS NULL AND s.expires_at > now()
+            ORDER BY a.idx, a.chain_id`.pipe(
+            Effect.flatMap((rows) =>
+              rows.length === 0
+                ? Effect.succeed(undefined)
+                : Effect.map(decodeRows(rows[0]!.id === null ? [] : rows), (accounts) => accounts.map(toAccount).sort(order))
+            ),
+            Effect.orDie
+          )
+        )
       const listIn = (signer: Address, ids: ReadonlyArray<string>) =>
         ids.length === 0
           ? Effect.succeed([])
@@ -208,7 +231,7 @@ export class Accounts extends Context.Service<Accounts, {
         return found
       })
 
-      return Accounts.of({ ensurePrimary, list, listIn, create, resolve, resolveAll, findById })
+      return Accounts.of({ ensurePrimary, list, listForSession, listIn, create, resolve, resolveAll, findById })
     })
   )
 }

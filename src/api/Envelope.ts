@@ -9,6 +9,7 @@ import { Cause, Effect, Layer, Option, SchemaIssue, Tracer } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
 import { isSqlError } from "effect/sql/SqlError"
+import { randomUUID } from "node:crypto"
 import type { ApiError } from "./Errors.ts"
 import {
   BadRequest,
@@ -59,7 +60,8 @@ const untracedRequestId: Effect.Effect<string | undefined> = Effect.map(
     if (typeof source !== "object" || source === null) return undefined
     let id = untracedIds.get(source)
     if (id === undefined) {
-      id = crypto.randomUUID().replaceAll("-", "")
+      // node:crypto's, not the global (webcrypto) one: the same UUID, ≈ 2 µs less per request.
+      id = randomUUID().replaceAll("-", "")
       untracedIds.set(source, id)
     }
     return id

@@ -353,7 +353,8 @@ const EdgeMiddleware = Effect.gen(function*() {
    */
   const stamp = (request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse) =>
     Effect.map(responseIdHeaders, (ids) => {
-      const stamped = HttpServerResponse.setHeaders(HttpServerResponse.setHeaders(response, securityHeaders(response)), ids)
+      // One header update, not two (each copies the response and its headers); the same order.
+      const stamped = HttpServerResponse.setHeaders(response, { ...securityHeaders(response), ...ids })
       return response.status !== 401
         ? stamped
         : HttpServerResponse.setHeader(

@@ -1,8 +1,8 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { contractOf } from "../api/Contract.ts"
-import { BadRequest, NotFound } from "../api/Errors.ts"
-import { CurrentSigner } from "../auth/Middleware.ts"
+import { BadRequest, NotFound, Unauthorized } from "../api/Errors.ts"
+import { BearerSession, CurrentSigner } from "../auth/Middleware.ts"
 import { GuardianLaneLive, OwnerAccountLive, PanicKeysLive } from "./Live.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import { Chains } from "../chain/Chains.ts"
@@ -21,7 +21,11 @@ export const AccountsHandlers = HttpApiBuilder.group(
     const panic = yield* PanicKeys
     const chains = yield* Chains
     return handlers
-      .handle("listAccounts", () => Effect.flatMap(CurrentSigner, (s) => accounts.list(s.address)))
+      .handle("listAccounts", () =>
+        // The session is checked in the accounts' own statement (InlineAuthorization: no query of its own).
+        Effect.flatMap(BearerSession, (s) => accounts.listForSession(s.tokenHash)).pipe(
+          Effect.flatMap((list) => list === undefined ? Effect.fail(new Unauthorized({ message: "Missing, unknown, expired or revoked session token" })) : Effect.succeed(list))
+        ))
       .handle("createAccount", ({ payload }) =>
         Effect.flatMap(CurrentSigner, (s) => accounts.create(s.address, payload.label, payload.chainId)))
       .handle("getRules", ({ query }) =>
