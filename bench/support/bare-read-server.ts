@@ -14,18 +14,19 @@ createServer(async (req, res) => {
   try {
     const token = (req.headers.authorization ?? "").replace(/^Bearer /, "")
     const hash = createHash("sha256").update(token).digest()
-    const session = await pool.query(
-      "SELECT signer_address FROM sessions WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > now()",
+    // One statement, as the service's GET /accounts does since issue 46 (the session and the
+    // accounts together; no row: no live session).
+    const rows = await pool.query(
+      "SELECT s.signer_address AS session_signer, a.* FROM sessions s LEFT JOIN accounts a ON a.signer_address = s.signer_address " +
+        "WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now() ORDER BY a.idx, a.chain_id",
       [hash]
     )
-    if (session.rowCount === 0) {
+    if (rows.rowCount === 0) {
       res.writeHead(401, { "content-type": "application/json" }).end('{"error":{"code":"unauthorized"}}')
       return
     }
-    const accounts = await pool.query("SELECT * FROM accounts WHERE signer_address = $1 ORDER BY idx", [
-      session.rows[0].signer_address
-    ])
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(accounts.rows))
+    const accounts = rows.rows[0].id === null ? [] : rows.rows
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(accounts))
   } catch (e) {
     res.writeHead(500).end(String(e))
   }

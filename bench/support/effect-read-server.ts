@@ -21,10 +21,12 @@ const route = HttpRouter.add(
     const request = yield* HttpServerRequest.HttpServerRequest
     const token = (request.headers.authorization ?? "").replace(/^Bearer /, "")
     const hash = createHash("sha256").update(token).digest()
-    const session = yield* sql<{ signer_address: string }>`SELECT signer_address FROM sessions
-      WHERE token_hash = ${hash} AND revoked_at IS NULL AND expires_at > now()`
-    if (session.length === 0) return HttpServerResponse.jsonUnsafe({ error: { code: "unauthorized" } }, { status: 401 })
-    const accounts = yield* sql`SELECT * FROM accounts WHERE signer_address = ${session[0]!.signer_address} ORDER BY idx`
+    // One statement, as the service's GET /accounts does (the session and the accounts together).
+    const rows = yield* sql<{ id: string | null }>`SELECT s.signer_address AS session_signer, a.* FROM sessions s
+      LEFT JOIN accounts a ON a.signer_address = s.signer_address
+      WHERE s.token_hash = ${hash} AND s.revoked_at IS NULL AND s.expires_at > now() ORDER BY a.idx, a.chain_id`
+    if (rows.length === 0) return HttpServerResponse.jsonUnsafe({ error: { code: "unauthorized" } }, { status: 401 })
+    const accounts = rows[0]!.id === null ? [] : rows
     return HttpServerResponse.jsonUnsafe(accounts)
   }).pipe(Effect.orDie)
 )
