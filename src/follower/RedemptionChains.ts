@@ -18,10 +18,10 @@
  * the grant's, not the redeemer at the end of the chain.
  */
 import { DelegationManager, HybridDeleGator } from "@metamask/delegation-abis"
-import { decodeDelegations } from "@metamask/smart-accounts-kit/utils"
-import { type Address, decodeAbiParameters, decodeEventLog, decodeFunctionData, erc20Abi, type Hash, type Hex, slice } from "viem"
+import { type Address, decodeAbiParameters, erc20Abi, type Hash, type Hex, slice } from "viem"
 import { entryPoint07Abi } from "viem/account-abstraction"
 import { NATIVE_ADDRESS } from "../tokens/Native.ts"
+import { callDecoder, eventDecoder } from "./AbiDecode.ts"
 import { delegationHashOf, type RawLog, redemptionsIn } from "./Redemptions.ts"
 
 export interface ChainLink {
@@ -83,15 +83,53 @@ interface DmCall {
 }
 
 const lower = <S extends string>(s: S) => s.toLowerCase() as S
+
+/** A permission context's ABI type, as the DelegationManager decodes it (the kit's `DELEGATION_ARRAY_ABI_TYPES`). */
+const permissionContextParams = [{
+  type: "tuple[]",
+  components: [
+    { name: "delegate", type: "address" },
+    { name: "delegator", type: "address" },
+    { name: "authority", type: "bytes32" },
+    { name: "caveats", type: "tuple[]", components: [{ name: "enforcer", type: "address" }, { name: "terms", type: "bytes" }, { name: "args", type: "bytes" }] },
+    { name: "salt", type: "uint256" },
+    { name: "signature", type: "bytes" }
+  ]
+}] as const
+
+export interface ContextDelegation {
+  readonly delegate: Address
+  readonly delegator: Address
+  readonly authority: Hex
+  readonly caveats: ReadonlyArray<{ readonly enforcer: Address; readonly terms: Hex; readonly args: Hex }>
+  readonly salt: bigint
+  readonly signature: Hex
+}
+
+/**
+ * The delegations a permission context carries, leaf first (throws on bytes that do not decode).
+ * viem's decoder, not the kit's `decodeDelegations` (@metamask/abi-utils, which throws and catches
+ * a parser error per tuple probe): the same delegations (test/delegations/redemptions.test.ts) at
+ * a fraction of the CPU, and the follower decodes every redemption it reads (docs/performance.md,
+ * "Issue 46 item 4 (h48b)").
+ */
+export const decodePermissionContext = (context: Hex): ReadonlyArray<ContextDelegation> => decodeAbiParameters(permissionContextParams, context)[0]
+
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
+const accountCall = callDecoder(HybridDeleGator)
+const entryPointCall = callDecoder(entryPoint07Abi)
+const managerCall = callDecoder(DelegationManager)
+const erc20Call = callDecoder(erc20Abi)
+const entryPointLog = eventDecoder(entryPoint07Abi)
+const erc20Log = eventDecoder(erc20Abi)
 const SINGLE = 0x00
 const BATCH = 0x01
 
 /** The calls inside an account's `execute` (HybridDeleGator: one call, or an ERC-7579 single/batch); `[]` otherwise. */
 export const accountCalls = (data: Hex): ReadonlyArray<Execution> => {
   try {
-    const decoded = decodeFunctionData({ abi: HybridDeleGator, data })
-    if (decoded.functionName !== "execute") return []
+    const decoded = accountCall(data)
+    if (decoded?.functionName !== "execute") return []
     const args = decoded.args as ReadonlyArray<unknown>
     if (args.length === 1) {
       const e = args[0] as { target: Address; value: bigint; callData: Hex }
@@ -126,7 +164,7 @@ export const executionsOf = (mode: Hex, executionCalldata: Hex): ReadonlyArray<E
 
 const entryPointEvent = (log: RawLog) => {
   try {
-    return decodeEventLog({ abi: entryPoint07Abi, topics: log.topics as [Hex, ...Array<Hex>], data: log.data })
+    return entryPointLog(log)
   } catch {
     return undefined
   }
@@ -141,8 +179,8 @@ const dmCalls = (tx: TransactionInput, receipt: ReceiptInput, addresses: { reado
   if (same(tx.to, addresses.entryPoint)) {
     let ops: ReadonlyArray<{ sender: Address; nonce: bigint; callData: Hex }>
     try {
-      const decoded = decodeFunctionData({ abi: entryPoint07Abi, data: tx.input })
-      if (decoded.functionName !== "handleOps") return []
+      const decoded = entryPointCall(tx.input)
+      if (decoded?.functionName !== "handleOps") return []
       ops = (decoded.args as unknown as [ReadonlyArray<{ sender: Address; nonce: bigint; callData: Hex }>])[0]
     } catch {
       return []
@@ -185,8 +223,8 @@ const transfersIn = (logs: ReadonlyArray<RawLog>, window: DmCall["window"]): Arr
     const index = log.logIndex ?? 0
     if (index <= window.after || index >= window.before || log.topics.length !== 3) continue
     try {
-      const ev = decodeEventLog({ abi: erc20Abi, topics: log.topics as [Hex, ...Array<Hex>], data: log.data })
-      if (ev.eventName !== "Transfer") continue
+      const ev = erc20Log(log)
+      if (ev?.eventName !== "Transfer") continue
       const args = ev.args as { from: Address; to: Address; value: bigint }
       out.push({ token: lower(log.address), from: lower(args.from), to: lower(args.to), units: args.value, logIndex: index })
     } catch {
@@ -199,8 +237,8 @@ const transfersIn = (logs: ReadonlyArray<RawLog>, window: DmCall["window"]): Arr
 /** An execution's ERC-20 `transfer(to, amount)`, if it is one. */
 const transferOf = (e: Execution) => {
   try {
-    const d = decodeFunctionData({ abi: erc20Abi, data: e.callData })
-    if (d.functionName !== "transfer") return undefined
+    const d = erc20Call(e.callData)
+    if (d?.functionName !== "transfer") return undefined
     const [to, units] = d.args as [Address, bigint]
     return { token: lower(e.target), to: lower(to), units }
   } catch {
@@ -220,8 +258,8 @@ export const redeemedContexts = (
   for (const call of dmCalls(tx, receipt, addresses)) {
     let args: readonly [ReadonlyArray<Hex>, ReadonlyArray<Hex>, ReadonlyArray<Hex>]
     try {
-      const decoded = decodeFunctionData({ abi: DelegationManager, data: call.data })
-      if (decoded.functionName !== "redeemDelegations") continue
+      const decoded = managerCall(call.data)
+      if (decoded?.functionName !== "redeemDelegations") continue
       args = decoded.args as unknown as typeof args
     } catch {
       continue
@@ -231,15 +269,15 @@ export const redeemedContexts = (
     const used = new Set<number>()
     const fromCall: Array<RedeemedContext> = []
     for (const [i, context] of contexts.entries()) {
-      let delegations: ReadonlyArray<{ delegate: Address; delegator: Address; authority: Hex; caveats: ReadonlyArray<{ enforcer: Address; terms: Hex; args: Hex }>; salt: Hex }>
+      let delegations: ReadonlyArray<ContextDelegation>
       try {
-        delegations = decodeDelegations(context) as unknown as typeof delegations
+        delegations = decodePermissionContext(context)
       } catch {
         continue
       }
       // An empty context is the caller acting as itself: no delegation was redeemed.
       if (delegations.length === 0) continue
-      const chain = delegations.map((d) => ({ hash: delegationHashOf({ ...d, salt: BigInt(d.salt) }), delegator: lower(d.delegator), delegate: lower(d.delegate) }))
+      const chain = delegations.map((d) => ({ hash: delegationHashOf(d), delegator: lower(d.delegator), delegate: lower(d.delegate) }))
       const root = chain[chain.length - 1]!
       const event = events.find((e) =>
         e.delegationHash === root.hash && same(e.redeemer, call.sender) && e.logIndex > call.window.after && e.logIndex < call.window.before &&

@@ -6,7 +6,8 @@
  * redemption took.
  */
 import { DelegationManager } from "@metamask/delegation-abis"
-import { type Address, concat, decodeEventLog, encodeAbiParameters, erc20Abi, formatUnits, type Hash, type Hex, keccak256, toHex } from "viem"
+import { type Address, concat, encodeAbiParameters, erc20Abi, formatUnits, type Hash, type Hex, keccak256, toHex } from "viem"
+import { eventDecoder } from "./AbiDecode.ts"
 
 export interface RawLog {
   readonly address: Address
@@ -65,6 +66,9 @@ export const delegationHashOf = (d: DelegationStruct): Hash => {
   )
 }
 
+const managerLog = eventDecoder(DelegationManager)
+const erc20Log = eventDecoder(erc20Abi)
+
 type Decoded = Omit<Redemption, "logIndex"> | null
 
 /**
@@ -82,8 +86,8 @@ const decodeRedemption = (log: RawLog): Decoded => {
   if (kept !== undefined) return kept
   let decoded: Decoded = null
   try {
-    const ev = decodeEventLog({ abi: DelegationManager, topics: log.topics as [Hex, ...Array<Hex>], data: log.data })
-    if (ev.eventName === "RedeemedDelegation") {
+    const ev = managerLog(log)
+    if (ev?.eventName === "RedeemedDelegation") {
       const args = ev.args as unknown as { rootDelegator: Address; redeemer: Address; delegation: DelegationStruct }
       decoded = {
         rootDelegator: args.rootDelegator,
@@ -124,8 +128,8 @@ export const transfersOut = (
     if (window !== undefined && (index <= window.after || index >= window.before)) continue
     if (log.topics.length !== 3) continue
     try {
-      const ev = decodeEventLog({ abi: erc20Abi, topics: log.topics as [Hex, ...Array<Hex>], data: log.data })
-      if (ev.eventName !== "Transfer") continue
+      const ev = erc20Log(log)
+      if (ev?.eventName !== "Transfer") continue
       const args = ev.args as { from: Address; to: Address; value: bigint }
       if (args.from.toLowerCase() !== from.toLowerCase()) continue
       out.push({ token: log.address.toLowerCase() as Address, to: args.to.toLowerCase() as Address, units: args.value, logIndex: index })

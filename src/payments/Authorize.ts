@@ -8,7 +8,6 @@
  * the unsigned payment delegation answered. A decline is a 422 with its `declineReason`, a
  * `declined` entry on the owner's log and its notification, and nothing reserved.
  */
-import { hashDelegation } from "@metamask/smart-accounts-kit/utils"
 import { Effect } from "effect"
 import { type Address, getAddress, type Hex } from "viem"
 import { BadRequest, NotFound, OutOfScope } from "../api/Errors.ts"
@@ -17,10 +16,11 @@ import type { Signer } from "../auth/Middleware.ts"
 import { mapUpstream } from "../builds/Wire.ts"
 import { ChainUnavailable } from "../chain/Chain.ts"
 import { Chains } from "../chain/Chains.ts"
-import { legTypedData, randomSalt } from "../delegations/Caveats.ts"
+import { type Delegation, legTypedData, randomSalt } from "../delegations/Caveats.ts"
 import { DelegationRepo, type DelegationRow } from "../delegations/DelegationRepo.ts"
 import type { Redeemers } from "../delegations/Domain.ts"
 import { redeemArgs } from "../delegations/Grant.ts"
+import { delegationHashOf } from "../follower/Redemptions.ts"
 import { isNative } from "../tokens/Native.ts"
 import { evaluate, fromUnits } from "../delegations/Policy.ts"
 import { makeUsage } from "../delegations/Usage.ts"
@@ -28,7 +28,17 @@ import { TokenRegistry } from "../tokens/TokenRegistry.ts"
 import type { X402PaymentAuthorization, X402PaymentRequest } from "./Domain.ts"
 import { PaymentRepo } from "./PaymentRepo.ts"
 import { toPayment } from "./Records.ts"
-import { chainIdOf, checkPaymentRequired, checkRequirement, makePaymentDelegation, MAX_UINT256, PaymentRefused, X402_VERSION } from "@das/x402-erc7710"
+import {
+  chainIdOf,
+  checkPaymentRequired,
+  checkRequirement,
+  type DelegationEnvironment,
+  MAX_UINT256,
+  paymentCaveats,
+  PaymentRefused,
+  type PaymentTerms,
+  X402_VERSION
+} from "@das/x402-erc7710"
 
 const lower = <S extends string>(s: S) => s.toLowerCase() as S
 
@@ -50,6 +60,27 @@ export const redeemerProblem = (redeemers: Redeemers | undefined, delegate: stri
   return `The grant's redeemer rule (${redeemers.mode === "delegate" ? "only the delegate" : `the delegate and ${redeemers.addresses.join(", ")}`}) ` +
     `does not name the facilitator ${facilitator}: a payment it settles would be refused on chain (RedeemerEnforcer:unauthorized-redeemer)`
 }
+
+/**
+ * The unsigned payment delegation under a grant's leg: the package's `makePaymentDelegation`
+ * with the parent's hash taken from the leg's permission id (the grant's hash, stored when it
+ * was signed) instead of hashing the grant again with the kit's abi-utils on every payment, most
+ * of this call's CPU (docs/performance.md, "Issue 46 item 4 (h48b)"). Equal to the package's
+ * (test/payments/x402/delegation.test.ts); a wrong authority would be refused by the
+ * DelegationManager, which checks each link's authority against its parent's hash.
+ */
+export const paymentDelegationUnder = (
+  environment: DelegationEnvironment,
+  leg: { readonly permissionId: Hex; readonly delegation: Delegation },
+  input: { readonly facilitator: Address; readonly terms: PaymentTerms; readonly salt: Hex }
+): Delegation => ({
+  delegate: input.facilitator,
+  delegator: leg.delegation.delegate,
+  authority: lower(leg.permissionId),
+  caveats: [...paymentCaveats(environment, input.terms)],
+  salt: input.salt,
+  signature: "0x"
+})
 
 export const makeAuthorize = Effect.gen(function*() {
   const repo = yield* PaymentRepo
@@ -115,8 +146,20 @@ export const makeAuthorize = Effect.gen(function*() {
     if (leg === undefined || leg.scope === undefined || row.legs.length !== 1) {
       return yield* new BadRequest({ message: `The grant ${row.id} predates grants with one delegation: it cannot pay x402 requests` })
     }
+    const now = new Date()
+    // The chain reads at once (each is a round trip, none depends on another): whether a smart-account
+    // delegate is deployed, the latest block, and the enforcers' state (the grant's row lock is never
+    // held across a chain call, so these come first).
+    const [deployed, latest, fromChain] = yield* Effect.all([
+      lower(row.delegatee_address) === lower(signer.address) ? Effect.succeed(true) : mapUpstream(net.chain.isDeployed(row.delegatee_address as Address)),
+      mapUpstream(Effect.tryPromise({
+        try: () => net.chain.client.getBlock({ blockTag: "latest" }),
+        catch: (cause) => new ChainUnavailable({ operation: "getBlock", message: String(cause), chainId })
+      })),
+      usage.onChain(row, now)
+    ], { concurrency: "unbounded" })
     // A smart-account delegate signs through its ERC-1271, which needs its code on chain.
-    if (lower(row.delegatee_address) !== lower(signer.address) && !(yield* mapUpstream(net.chain.isDeployed(row.delegatee_address as Address)))) {
+    if (!deployed) {
       return yield* new BadRequest({
         message: `The grant's delegate ${row.delegatee_address} is a smart account that is not deployed yet: the DelegationManager ` +
           "checks its signature of the payment through its ERC-1271, so it must be deployed first (any operation of the account deploys it)",
@@ -124,21 +167,14 @@ export const makeAuthorize = Effect.gen(function*() {
       })
     }
 
-    const now = new Date()
     // The deadline is read by the chain (TimestampEnforcer) and the facilitator against the next block's time:
     // the latest block's, or the wall clock when the (automining) chain is idle, as the facilitator reads it.
-    const latest = yield* mapUpstream(Effect.tryPromise({
-      try: () => net.chain.client.getBlock({ blockTag: "latest" }),
-      catch: (cause) => new ChainUnavailable({ operation: "getBlock", message: String(cause), chainId })
-    }))
     const nowSeconds = Math.max(Math.floor(now.getTime() / 1000), Number(latest.timestamp))
     const expirySeconds = Math.floor(new Date(row.policy_set.expiresAt).getTime() / 1000)
     // Redeemable for the offer's timeout, never past the grant's own expiry (the chain would refuse it then anyway).
     const validBefore = Math.min(nowSeconds + offer.maxTimeoutSeconds, expirySeconds)
     const what = { amount: fromUnits(offer.amount, token.decimals), token: token.symbol, recipient: lower(offer.payTo) }
 
-    // The enforcers' state first: the grant's row lock is never held across a chain call.
-    const fromChain = yield* usage.onChain(row, now)
     const verdict = yield* Effect.gen(function*() {
       // The grant's row lock, its status, frozen flag and ledger in one round trip.
       const { row: locked, state: use } = (yield* usage.lockedStateOf(row, fromChain))!
@@ -156,8 +192,7 @@ export const makeAuthorize = Effect.gen(function*() {
       }
       const grant = redeemArgs(net.network.delegation, leg.delegation, leg.scope!, { token: offer.asset, to: offer.payTo })
       if (grant === undefined) return yield* Effect.die(new Error("an allowed payment is outside its grant's on-chain scope"))
-      const delegation = makePaymentDelegation(net.network.delegation, {
-        parent: leg.delegation,
+      const delegation = paymentDelegationUnder(net.network.delegation, leg, {
         facilitator: offer.facilitator,
         terms: { scheme: offer.scheme, asset: offer.asset, payTo: offer.payTo, amount: offer.amount, validBefore },
         salt: randomSalt()
@@ -175,7 +210,7 @@ export const makeAuthorize = Effect.gen(function*() {
       const payment = {
         id: `pay_${crypto.randomUUID()}`,
         chainId,
-        paymentHash: lower(hashDelegation(delegation)),
+        paymentHash: lower(delegationHashOf({ ...delegation, salt: BigInt(delegation.salt) })),
         delegationId: row.id,
         accountId: row.account_id,
         reservationId,
@@ -189,8 +224,8 @@ export const makeAuthorize = Effect.gen(function*() {
         resourceDescription: document.value.description,
         validBefore: expiresAt
       }
-      yield* repo.insert(payment)
-      return { _tag: "Reserved" as const, delegation, grant, payment }
+      const stored = yield* repo.insert(payment)
+      return { _tag: "Reserved" as const, delegation, grant, stored }
     }).pipe(grants.withTransaction, Effect.orDie)
 
     if (verdict._tag === "Refused") {
@@ -198,10 +233,9 @@ export const makeAuthorize = Effect.gen(function*() {
       if (result._tag === "Invalid") return yield* new BadRequest({ message: `body.requirement.amount: ${result.message}` })
       return yield* decline(row, result.reason, result.message, what, result.resetsAt)
     }
-    const { delegation, grant, payment } = verdict
+    const { delegation, grant, stored } = verdict
     const manager = net.network.delegation.DelegationManager
     const td = legTypedData(delegation, chainId, manager)
-    const stored = (yield* repo.findById(payment.id))!
     return {
       payment: toPayment(stored, tokens, now),
       delegation: { ...delegation, caveats: delegation.caveats.map((c) => ({ ...c })) },

@@ -65,7 +65,8 @@ export interface Settlement {
 }
 
 export class PaymentRepo extends Context.Service<PaymentRepo, {
-  insert(payment: NewPayment): Effect.Effect<void>
+  /** Records an authorized payment; the row as stored (one statement, no read after it). */
+  insert(payment: NewPayment): Effect.Effect<PaymentRow>
   /** A payment recorded from the chain only (signed around the service): settled at once; false when it exists. */
   insertSettled(payment: NewPayment, settlement: Settlement): Effect.Effect<boolean>
   /** Locks a payment by its delegation hash (`FOR UPDATE`); inside a transaction. */
@@ -125,7 +126,7 @@ const make = Effect.gen(function*() {
   })
 
   return PaymentRepo.of({
-    insert: (p) => run(sql`INSERT INTO x402_payments ${sql.insert({ ...values(p), status: "authorized" })}`),
+    insert: (p) => rows(sql`INSERT INTO x402_payments ${sql.insert({ ...values(p), status: "authorized" })} RETURNING *`).pipe(Effect.map((r) => r[0]!)),
     insertSettled: (p, s) =>
       sql`
         INSERT INTO x402_payments ${

@@ -7,6 +7,8 @@ import { ROOT_AUTHORITY } from "@metamask/smart-accounts-kit"
 import { hashDelegation } from "@metamask/smart-accounts-kit/utils"
 import type { Hex } from "viem"
 import { randomSalt } from "../../../src/delegations/Caveats.ts"
+import { delegationHashOf } from "../../../src/follower/Redemptions.ts"
+import { paymentDelegationUnder } from "../../../src/payments/Authorize.ts"
 import {
   checkChain,
   decodeChain,
@@ -33,6 +35,30 @@ describe("the payment delegation", () => {
       assert.strictEqual(leaf.authority, hashDelegation(parent))
       assert.deepStrictEqual(readPaymentTerms(env, leaf, scheme), { ok: true, terms: t })
     }
+  })
+
+  it("the service's payment delegation (the parent's hash from its leg's permission id) is the package's, and hashes as the kit hashes it", () => {
+    const withCaveats = {
+      ...parent,
+      caveats: [{ enforcer: randomAddress(), terms: "0x1234" as Hex, args: "0x" as Hex }, { enforcer: randomAddress(), terms: `0x${"ab".repeat(100)}` as Hex, args: "0x01" as Hex }]
+    }
+    for (const grant of [parent, withCaveats]) {
+      for (const scheme of ["exact", "upto"] as const) {
+        const t = terms(scheme)
+        const salt = randomSalt()
+        const ours = paymentDelegationUnder(env, { permissionId: hashDelegation(grant), delegation: grant }, { facilitator, terms: t, salt })
+        const theirs = makePaymentDelegation(env, { parent: grant, facilitator, terms: t, salt })
+        assert.deepStrictEqual(ours, theirs, scheme)
+        assert.strictEqual(delegationHashOf({ ...ours, salt: BigInt(ours.salt) }), hashDelegation(theirs), `${scheme}: the payment hash`)
+      }
+    }
+    // A permission id stored upper-case still gives the package's (lower-case) authority.
+    const upper = paymentDelegationUnder(env, { permissionId: hashDelegation(parent).toUpperCase().replace("0X", "0x") as Hex, delegation: parent }, {
+      facilitator,
+      terms: terms("exact"),
+      salt: randomSalt()
+    })
+    assert.strictEqual(upper.authority, hashDelegation(parent))
   })
 
   it("names its caveats by enforcer: exact pins the execution; upto caps, pins the recipient, forbids value; both once, before a deadline", () => {
