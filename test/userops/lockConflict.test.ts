@@ -6,8 +6,9 @@
  * a transaction holds the account's audit head, the poll's settlement moves the operation's
  * row and its audit append waits for the head, and the transaction then asks for the
  * operation's row.
- * The settlement waited first, so its deadlock check (once, a second into its wait) is the one
- * that finds the cycle: PostgreSQL fails the settlement.
+ * The settlement waited first, and the crossing transaction's own deadlock check is put off (30 s),
+ * so the settlement's check (a second into its wait) is the one that finds the cycle: PostgreSQL
+ * fails the settlement, whatever the machine's load.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Schedule } from "effect"
@@ -33,6 +34,10 @@ describe("relay: lock conflicts", () => {
       yield* ensureAuditHead(sql, accountId)
       const headHeld = yield* Deferred.make<void>()
       const crossing = sql.withTransaction(Effect.gen(function*() {
+        // The settlement must be the one that finds the cycle: its check runs a second into its wait
+        // (the server's deadlock_timeout). This transaction's own check is put off far past that, so a
+        // busy machine that runs the settlement's check late cannot make this one the victim instead.
+        yield* sql`SET LOCAL deadlock_timeout = '30s'`
         yield* sql`SELECT account_id FROM audit_heads WHERE account_id = ${accountId} FOR UPDATE`
         yield* Deferred.succeed(headHeld, undefined)
         // Someone (the settlement's audit append) waits for the head it holds.
