@@ -74,6 +74,11 @@ interface Subscriber {
   readonly pending: Array<Uint8Array>
   /** Seqs already sent by the replay: a live copy of one of them is skipped. */
   replayed: Set<string> | undefined
+  /**
+   * Live events that arrived while the replay was being read (it is not known yet which of them
+   * it holds): kept aside, then passed on unless the replay sent them.
+   */
+  held: Array<{ readonly seq: string; readonly bytes: Uint8Array }> | undefined
   heartbeat: boolean
   closed: boolean
   wake: (() => void) | undefined
@@ -152,6 +157,10 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
 
   const push = (s: Subscriber, seq: string, bytes: Uint8Array) => {
     if (s.closed) return
+    if (s.held !== undefined) {
+      s.held.push({ seq, bytes })
+      return
+    }
     if (s.replayed?.has(seq)) return
     if (s.pending.length >= config.maxBuffer) {
       s.closed = true // too slow: ends its stream; the client resumes with Last-Event-ID
@@ -292,11 +301,11 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
     return count >= config.maxSubscribers ? atCapacity() : undefined
   }
 
-  const register = (signer: string, address: string | undefined) =>
+  const register = (signer: string, address: string | undefined, replaying: boolean) =>
     Effect.suspend(() => {
       const refused = refusal(signer, address)
       if (refused !== undefined) return Effect.fail(refused)
-      const s: Subscriber = { signer, address, pending: [], replayed: undefined, heartbeat: false, closed: false, wake: undefined }
+      const s: Subscriber = { signer, address, pending: [], replayed: undefined, held: replaying ? [] : undefined, heartbeat: false, closed: false, wake: undefined }
       let set = bySigner.get(signer)
       if (set === undefined) bySigner.set(signer, set = new Set())
       set.add(s)
@@ -360,12 +369,16 @@ export const make = Effect.fn("NotificationHub.make")(function*(config: Notifica
 
   const open = (signer: string, lastEventId: bigint | undefined, address: string | undefined) =>
     Effect.gen(function*() {
-      // Join first, then replay: a notification committed in between is live AND replayed, and the
-      // live copy is skipped by seq.
-      const s = yield* Effect.acquireRelease(register(signer, address), unregister)
+      // Join first, then replay: a notification committed in between is live AND replayed. Live
+      // events are held aside while the replay is read (one could arrive before the replay's answer,
+      // which may hold it too), then each is passed on unless the replay sent it: every event once.
+      const s = yield* Effect.acquireRelease(register(signer, address, lastEventId !== undefined), unregister)
       if (lastEventId === undefined) return { s, first: [] as Array<Uint8Array> }
-      const missed = yield* replay(signer, lastEventId)
+      const missed = yield* replay(signer, lastEventId).pipe(Effect.onError(() => Effect.sync(() => { s.held = undefined })))
       s.replayed = new Set(missed.map((m) => m.seq))
+      const held = s.held ?? []
+      s.held = undefined
+      for (const h of held) push(s, h.seq, h.bytes)
       const replayedBytes = missed.map((m) => m.bytes)
       return { s, first: replayedBytes }
     })

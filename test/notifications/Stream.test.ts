@@ -75,6 +75,35 @@ layer(Live, { excludeTestServices: true })("notifications stream", (it) => {
       for (const c of [resumed, b, bobResumed]) c.close()
     }))
 
+  // A run beside a second copy of the suite once got "three" twice: it was committed while the
+  // resumed stream's replay was being read, so it came live (before the replay's answer) and in the
+  // replay. Here a notification is written at the same moment as each of 20 resumes.
+  it.effect("a resume racing a new notification sends every event once, in order", () =>
+    Effect.gen(function*() {
+      const notifications = yield* Notifications
+      const alice = yield* newUser
+      const first = yield* stream(alice.token)
+      yield* Effect.promise(() => first.waitFor((x) => x.comments.includes("connected")))
+      yield* notifications.notify(alice.address, note("start"))
+      yield* Effect.promise(() => first.waitFor((x) => x.events.length === 1))
+      const lastSeen = first.events[0]!.id!
+      first.close()
+      for (let round = 0; round < 20; round++) {
+        const [resumed] = yield* Effect.all([
+          stream(alice.token, { "last-event-id": lastSeen }),
+          notifications.notify(alice.address, note(`racing ${round}`))
+        ], { concurrency: "unbounded" })
+        yield* Effect.promise(() => resumed.waitFor((x) => x.comments.includes("connected")))
+        const marker = yield* notifications.notify(alice.address, note(`marker ${round}`))
+        yield* Effect.promise(() => resumed.waitFor((x) => x.events.some((e) => e.data.includes(marker.id))))
+        const ids = resumed.events.map((e) => Number(e.id))
+        assert.deepStrictEqual(ids, [...new Set(ids)].sort((a, b) => a - b), `round ${round}: each event once, in order`)
+        // Everything after lastSeen: the earlier rounds' racing and marker events, this round's two.
+        assert.strictEqual(ids.length, 2 * (round + 1), `round ${round}: nothing missed`)
+        resumed.close()
+      }
+    }), { timeout: 120_000 })
+
   it.effect("no session → 401; a malformed Last-Event-ID → 400", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
